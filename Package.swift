@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "banner-carousel",
+    products: [
+        .executable(name: "banner-server", targets: ["banner-server"])
+    ],
+    targets: [
+        // libmicrohttpd from Debian (`libmicrohttpd-dev`), found with pkg-config.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // The only module that imports CMicroHTTPD and the only one with unsafe pointers.
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
+        // The domain: banners, the pure Carousel state machine and the engine actor.
+        .target(name: "Carousel"),
+        // The application: configuration, routes, JSON, errors, logging.
+        .target(name: "BannerService", dependencies: ["Carousel", "MicroHTTP"]),
+        .executableTarget(name: "banner-server", dependencies: ["BannerService"]),
+
+        // A raw-socket HTTP/1.1 client and process helpers shared by the live tests.
+        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .testTarget(name: "CarouselTests", dependencies: ["Carousel"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "HTTPTestSupport"]),
+        .testTarget(
+            name: "BannerServiceTests",
+            dependencies: ["BannerService", "Carousel", "MicroHTTP", "HTTPTestSupport"]
+        ),
+        .testTarget(
+            name: "BannerServerTests",
+            dependencies: ["banner-server", "HTTPTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

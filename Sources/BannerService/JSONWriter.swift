@@ -1,0 +1,88 @@
+/// A value that can write itself as JSON text.
+public protocol JSONWritable {
+    func writeJSON(to output: inout [UInt8])
+}
+
+/// A JSON object written field by field, in the order given (the API's documented order).
+public struct JSONObject: JSONWritable {
+    private var fields: [UInt8] = []
+
+    public init() {}
+
+    public mutating func add(_ name: String, _ value: some JSONWritable) {
+        if !fields.isEmpty { fields.append(UInt8(ascii: ",")) }
+        name.writeJSON(to: &fields)
+        fields.append(UInt8(ascii: ":"))
+        value.writeJSON(to: &fields)
+    }
+
+    public func writeJSON(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        output.append(contentsOf: fields)
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// The object as UTF-8 JSON text.
+    public var bytes: [UInt8] {
+        var output: [UInt8] = []
+        writeJSON(to: &output)
+        return output
+    }
+}
+
+extension String: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+extension Int: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: String(self).utf8) }
+}
+
+extension UInt64: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: String(self).utf8) }
+}
+
+extension Double: JSONWritable {
+    /// Swift's shortest round-trip form (`4.0`, `0.25`); the API never holds NaN or infinity.
+    public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: description.utf8) }
+}
+
+extension Bool: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: (self ? "true" : "false").utf8) }
+}
+
+extension Optional: JSONWritable where Wrapped: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) {
+        switch self {
+        case .some(let value): value.writeJSON(to: &output)
+        case .none: output.append(contentsOf: "null".utf8)
+        }
+    }
+}
+
+extension Array: JSONWritable where Element: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        for (offset, element) in enumerated() {
+            if offset > 0 { output.append(UInt8(ascii: ",")) }
+            element.writeJSON(to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+}

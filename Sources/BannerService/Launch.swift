@@ -1,0 +1,199 @@
+import Carousel
+import Glibc
+
+/// What the command line asks for: run with a configuration, or print the usage.
+public enum Launch: Equatable, Sendable {
+    case run(ServiceConfiguration, notes: [String])
+    case help
+
+    public static let defaultConfigPath = "config/carousel.json"
+
+    public static let usage = """
+        Usage: banner-server [--config PATH] [--host HOST] [--port PORT] [--interval SECONDS]
+                             [--log-level LEVEL]
+
+        Serves a banner carousel over HTTP (see README.md for the API).
+
+          --config PATH        configuration file (default \(defaultConfigPath); env CAROUSEL_CONFIG)
+          --host HOST          address to listen on (default 0.0.0.0; env CAROUSEL_HOST)
+          --port PORT          port, 0 for any free one (default 8080; env CAROUSEL_PORT)
+          --interval SECONDS   auto-advance interval, > 0 (default 4; env CAROUSEL_INTERVAL)
+          --log-level LEVEL    trace, debug, info, notice, warning, error or critical
+                               (default info; env CAROUSEL_LOG_LEVEL)
+          -h, --help           print this help
+
+        CAROUSEL_CONTROL_TOKEN, when set, is required as `Authorization: Bearer <token>` on every
+        POST and PUT. Precedence: flag > environment > file > default.
+        """
+
+    /// The environment variables the service reads.
+    public static let environmentVariables = [
+        "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_INTERVAL", "CAROUSEL_CONTROL_TOKEN",
+        "CAROUSEL_LOG_LEVEL",
+    ]
+
+    /// This process's values of `environmentVariables`.
+    public static func processEnvironment() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in environmentVariables {
+            if let value = getenv(name) { values[name] = String(cString: value) }
+        }
+        return values
+    }
+
+    /// Merges, lowest precedence first: built-in defaults, the configuration file, the
+    /// environment, the flags. Every error names where the bad value came from.
+    public static func parse(
+        arguments: [String], environment: [String: String],
+        readFile: (String) -> FileContents = FileContents.read
+    ) throws(ConfigurationError) -> Launch {
+        let flags = try Flags.parse(arguments)
+        if flags.help { return .help }
+        var configuration = ServiceConfiguration()
+        var notes: [String] = []
+
+        let explicitPath = flags.values["--config"] ?? environment["CAROUSEL_CONFIG"]
+        let path = explicitPath ?? defaultConfigPath
+        switch readFile(path) {
+        case .contents(let bytes):
+            try ConfigurationFile.apply(bytes, from: path, to: &configuration)
+        case .missing where explicitPath == nil:
+            notes.append("no configuration file at \(path); starting with built-in defaults and no banners")
+        case .missing:
+            throw ConfigurationError(source: path, message: "no such file")
+        case .unreadable(let reason):
+            throw ConfigurationError(source: path, message: "cannot read: \(reason)")
+        }
+
+        for (name, value) in [
+            ("CAROUSEL_HOST", environment["CAROUSEL_HOST"]), ("--host", flags.values["--host"]),
+        ] {
+            if let value { configuration.host = try host(value, source: name) }
+        }
+        for (name, value) in [
+            ("CAROUSEL_PORT", environment["CAROUSEL_PORT"]), ("--port", flags.values["--port"]),
+        ] {
+            if let value { configuration.port = try port(value, source: name) }
+        }
+        for (name, value) in [
+            ("CAROUSEL_INTERVAL", environment["CAROUSEL_INTERVAL"]), ("--interval", flags.values["--interval"]),
+        ] {
+            if let value { configuration.interval = try interval(value, source: name) }
+        }
+        for (name, value) in [
+            ("CAROUSEL_LOG_LEVEL", environment["CAROUSEL_LOG_LEVEL"]), ("--log-level", flags.values["--log-level"]),
+        ] {
+            if let value { configuration.logLevel = try logLevel(value, source: name) }
+        }
+        if let token = environment["CAROUSEL_CONTROL_TOKEN"] {
+            configuration.controlToken = try controlToken(token)
+        }
+        return .run(configuration, notes: notes)
+    }
+
+    private static func host(_ value: String, source: String) throws(ConfigurationError) -> String {
+        guard !value.isEmpty else { throw ConfigurationError(source: source, message: "must not be empty") }
+        return value
+    }
+
+    private static func port(_ value: String, source: String) throws(ConfigurationError) -> Int {
+        guard let port = Int(value), (0...65535).contains(port) else {
+            throw ConfigurationError(source: source, message: "'\(value)' is not a port number from 0 to 65535")
+        }
+        return port
+    }
+
+    private static func interval(_ value: String, source: String) throws(ConfigurationError) -> Duration {
+        guard let seconds = Double(value) else {
+            throw ConfigurationError(source: source, message: "'\(value)' is not a number of seconds")
+        }
+        switch Validation.duration(seconds: seconds, within: Carousel.intervals) {
+        case .success(let duration): return duration
+        case .failure(let problem): throw ConfigurationError(source: source, message: problem.message)
+        }
+    }
+
+    private static func logLevel(_ value: String, source: String) throws(ConfigurationError) -> Logger.Level {
+        guard let level = Logger.Level(name: value) else {
+            let names = Logger.Level.allCases.map(\.description).joined(separator: ", ")
+            throw ConfigurationError(source: source, message: "'\(value)' is not a log level; use one of \(names)")
+        }
+        return level
+    }
+
+    /// A bearer token (RFC 6750 b64token characters). An empty one is refused rather than
+    /// taken as "no token": it is almost always an unset variable in a deployment template.
+    private static func controlToken(_ value: String) throws(ConfigurationError) -> String {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
+        guard !value.isEmpty else {
+            throw ConfigurationError(
+                source: "CAROUSEL_CONTROL_TOKEN",
+                message: "is set but empty; set a token, or unset it to allow commands without one")
+        }
+        guard value.utf8.count <= 1024, value.utf8.allSatisfy(allowed.contains) else {
+            throw ConfigurationError(
+                source: "CAROUSEL_CONTROL_TOKEN", message: "must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / =")
+        }
+        return value
+    }
+}
+
+/// The command-line flags, as given: `--name value` or `--name=value`.
+struct Flags {
+    static let valued = ["--config", "--host", "--port", "--interval", "--log-level"]
+    var values: [String: String] = [:]
+    var help = false
+
+    static func parse(_ arguments: [String]) throws(ConfigurationError) -> Flags {
+        var flags = Flags()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            if argument == "--help" || argument == "-h" {
+                flags.help = true
+                continue
+            }
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            guard valued.contains(name) else {
+                throw ConfigurationError(source: argument, message: "unknown option; see --help")
+            }
+            let value: String
+            if parts.count == 2 {
+                value = String(parts[1])
+            } else if let next = remaining.popFirst() {
+                value = next
+            } else {
+                throw ConfigurationError(source: name, message: "needs a value; see --help")
+            }
+            flags.values[name] = value
+        }
+        return flags
+    }
+}
+
+/// The outcome of reading a whole (small) file.
+public enum FileContents: Sendable {
+    case contents([UInt8])
+    case missing
+    case unreadable(String)
+
+    /// Files over 1 MiB are refused: a configuration is small, and `/dev/zero` is not one.
+    public static func read(_ path: String) -> FileContents {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            return errno == ENOENT ? .missing : .unreadable(String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        let limit = 1 << 20
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = Glibc.read(descriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return .unreadable(String(cString: strerror(errno))) }
+            if count == 0 { return .contents(contents) }
+            contents.append(contentsOf: chunk[..<count])
+            guard contents.count <= limit else { return .unreadable("larger than 1 MiB") }
+        }
+    }
+}

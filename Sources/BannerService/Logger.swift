@@ -1,0 +1,77 @@
+import Carousel
+import Glibc
+
+/// A small value-type logger: one line per event on standard error, with a timestamp, the
+/// level and the label. Passed to whoever logs; tests give it a sink that collects lines.
+public struct Logger: Sendable {
+    /// The standard level names (as in swift-log), least to most severe.
+    public enum Level: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+        case trace, debug, info, notice, warning, error, critical
+
+        public var description: String {
+            switch self {
+            case .trace: "trace"
+            case .debug: "debug"
+            case .info: "info"
+            case .notice: "notice"
+            case .warning: "warning"
+            case .error: "error"
+            case .critical: "critical"
+            }
+        }
+
+        public init?(name: String) {
+            guard let level = Level.allCases.first(where: { $0.description == name.lowercased() }) else { return nil }
+            self = level
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var label: String
+    public var minimumLevel: Level
+    private let sink: @Sendable (String) -> Void
+    private let clock: @Sendable () -> Timestamp
+
+    public init(
+        label: String, minimumLevel: Level = .info,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        sink: @escaping @Sendable (String) -> Void = StandardStream.error.writeLine
+    ) {
+        self.label = label
+        self.minimumLevel = minimumLevel
+        self.clock = clock
+        self.sink = sink
+    }
+
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard level >= minimumLevel else { return }
+        sink("\(clock().rfc3339) \(level) [\(label)] \(message())")
+    }
+
+    public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func critical(_ message: @autoclosure () -> String) { log(.critical, message()) }
+}
+
+/// Standard output or error, written line by line with write(2): unbuffered, so a line is out
+/// before the next step (tests wait for `listening on …`), and one write per line keeps lines
+/// from different threads whole.
+public enum StandardStream: Sendable {
+    case output, error
+
+    public func writeLine(_ line: String) {
+        var pending = Array(line.utf8)
+        pending.append(UInt8(ascii: "\n"))
+        while !pending.isEmpty {
+            let written = write(self == .output ? 1 : 2, pending, pending.count)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }  // Nowhere left to report a failing stream.
+            pending.removeFirst(written)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Carousel
+
+/// Everything the service is started with, after merging flags, environment, file and defaults.
+public struct ServiceConfiguration: Sendable, Equatable {
+    public var host = "0.0.0.0"
+    public var port = 8080
+    public var interval: Duration = .seconds(4)
+    public var autoplay = true
+    public var banners: [Banner] = []
+    /// When set, every mutating request needs `Authorization: Bearer <token>`.
+    public var controlToken: String?
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+}
+
+/// A configuration value that cannot be used. `source` is the file, environment variable or
+/// flag it came from; `field` the field inside a file.
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    public let source: String
+    public let field: String?
+    public let message: String
+
+    public init(source: String, field: String? = nil, message: String) {
+        self.source = source
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        [source, field, message].compactMap { $0 }.joined(separator: ": ")
+    }
+}

@@ -1,0 +1,60 @@
+// The C side of MicroHTTP: libmicrohttpd's header plus wrappers for what Swift cannot call
+// directly (variadic functions and va_list callbacks). Nothing else belongs here.
+#ifndef CMICROHTTPD_SHIM_H
+#define CMICROHTTPD_SHIM_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Receives one libmicrohttpd error message, already formatted.
+typedef void (*cmhd_log_sink)(void *context, const char *message);
+
+/// Where libmicrohttpd's error messages go. Owned by the Swift daemon; outlives MHD_stop_daemon.
+struct cmhd_logger {
+    cmhd_log_sink sink;
+    void *context;
+};
+
+/// MHD_LogCallback takes a va_list, which Swift cannot receive: format here, hand Swift a string.
+static void cmhd_format_log(void *cls, const char *format, va_list arguments) {
+    const struct cmhd_logger *logger = (const struct cmhd_logger *)cls;
+    char message[512];
+    vsnprintf(message, sizeof message, format, arguments);
+    logger->sink(logger->context, message);
+}
+
+/// Everything the daemon is started with, so the variadic MHD_start_daemon call stays here.
+struct cmhd_daemon_options {
+    unsigned int flags;
+    int listen_socket;
+    unsigned int thread_pool_size;
+    unsigned int connection_timeout_seconds;
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit;
+    size_t connection_memory_limit;
+    MHD_AccessHandlerCallback handler;
+    void *handler_context;
+    MHD_RequestCompletedCallback completed;
+    void *completed_context;
+    struct cmhd_logger *logger;
+};
+
+static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_options *options) {
+    return MHD_start_daemon(
+        options->flags, 0, NULL, NULL, options->handler, options->handler_context,
+        MHD_OPTION_EXTERNAL_LOGGER, cmhd_format_log, (void *)options->logger,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)options->listen_socket,
+        MHD_OPTION_THREAD_POOL_SIZE, options->thread_pool_size,
+        MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
+        MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
+        MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_context,
+        MHD_OPTION_END);
+}
+
+#endif

@@ -1,0 +1,75 @@
+import Synchronization
+
+/// Owns the live `Carousel`: applies commands in order, advances it on time with a `Ticker`,
+/// and publishes a snapshot after every change. Request threads read `snapshot` without `await`.
+public actor CarouselEngine {
+    private var carousel: Carousel
+    private let clock: @Sendable () -> Timestamp
+    private let onChange: @Sendable (Carousel) -> Void
+    private let published: Mutex<Carousel>
+    private let ticker = Ticker(label: "carousel.ticker")
+
+    /// - Parameters:
+    ///   - clock: the time commands and ticks are applied at.
+    ///   - onChange: called inside the engine with each new state, before the command that
+    ///     caused it returns, so that views derived from it (pre-encoded responses) are never
+    ///     older than a completed command. Not called for the initial `carousel`.
+    public init(
+        carousel: Carousel, clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        onChange: @escaping @Sendable (Carousel) -> Void = { _ in }
+    ) {
+        self.carousel = carousel
+        self.clock = clock
+        self.onChange = onChange
+        published = Mutex(carousel)
+    }
+
+    /// The latest published state; safe from any thread, never waits on the actor.
+    public nonisolated var snapshot: Carousel {
+        published.withLock { $0 }
+    }
+
+    /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with
+    /// the clock and the arming of the timer happen inside the engine, in order with commands.
+    public nonisolated func start() {
+        ticker.start { [weak self] expected in
+            // Dispatch on Linux cannot run actor code directly (DESIGN.md §5): hop in.
+            Task { await self?.tick(expected: expected) }
+        }
+        Task { await self.catchUp() }
+    }
+
+    /// Stops the timer; the carousel no longer advances by itself.
+    public nonisolated func stop() {
+        ticker.cancel()
+    }
+
+    /// Applies `command` at the clock's current time and returns the resulting state.
+    public func perform(_ command: CarouselCommand) throws(CarouselError) -> Carousel {
+        defer { publish() }  // A refused command may still have caught up with the schedule.
+        try carousel.apply(command, at: clock())
+        return carousel
+    }
+
+    /// The ticker fired for `expected`. Ignored when the schedule moved since it was armed (a
+    /// command restarted the countdown); otherwise catches up with the clock.
+    func tick(expected: Timestamp) {
+        guard expected == carousel.nextChangeAt else { return }
+        catchUp()
+    }
+
+    private func catchUp() {
+        carousel.advance(to: clock())
+        publish()
+    }
+
+    private func publish() {
+        let changed = published.withLock { latest in
+            guard latest != carousel else { return false }
+            latest = carousel
+            return true
+        }
+        if changed { onChange(carousel) }
+        ticker.arm(at: carousel.nextChangeAt)
+    }
+}

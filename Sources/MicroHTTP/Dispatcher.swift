@@ -1,0 +1,166 @@
+import CMicroHTTPD
+import Synchronization
+
+/// The state libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the body
+/// cap, and the connections suspended while deferred work runs. Kept apart from `HTTPServer` so
+/// the callbacks never touch an object that is being deinitialised.
+final class Dispatcher: Sendable {
+    let handler: any HTTPHandler
+    let maxBodySize: Int
+    let errorLog: (@Sendable (String) -> Void)?
+    /// Requests between their first handler call and their completion notification.
+    let activeRequests = Atomic<Int>(0)
+    private let suspensions = Mutex(Suspensions())
+
+    private struct Suspensions: ~Copyable {
+        var connections: [ObjectIdentifier: SuspendedConnection] = [:]
+        var stopping = false
+    }
+
+    private struct SuspendedConnection: @unchecked Sendable {
+        let exchange: Exchange
+        /// Valid until resumed: a suspended connection is never closed by libmicrohttpd.
+        let connection: OpaquePointer
+    }
+
+    init(handler: any HTTPHandler, maxBodySize: Int, errorLog: (@Sendable (String) -> Void)?) {
+        self.handler = handler
+        self.maxBodySize = maxBodySize
+        self.errorLog = errorLog
+    }
+
+    // MARK: Access handler steps (on the connection's worker thread)
+
+    /// First call for a request: headers are in, no body yet. Nothing may be queued here
+    /// without losing keep-alive (DESIGN.md §6.1) — except to refuse a declared oversize body,
+    /// where closing the connection is what we want anyway.
+    func begin(
+        _ connection: OpaquePointer, method: String, path: String,
+        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        let exchange = Exchange(method: method, path: path)
+        slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        activeRequests.add(1, ordering: .relaxed)
+        if let declared = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
+            let length = Int(String(cString: declared)), length > maxBodySize
+        {
+            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+        }
+        return .YES
+    }
+
+    /// A piece of the body arrived: keep it, or refuse the request once it exceeds the cap.
+    func receive(
+        _ exchange: Exchange, _ data: UnsafePointer<CChar>, count: Int, on connection: OpaquePointer
+    ) -> MHD_Result {
+        if exchange.rejected { return .YES }
+        guard exchange.body.count + count <= maxBodySize else {
+            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+        }
+        data.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+            exchange.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+        }
+        return .YES
+    }
+
+    /// The whole request is in (or deferred work resumed the connection): answer it.
+    func finish(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
+        if exchange.rejected { return .YES }
+        if let completion = suspensions.withLock({ _ in exchange.completion }) {
+            return queue(completion, on: connection)
+        }
+        let request = Request(
+            method: exchange.method, path: exchange.path,
+            headers: Self.headers(of: connection), body: exchange.body)
+        switch handler.respond(to: request) {
+        case .prepared(let prepared):
+            return queue(prepared, on: connection)
+        case .response(let response):
+            return queue(PreparedResponse(response), on: connection)
+        case .deferred(let work):
+            return suspend(exchange, on: connection, until: work)
+        }
+    }
+
+    /// libmicrohttpd is done with the request (answered, failed or the client left).
+    func complete(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let raw = slot.pointee else { return }
+        Unmanaged<Exchange>.fromOpaque(raw).release()
+        slot.pointee = nil
+        activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: Deferred work
+
+    private func suspend(
+        _ exchange: Exchange, on connection: OpaquePointer,
+        until work: @escaping @Sendable () async -> Response
+    ) -> MHD_Result {
+        let accepted = suspensions.withLock { state in
+            guard !state.stopping else { return false }
+            MHD_suspend_connection(connection)
+            state.connections[ObjectIdentifier(exchange)] = SuspendedConnection(
+                exchange: exchange, connection: connection)
+            return true
+        }
+        guard accepted else {
+            return queue(PreparedResponse(handler.respond(to: .shuttingDown)), on: connection)
+        }
+        Task {
+            let response = await work()
+            self.resume(exchange, with: PreparedResponse(response))
+        }
+        return .YES
+    }
+
+    /// Hands the answer to the connection's thread; a no-op when `stop` answered it already.
+    private func resume(_ exchange: Exchange, with response: PreparedResponse) {
+        suspensions.withLock { state in
+            guard let suspended = state.connections.removeValue(forKey: ObjectIdentifier(exchange)) else {
+                return
+            }
+            exchange.completion = response
+            MHD_resume_connection(suspended.connection)
+        }
+    }
+
+    /// Refuses new deferred work and answers every suspended request with 503, so that
+    /// libmicrohttpd can be stopped (it must not be stopped with connections suspended).
+    func resumeAllForShutdown() {
+        let unavailable = PreparedResponse(handler.respond(to: .shuttingDown))
+        suspensions.withLock { state in
+            state.stopping = true
+            for suspended in state.connections.values {
+                suspended.exchange.completion = unavailable
+                MHD_resume_connection(suspended.connection)
+            }
+            state.connections.removeAll()
+        }
+    }
+
+    // MARK: Helpers
+
+    private func reject(_ exchange: Exchange, _ rejection: Rejection, on connection: OpaquePointer) -> MHD_Result {
+        exchange.rejected = true
+        return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
+    }
+
+    private func queue(_ response: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
+        MHD_queue_response(connection, UInt32(response.status), response.handle)
+    }
+
+    private static func headers(of connection: OpaquePointer) -> [HTTPHeader] {
+        var headers: [HTTPHeader] = []
+        withUnsafeMutablePointer(to: &headers) { list in
+            _ = MHD_get_connection_values(
+                connection, MHD_ValueKind.HEADER_KIND,
+                { context, _, name, value in
+                    guard let context, let name else { return .YES }
+                    context.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(
+                        HTTPHeader(String(cString: name), value.map { String(cString: $0) } ?? ""))
+                    return .YES
+                }, list)
+        }
+        return headers
+    }
+}

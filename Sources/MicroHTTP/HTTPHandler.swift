@@ -1,0 +1,38 @@
+/// What a handler answers: a response now, or work whose result is sent when it completes.
+public enum Reply: Sendable {
+    case response(Response)
+    case prepared(PreparedResponse)
+    /// The connection is suspended (no thread waits) until the work returns its response.
+    case deferred(@Sendable () async -> Response)
+}
+
+/// Requests the server answers itself, before or instead of the handler.
+public enum Rejection: Sendable, Equatable {
+    /// The body is larger than `ServerConfiguration.maxBodySize`.
+    case bodyTooLarge(limit: Int)
+    /// The server is stopping and will not start new work.
+    case shuttingDown
+}
+
+/// Answers requests. Called on libmicrohttpd's threads, so it must never block: hand slow or
+/// actor-bound work back as `.deferred`.
+public protocol HTTPHandler: Sendable {
+    func respond(to request: Request) -> Reply
+    /// The response for a request the server rejects itself. The default is plain text.
+    func respond(to rejection: Rejection) -> Response
+}
+
+extension HTTPHandler {
+    public func respond(to rejection: Rejection) -> Response {
+        switch rejection {
+        case .bodyTooLarge(let limit):
+            Response(
+                status: 413, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("request body larger than \(limit) bytes\n".utf8))
+        case .shuttingDown:
+            Response(
+                status: 503, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("server is shutting down\n".utf8))
+        }
+    }
+}

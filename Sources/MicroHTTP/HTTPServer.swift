@@ -1,0 +1,141 @@
+import CMicroHTTPD
+import Glibc
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: epoll, one worker thread per core, keep-alive, a body
+/// cap, and suspend/resume for handlers that answer asynchronously. It owns the daemon: the
+/// daemon starts in `init` and stops in `stop()` or, at the latest, in `deinit`.
+public final class HTTPServer: @unchecked Sendable {
+    /// The bound port (the real one when the configuration asked for port 0).
+    public let port: Int
+    public let configuration: ServerConfiguration
+
+    private let dispatcher: Dispatcher
+    private let logger: UnsafeMutablePointer<cmhd_logger>
+    /// The running daemon; nil once stopped.
+    private let daemon: Mutex<DaemonHandle?>
+
+    private struct DaemonHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    public init(configuration: ServerConfiguration, handler: any HTTPHandler) throws(HTTPServerError) {
+        guard configuration.threads >= 1, configuration.connectionLimit >= 1,
+            configuration.connectionTimeoutSeconds >= 0, configuration.maxBodySize >= 0,
+            configuration.connectionMemoryLimit >= 4096
+        else {
+            throw .invalidConfiguration(
+                "threads and connectionLimit must be ≥ 1, connectionMemoryLimit ≥ 4096, "
+                    + "timeouts and body size ≥ 0")
+        }
+        let socket = try ListenSocket.open(
+            host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+        self.configuration = configuration
+        self.port = socket.port
+        dispatcher = Dispatcher(
+            handler: handler, maxBodySize: configuration.maxBodySize, errorLog: configuration.errorLog)
+        logger = .allocate(capacity: 1)
+
+        let dispatcherPointer = Unmanaged.passRetained(dispatcher).toOpaque()
+        logger.initialize(to: cmhd_logger(sink: forwardLibraryMessage, context: dispatcherPointer))
+        var flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+        if configuration.turbo { flags |= MHD_USE_TURBO.rawValue }
+        if socket.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        var options = cmhd_daemon_options(
+            flags: flags,
+            listen_socket: socket.descriptor,
+            thread_pool_size: UInt32(configuration.threads),
+            connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
+            connection_limit: UInt32(configuration.connectionLimit),
+            per_ip_connection_limit: UInt32(configuration.perAddressConnectionLimit),
+            connection_memory_limit: configuration.connectionMemoryLimit,
+            handler: handleAccess,
+            handler_context: dispatcherPointer,
+            completed: handleCompletion,
+            completed_context: dispatcherPointer,
+            logger: logger)
+        guard let started = cmhd_start_daemon(&options) else {
+            Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
+            logger.deallocate()
+            close(socket.descriptor)
+            throw .daemonDidNotStart
+        }
+        daemon = Mutex(DaemonHandle(pointer: started))
+    }
+
+    /// Stops accepting connections, lets requests in progress finish (up to
+    /// `shutdownGracePeriod`), answers requests still waiting on deferred work with the
+    /// shutting-down rejection, then closes every connection. Idempotent; returns when done.
+    public func stop() {
+        daemon.withLock { handle in
+            guard let daemon = handle?.pointer else { return }
+            let quiescedSocket = MHD_quiesce_daemon(daemon)
+            waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
+            dispatcher.resumeAllForShutdown()
+            MHD_stop_daemon(daemon)
+            // After quiescing, closing the listening socket is ours to do.
+            if quiescedSocket >= 0 { close(quiescedSocket) }
+            handle = nil
+            Unmanaged.passUnretained(dispatcher).release()
+            logger.deinitialize(count: 1)
+            logger.deallocate()
+        }
+    }
+
+    /// Requests between their first byte of handling and their completion, right now.
+    public var activeRequests: Int {
+        dispatcher.activeRequests.load(ordering: .relaxed)
+    }
+
+    deinit {
+        stop()
+    }
+
+    private func waitForActiveRequests(upTo grace: Duration) {
+        let step = Duration.milliseconds(10)
+        var waited = Duration.zero
+        while dispatcher.activeRequests.load(ordering: .relaxed) > 0, waited < grace {
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            nanosleep(&pause, nil)
+            waited += step
+        }
+    }
+}
+
+// MARK: - libmicrohttpd callbacks
+// Plain functions, not closures from a MainActor context: libmicrohttpd calls them on its own
+// threads (DESIGN.md §6.2). Their context is the Dispatcher, passed through `Unmanaged`.
+
+private func dispatcher(_ context: UnsafeMutableRawPointer?) -> Dispatcher {
+    Unmanaged<Dispatcher>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private let handleAccess: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, uploadData, uploadDataSize, slot in
+    guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
+    let dispatcher = dispatcher(context)
+    guard let raw = slot.pointee else {
+        return dispatcher.begin(connection, method: String(cString: method), path: String(cString: url), slot: slot)
+    }
+    let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeUnretainedValue()
+    if uploadDataSize.pointee > 0, let uploadData {
+        let count = uploadDataSize.pointee
+        uploadDataSize.pointee = 0
+        return dispatcher.receive(exchange, uploadData, count: count, on: connection)
+    }
+    return dispatcher.finish(exchange, on: connection)
+}
+
+private let handleCompletion: MHD_RequestCompletedCallback = { context, _, slot, _ in
+    guard let slot else { return }
+    dispatcher(context).complete(slot)
+}
+
+private let forwardLibraryMessage: cmhd_log_sink = { context, message in
+    guard let message else { return }
+    var line = String(cString: message)
+    while line.last?.isNewline == true { line.removeLast() }
+    dispatcher(context).errorLog?(line)
+}

@@ -1,0 +1,45 @@
+import Glibc
+
+/// Why an `HTTPServer` could not start, in words an operator can act on.
+public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
+    /// The host is neither an address literal nor a name that resolves.
+    case cannotResolve(host: String, reason: String)
+    /// A socket for the address could not be created, bound or put to listen.
+    case cannotListen(host: String, port: Int, errno: Int32)
+    /// libmicrohttpd refused to start; its error log has the details.
+    case daemonDidNotStart
+    /// A configuration value libmicrohttpd cannot take.
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .cannotResolve(let host, let reason):
+            "cannot resolve host '\(host)': \(reason)"
+        case .cannotListen(let host, let port, let code):
+            "cannot listen on \(host):\(port): \(SystemErrno.describe(code))"
+        case .daemonDidNotStart:
+            "libmicrohttpd did not start (see its messages above)"
+        case .invalidConfiguration(let message):
+            "invalid server configuration: \(message)"
+        }
+    }
+}
+
+/// Readable names for the errno values a listening server meets.
+enum SystemErrno {
+    static func describe(_ code: Int32) -> String {
+        let known: [Int32: (String, String)] = [
+            EADDRINUSE: ("EADDRINUSE", "address already in use; another process holds the port"),
+            EADDRNOTAVAIL: ("EADDRNOTAVAIL", "address not available on this machine"),
+            EACCES: ("EACCES", "permission denied; ports below 1024 need privileges"),
+            EAFNOSUPPORT: ("EAFNOSUPPORT", "address family not supported"),
+            EMFILE: ("EMFILE", "too many open files in this process"),
+            ENFILE: ("ENFILE", "too many open files on this system"),
+            EINVAL: ("EINVAL", "invalid argument"),
+        ]
+        if let (name, message) = known[code] {
+            return "\(message) (\(name))"
+        }
+        return "errno \(code)"
+    }
+}

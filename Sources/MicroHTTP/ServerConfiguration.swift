@@ -1,0 +1,63 @@
+import Glibc
+
+/// How an `HTTPServer` listens and what it allows each client. Every libmicrohttpd default that
+/// matters in production (no timeout, ~1020 connections, 32 KiB per connection) is set explicitly.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind: an IPv4 or IPv6 literal or a host name (`0.0.0.0`, `::`, `localhost`).
+    public var host: String
+    /// TCP port; 0 binds an ephemeral port, readable afterwards as `HTTPServer.port`.
+    public var port: Int
+    /// Worker threads, each with its own epoll loop. Defaults to one per online core.
+    public var threads: Int
+    /// An idle connection (keep-alive or a stalled upload) is closed after this many seconds.
+    public var connectionTimeoutSeconds: Int
+    /// Connections open at once, over all threads; further clients are refused at accept.
+    public var connectionLimit: Int
+    /// Connections open at once from one IP address; 0 means no per-address limit.
+    public var perAddressConnectionLimit: Int
+    /// Memory pool per connection for the request line, headers and response headers.
+    public var connectionMemoryLimit: Int
+    /// Largest request body accepted; a larger one is answered 413 without being read whole.
+    public var maxBodySize: Int
+    /// Length of the kernel's queue of connections not yet accepted.
+    public var listenBacklog: Int
+    /// libmicrohttpd's MHD_USE_TURBO: read and write before asking epoll, saving syscalls.
+    public var turbo: Bool
+    /// On `stop()`, how long requests in progress may take to finish before they are cut off.
+    public var shutdownGracePeriod: Duration
+    /// Receives libmicrohttpd's own error messages (one line each, without the newline).
+    public var errorLog: (@Sendable (String) -> Void)?
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        threads: Int = ServerConfiguration.onlineCores,
+        connectionTimeoutSeconds: Int = 60,
+        connectionLimit: Int = 4096,
+        perAddressConnectionLimit: Int = 0,
+        connectionMemoryLimit: Int = 32 * 1024,
+        maxBodySize: Int = 16 * 1024,
+        listenBacklog: Int = 1024,
+        turbo: Bool = false,
+        shutdownGracePeriod: Duration = .seconds(2),
+        errorLog: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.connectionLimit = connectionLimit
+        self.perAddressConnectionLimit = perAddressConnectionLimit
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.maxBodySize = maxBodySize
+        self.listenBacklog = listenBacklog
+        self.turbo = turbo
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.errorLog = errorLog
+    }
+
+    /// Cores this process may run on now.
+    public static var onlineCores: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+
+/// A response as read off the wire.
+public struct HTTPResponse: Sendable {
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed with Foundation's JSONSerialization: an independent parser, so tests do
+    /// not trust the service's own JSON code to check the service's JSON.
+    public var json: [String: Any] {
+        get throws {
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw HTTPClientError.protocolViolation("body is not a JSON object: \(text)")
+            }
+            return object
+        }
+    }
+}
+
+public enum HTTPClientError: Error, CustomStringConvertible {
+    case connectFailed(Int32)
+    case closedByPeer
+    case timedOut
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .connectFailed(let code): "connect failed, errno \(code)"
+        case .closedByPeer: "connection closed by the server"
+        case .timedOut: "no answer within the socket timeout"
+        case .protocolViolation(let message): "bad HTTP: \(message)"
+        }
+    }
+}
+
+/// One HTTP/1.1 connection over a plain blocking socket, kept open between requests, so tests
+/// control exactly what is sent (keep-alive, partial bodies, wrong headers) and see every byte.
+public final class HTTPConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw HTTPClientError.connectFailed(code)
+        }
+    }
+
+    deinit {
+        Glibc.close(descriptor)
+    }
+
+    /// Sends a request and reads its response.
+    public func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) throws -> HTTPResponse {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try write(Array(head.utf8) + (body ?? []))
+        return try readResponse(toHead: method == "HEAD")
+    }
+
+    public func send(_ method: String, _ path: String, json: String, headers: [(String, String)] = []) throws
+        -> HTTPResponse
+    {
+        try send(method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+
+    public func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { throw HTTPClientError.closedByPeer }
+            offset += sent
+        }
+    }
+
+    public func readResponse(toHead: Bool = false) throws -> HTTPResponse {
+        let headEnd = try readUntil(Array("\r\n\r\n".utf8))
+        let headText = String(decoding: buffer[..<headEnd], as: UTF8.self)
+        buffer.removeFirst(headEnd + 4)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw HTTPClientError.protocolViolation("status line '\(headText)'")
+        }
+        let headers = lines.compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let response = HTTPResponse(status: status, headers: headers, body: [])
+        if toHead || status == 204 || status == 304 || (100..<200).contains(status) { return response }
+        if let length = response.header("Content-Length").flatMap(Int.init) {
+            try fill(atLeast: length)
+            let body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+            return HTTPResponse(status: status, headers: headers, body: body)
+        }
+        throw HTTPClientError.protocolViolation("response without Content-Length")
+    }
+
+    /// True when the server has closed its side (a read returns end of file without waiting).
+    public var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let result = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return result == 0 || (result < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    /// Waits until the server closes the connection; false if it is still open after the timeout.
+    public func waitForClose() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let result = recv(descriptor, &byte, 1, 0)
+            if result == 0 { return true }
+            if result < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    private func readUntil(_ marker: [UInt8]) throws -> Int {
+        while true {
+            if let range = buffer.firstRange(of: marker) { return range.lowerBound }
+            try readMore()
+        }
+    }
+
+    private func fill(atLeast count: Int) throws {
+        while buffer.count < count { try readMore() }
+    }
+
+    private func readMore() throws {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        if count == 0 { throw HTTPClientError.closedByPeer }
+        if count < 0 { throw errno == EAGAIN ? HTTPClientError.timedOut : HTTPClientError.closedByPeer }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+}
+
+/// One request on a fresh connection.
+public func httpRequest(
+    port: Int, _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+) throws -> HTTPResponse {
+    try HTTPConnection(port: port).send(method, path, headers: headers, body: body)
+}
+
+/// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`.
+/// For waiting on things that happen by themselves (a timer, a process), never for timing them.
+public func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(10_000)
+    }
+    return try condition()
+}

@@ -8,6 +8,8 @@ final class Dispatcher: Sendable {
     let handler: any HTTPHandler
     let maxBodySize: Int
     let errorLog: (@Sendable (String) -> Void)?
+    /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
+    static let discardLimit = 1 << 20
     /// Requests between their first handler call and their completion notification.
     let activeRequests = Atomic<Int>(0)
     private let suspensions = Mutex(Suspensions())
@@ -49,13 +51,17 @@ final class Dispatcher: Sendable {
         return .YES
     }
 
-    /// A piece of the body arrived: keep it, or refuse the request once it exceeds the cap.
+    /// A piece of the body arrived: keep it while it fits under the cap. A body without a
+    /// declared length (chunked) can only be found too large while it arrives, when
+    /// libmicrohttpd no longer accepts a response: it is read to its end and discarded, then
+    /// answered 413 — or, past `discardLimit`, cut off by closing the connection.
     func receive(
         _ exchange: Exchange, _ data: UnsafePointer<CChar>, count: Int, on connection: OpaquePointer
     ) -> MHD_Result {
-        if exchange.rejected { return .YES }
-        guard exchange.body.count + count <= maxBodySize else {
-            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+        exchange.receivedBytes += count
+        if exchange.receivedBytes > maxBodySize {
+            exchange.body = []
+            return exchange.receivedBytes > Self.discardLimit ? .NO : .YES
         }
         data.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
             exchange.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
@@ -66,6 +72,9 @@ final class Dispatcher: Sendable {
     /// The whole request is in (or deferred work resumed the connection): answer it.
     func finish(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
         if exchange.rejected { return .YES }
+        if exchange.receivedBytes > maxBodySize {
+            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+        }
         if let completion = suspensions.withLock({ _ in exchange.completion }) {
             return queue(completion, on: connection)
         }

@@ -67,13 +67,16 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting connections, lets requests in progress finish (up to
     /// `shutdownGracePeriod`), answers requests still waiting on deferred work with the
-    /// shutting-down rejection, then closes every connection. Idempotent; returns when done.
+    /// shutting-down rejection (up to 0.5 s more to send it), then closes every connection.
+    /// Idempotent; returns when done.
     public func stop() {
         daemon.withLock { handle in
             guard let daemon = handle?.pointer else { return }
             let quiescedSocket = MHD_quiesce_daemon(daemon)
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()
+            // Let the worker threads send those 503s before the connections are closed.
+            waitForActiveRequests(upTo: .milliseconds(500))
             MHD_stop_daemon(daemon)
             // After quiescing, closing the listening socket is ours to do.
             if quiescedSocket >= 0 { close(quiescedSocket) }

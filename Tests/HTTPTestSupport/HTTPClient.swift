@@ -42,10 +42,16 @@ public enum HTTPClientError: Error, CustomStringConvertible {
 
 /// One HTTP/1.1 connection over a plain blocking socket, kept open between requests, so tests
 /// control exactly what is sent (keep-alive, partial bodies, wrong headers) and see every byte.
-public final class HTTPConnection {
+///
+/// The socket calls block, so they run on the connection's own Dispatch queue, never on the
+/// Swift concurrency pool: the server under test needs that pool (two threads on two cores) to
+/// run its deferred work, and tests blocking it would starve the server.
+public final class HTTPConnection: @unchecked Sendable {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    private let queue = DispatchQueue(label: "HTTPConnection")
 
+    /// Connects at once: a loopback connect does not wait on the server's threads.
     public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -74,22 +80,48 @@ public final class HTTPConnection {
     /// Sends a request and reads its response.
     public func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) async throws -> HTTPResponse {
+        try await onQueue { try self.sendNow(method, path, headers: headers, body: body) }
+    }
+
+    public func send(
+        _ method: String, _ path: String, json: String, headers: [(String, String)] = []
+    ) async throws -> HTTPResponse {
+        try await send(method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+
+    /// Sends raw bytes (a request written by hand).
+    public func write(_ bytes: [UInt8]) async throws {
+        try await onQueue { try self.writeNow(bytes) }
+    }
+
+    public func readResponse(toHead: Bool = false) async throws -> HTTPResponse {
+        try await onQueue { try self.readResponseNow(toHead: toHead) }
+    }
+
+    /// Waits until the server closes the connection; false if it is still open after the timeout.
+    public func waitForClose() async -> Bool {
+        (try? await onQueue { self.waitForCloseNow() }) ?? false
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private func sendNow(
+        _ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?
     ) throws -> HTTPResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        try write(Array(head.utf8) + (body ?? []))
-        return try readResponse(toHead: method == "HEAD")
+        try writeNow(Array(head.utf8) + (body ?? []))
+        return try readResponseNow(toHead: method == "HEAD")
     }
 
-    public func send(_ method: String, _ path: String, json: String, headers: [(String, String)] = []) throws
-        -> HTTPResponse
-    {
-        try send(method, path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
-    }
-
-    public func write(_ bytes: [UInt8]) throws {
+    private func writeNow(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
@@ -100,7 +132,7 @@ public final class HTTPConnection {
         }
     }
 
-    public func readResponse(toHead: Bool = false) throws -> HTTPResponse {
+    private func readResponseNow(toHead: Bool) throws -> HTTPResponse {
         let headEnd = try readUntil(Array("\r\n\r\n".utf8))
         let headText = String(decoding: buffer[..<headEnd], as: UTF8.self)
         buffer.removeFirst(headEnd + 4)
@@ -131,8 +163,7 @@ public final class HTTPConnection {
         return result == 0 || (result < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
-    /// Waits until the server closes the connection; false if it is still open after the timeout.
-    public func waitForClose() -> Bool {
+    private func waitForCloseNow() -> Bool {
         var byte: UInt8 = 0
         while true {
             let result = recv(descriptor, &byte, 1, 0)
@@ -164,17 +195,24 @@ public final class HTTPConnection {
 /// One request on a fresh connection.
 public func httpRequest(
     port: Int, _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
-) throws -> HTTPResponse {
-    try HTTPConnection(port: port).send(method, path, headers: headers, body: body)
+) async throws -> HTTPResponse {
+    try await HTTPConnection(port: port).send(method, path, headers: headers, body: body)
+}
+
+/// Runs blocking work on a Dispatch thread instead of the Swift concurrency pool.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
 }
 
 /// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`.
 /// For waiting on things that happen by themselves (a timer, a process), never for timing them.
-public func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(10_000)
+public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
     }
-    return try condition()
+    return try await condition()
 }

@@ -42,9 +42,9 @@ public final class ServerProcess: @unchecked Sendable {
     public var standardError: String { output.streams.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
 
     /// The port from the `listening on http://HOST:PORT` line, once it is printed.
-    public func waitForPort(seconds: Double = 20) throws -> Int {
+    public func waitForPort(seconds: Double = 20) async throws -> Int {
         var port: Int?
-        _ = eventually(within: seconds) {
+        _ = await eventually(within: seconds) {
             port = standardOutput.split(separator: "\n").first { $0.hasPrefix("listening on http://") }
                 .flatMap { $0.split(separator: ":").last }.flatMap { Int($0) }
             return port != nil || !process.isRunning
@@ -61,11 +61,11 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// The exit status, or nil if the process is still running after `seconds`.
-    public func waitForExit(seconds: Double) -> Int32? {
-        guard eventually(within: seconds, { !process.isRunning }) else { return nil }
+    public func waitForExit(seconds: Double) async -> Int32? {
+        guard await eventually(within: seconds, { !process.isRunning }) else { return nil }
         process.waitUntilExit()
         // Give the pipes' readers a moment to take the last bytes.
-        _ = eventually(within: 1) { false }
+        try? await Task.sleep(for: .milliseconds(200))
         return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
     }
 

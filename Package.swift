@@ -21,17 +21,17 @@ let package = Package(
         .target(name: "BannerService", dependencies: ["Carousel", "MicroHTTP"]),
         .executableTarget(name: "banner-server", dependencies: ["BannerService"]),
 
-        // A raw-socket HTTP/1.1 client and process helpers shared by the live tests.
-        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
-        .testTarget(name: "CarouselTests", dependencies: ["Carousel"]),
-        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "HTTPTestSupport"]),
+        // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
+        .target(name: "TestSupport", dependencies: ["Carousel"], path: "Tests/TestSupport"),
+        .testTarget(name: "CarouselTests", dependencies: ["Carousel", "TestSupport"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "TestSupport"]),
         .testTarget(
             name: "BannerServiceTests",
-            dependencies: ["BannerService", "Carousel", "MicroHTTP", "HTTPTestSupport"]
+            dependencies: ["BannerService", "Carousel", "MicroHTTP", "TestSupport"]
         ),
         .testTarget(
             name: "BannerServerTests",
-            dependencies: ["banner-server", "HTTPTestSupport"]
+            dependencies: ["banner-server", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

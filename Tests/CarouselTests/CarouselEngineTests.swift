@@ -1,18 +1,8 @@
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Carousel
-
-/// A clock the test sets by hand.
-final class ManualClock: Sendable {
-    private let time: Mutex<Timestamp>
-
-    init(_ start: Timestamp) { time = Mutex(start) }
-
-    func set(_ timestamp: Timestamp) { time.withLock { $0 = timestamp } }
-
-    var read: @Sendable () -> Timestamp { { [self] in time.withLock { $0 } } }
-}
 
 /// States passed to `onChange`, in order.
 final class ChangeRecorder: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
-import HTTPTestSupport
 import MicroHTTP
 import Synchronization
+import TestSupport
 import Testing
 
 /// Answers every request with what it received, so tests can see the parsed request.

@@ -1,0 +1,125 @@
+import Foundation
+import TestSupport
+import Testing
+
+let validConfiguration = #"""
+    {"host": "127.0.0.1", "port": 0, "interval": 3600,
+     "banners": [{"id": "a", "image": "https://cdn.example.com/a.png", "caption": "A"},
+                 {"id": "b", "image": "https://cdn.example.com/b.png", "caption": "B"}]}
+    """#
+
+@Suite("banner-server executable")
+struct BannerServerTests {
+    @Test func printsTheListeningLineWithTheRealPortAndServes() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        #expect(port > 0)
+        #expect(server.standardOutput.hasPrefix("listening on http://127.0.0.1:\(port)\n"))
+        let state = try await httpRequest(port: port, "GET", "/banner")
+        #expect(try state.json["count"] as? Int == 2)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
+    @Test func sigtermWithAnIdleKeepAliveConnectionExitsZeroWithinFiveSeconds() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        let idle = try HTTPConnection(port: port)
+        #expect(try await idle.send("GET", "/banner").status == 200)
+        #expect(!idle.isClosedByPeer)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+        #expect(await idle.waitForClose())
+        #expect(server.standardError.contains("received SIGTERM; stopping"))
+    }
+
+    @Test func sigintAlsoStopsItCleanly() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        _ = try await server.waitForPort()
+        server.signal(SIGINT)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
+    @Test func logLinesCarryATimestampAndALevel() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        _ = try await httpRequest(port: port, "POST", "/banner/next")
+        server.signal(SIGTERM)
+        _ = await server.waitForExit(seconds: 5)
+        let lines = server.standardError.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        let pattern =
+            #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (trace|debug|info|notice|warning|error|critical) \[banner-server\] .+$/#
+        for line in lines {
+            #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
+        }
+        #expect(lines.contains { $0.hasSuffix("POST /banner/next → index 1 of 2, version 2") })
+    }
+
+    @Test func anInvalidConfigurationExitsTwoNamingTheFileAndField() async throws {
+        let config = try temporaryFile(
+            contents: #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "b.png"}]}"#)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        #expect(await server.waitForExit(seconds: 10) == 2)
+        #expect(
+            server.standardError
+                == "banner-server: invalid configuration: \(config.path): banners[1].image: not an absolute http(s) URL\n"
+        )
+        #expect(server.standardOutput.isEmpty)
+    }
+
+    @Test func anUnknownFlagExitsTwo() async throws {
+        let server = try ServerProcess(arguments: ["--prot", "80"])
+        #expect(await server.waitForExit(seconds: 10) == 2)
+        #expect(server.standardError.contains("--prot: unknown option; see --help"))
+    }
+
+    @Test func helpPrintsUsageAndExitsZero() async throws {
+        let server = try ServerProcess(arguments: ["--help"])
+        #expect(await server.waitForExit(seconds: 10) == 0)
+        #expect(server.standardOutput.hasPrefix("Usage: banner-server"))
+    }
+
+    @Test func theEnvironmentConfiguresPortAndToken() async throws {
+        let config = try temporaryFile(contents: #"{"host": "127.0.0.1", "port": 1}"#)
+        let server = try ServerProcess(
+            arguments: [],
+            environment: ["CAROUSEL_CONFIG": config.path, "CAROUSEL_PORT": "0", "CAROUSEL_CONTROL_TOKEN": "abc"])
+        let port = try await server.waitForPort()
+        #expect(try await httpRequest(port: port, "POST", "/banner/pause").status == 401)
+        #expect(
+            try await httpRequest(port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer abc")])
+                .status
+                == 200)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
+    @Test func aPortInUseExitsOneWithTheReason() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let first = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await first.waitForPort()
+        let second = try ServerProcess(arguments: ["--config", config.path, "--port", String(port)])
+        #expect(await second.waitForExit(seconds: 10) == 1)
+        #expect(
+            second.standardError.contains(
+                "cannot start: cannot listen on 127.0.0.1:\(port): address already in use; another process holds the port (EADDRINUSE)"
+            ))
+        first.signal(SIGTERM)
+        _ = await first.waitForExit(seconds: 5)
+    }
+
+    @Test func withoutAConfigurationFileItStartsEmptyAndSaysSo() async throws {
+        let directory = try temporaryFile(contents: "").deletingLastPathComponent()
+        let server = try ServerProcess(arguments: ["--host", "127.0.0.1", "--port", "0"], workingDirectory: directory)
+        let port = try await server.waitForPort()
+        #expect(try await httpRequest(port: port, "GET", "/banner").json["count"] as? Int == 0)
+        #expect(server.standardError.contains("warning [banner-server] no configuration file at config/carousel.json"))
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+}

@@ -1,0 +1,248 @@
+import Carousel
+import Foundation
+import Testing
+
+@testable import BannerService
+
+/// A file system with the given files, for `Launch.parse`.
+func files(_ contents: [String: String]) -> (String) -> FileContents {
+    { path in contents[path].map { .contents(Array($0.utf8)) } ?? .missing }
+}
+
+func configuration(
+    _ arguments: [String] = [], environment: [String: String] = [:], files contents: [String: String] = [:]
+) throws -> ServiceConfiguration {
+    guard
+        case .run(let configuration, _) = try Launch.parse(
+            arguments: arguments, environment: environment, readFile: files(contents))
+    else {
+        throw ConfigurationError(source: "test", message: "expected .run")
+    }
+    return configuration
+}
+
+func configurationError(
+    _ arguments: [String] = [], environment: [String: String] = [:], files contents: [String: String] = [:]
+) -> String? {
+    do {
+        _ = try Launch.parse(arguments: arguments, environment: environment, readFile: files(contents))
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
+let oneBanner = #"{"banners": [{"id": "a", "image": "https://cdn.example.com/a.png"}]}"#
+
+@Suite("Configuration sources and precedence")
+struct LaunchTests {
+    @Test func withoutAFileTheDefaultsApplyAndTheOperatorIsTold() throws {
+        guard
+            case .run(let configuration, let notes) = try Launch.parse(
+                arguments: [], environment: [:], readFile: files([:]))
+        else { return }
+        #expect(configuration == ServiceConfiguration())
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 8080)
+        #expect(configuration.interval == .seconds(4))
+        #expect(configuration.autoplay)
+        #expect(configuration.controlToken == nil)
+        #expect(
+            notes == ["no configuration file at config/carousel.json; starting with built-in defaults and no banners"])
+    }
+
+    @Test func theFileOverridesTheDefaults() throws {
+        let file = #"{"host": "127.0.0.1", "port": 9000, "interval": 2.5, "autoplay": false, "banners": []}"#
+        let loaded = try configuration(files: ["config/carousel.json": file])
+        #expect(loaded.host == "127.0.0.1")
+        #expect(loaded.port == 9000)
+        #expect(loaded.interval == .milliseconds(2500))
+        #expect(!loaded.autoplay)
+    }
+
+    @Test func theEnvironmentOverridesTheFileAndFlagsOverrideTheEnvironment() throws {
+        let file = #"{"host": "127.0.0.1", "port": 9000, "interval": 2.5}"#
+        let environment = [
+            "CAROUSEL_HOST": "::1", "CAROUSEL_PORT": "9100", "CAROUSEL_INTERVAL": "3", "CAROUSEL_LOG_LEVEL": "debug",
+        ]
+        let fromEnvironment = try configuration(environment: environment, files: ["config/carousel.json": file])
+        #expect(fromEnvironment.host == "::1")
+        #expect(fromEnvironment.port == 9100)
+        #expect(fromEnvironment.interval == .seconds(3))
+        #expect(fromEnvironment.logLevel == .debug)
+
+        let fromFlags = try configuration(
+            ["--host", "localhost", "--port=0", "--interval", "0.25", "--log-level", "warning"],
+            environment: environment, files: ["config/carousel.json": file])
+        #expect(fromFlags.host == "localhost")
+        #expect(fromFlags.port == 0)
+        #expect(fromFlags.interval == .milliseconds(250))
+        #expect(fromFlags.logLevel == .warning)
+    }
+
+    @Test func theConfigPathComesFromTheFlagThenTheEnvironment() throws {
+        let contents = ["flag.json": #"{"port": 1}"#, "env.json": #"{"port": 2}"#]
+        #expect(
+            try configuration(["--config", "flag.json"], environment: ["CAROUSEL_CONFIG": "env.json"], files: contents)
+                .port == 1)
+        #expect(try configuration(environment: ["CAROUSEL_CONFIG": "env.json"], files: contents).port == 2)
+    }
+
+    @Test func anExplicitConfigPathThatDoesNotExistIsAnError() {
+        #expect(configurationError(["--config", "missing.json"]) == "missing.json: no such file")
+        #expect(configurationError(environment: ["CAROUSEL_CONFIG": "gone.json"]) == "gone.json: no such file")
+    }
+
+    @Test func theControlTokenComesFromTheEnvironment() throws {
+        #expect(
+            try configuration(environment: ["CAROUSEL_CONTROL_TOKEN": "s3cret-Token_1"]).controlToken
+                == "s3cret-Token_1")
+    }
+
+    @Test func helpIsRecognised() throws {
+        #expect(try Launch.parse(arguments: ["--help"], environment: [:], readFile: files([:])) == .help)
+        #expect(try Launch.parse(arguments: ["-h"], environment: [:], readFile: files([:])) == .help)
+        #expect(Launch.usage.contains("--interval SECONDS"))
+    }
+
+    @Test(arguments: [
+        (["--verbose"], [String: String](), "--verbose: unknown option; see --help"),
+        (["--port"], [:], "--port: needs a value; see --help"),
+        (["--port", "http"], [:], "--port: 'http' is not a port number from 0 to 65535"),
+        (["--port", "65536"], [:], "--port: '65536' is not a port number from 0 to 65535"),
+        (["--interval", "0"], [:], "--interval: must be a number of seconds greater than 0, got 0.0"),
+        (["--interval", "-1"], [:], "--interval: must be a number of seconds greater than 0, got -1.0"),
+        (["--interval", "soon"], [:], "--interval: 'soon' is not a number of seconds"),
+        (["--interval", "0.0001"], [:], "--interval: must be at least 0.001 seconds, got 0.0001"),
+        (["--host="], [:], "--host: must not be empty"),
+        (
+            ["--log-level", "loud"], [:],
+            "--log-level: 'loud' is not a log level; use one of trace, debug, info, notice, warning, error, critical"
+        ),
+        ([], ["CAROUSEL_PORT": "-1"], "CAROUSEL_PORT: '-1' is not a port number from 0 to 65535"),
+        ([], ["CAROUSEL_INTERVAL": "nan"], "CAROUSEL_INTERVAL: must be a number of seconds greater than 0, got nan"),
+        ([], ["CAROUSEL_INTERVAL": "1e9"], "CAROUSEL_INTERVAL: must be at most 31536000.0 seconds, got 1000000000.0"),
+        (
+            [], ["CAROUSEL_CONTROL_TOKEN": ""],
+            "CAROUSEL_CONTROL_TOKEN: is set but empty; set a token, or unset it to allow commands without one"
+        ),
+        (
+            [], ["CAROUSEL_CONTROL_TOKEN": "has space"],
+            "CAROUSEL_CONTROL_TOKEN: must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / ="
+        ),
+    ])
+    func badFlagsAndVariablesNameTheirSource(_ arguments: [String], _ environment: [String: String], _ message: String)
+    {
+        #expect(configurationError(arguments, environment: environment) == message)
+    }
+}
+
+@Suite("Configuration file validation")
+struct ConfigurationFileTests {
+    static let path = "config/carousel.json"
+
+    func error(_ file: String) -> String? {
+        configurationError(files: [Self.path: file])
+    }
+
+    @Test func readsBannersWithEveryField() throws {
+        let file = #"""
+            {"banners": [
+              {"id": "a", "image": "https://cdn.example.com/a.png", "caption": "A", "link": "https://shop.example.com/a", "duration": 6},
+              {"id": "b", "image": "http://cdn.example.com/b.png", "link": null, "duration": null}
+            ]}
+            """#
+        let banners = try configuration(files: [Self.path: file]).banners
+        #expect(
+            banners == [
+                Banner(
+                    id: "a", image: "https://cdn.example.com/a.png", caption: "A", link: "https://shop.example.com/a",
+                    duration: .seconds(6)),
+                Banner(id: "b", image: "http://cdn.example.com/b.png", caption: "", link: nil, duration: nil),
+            ])
+    }
+
+    @Test(arguments: [
+        ("{\"port\": 80,}", "config/carousel.json: invalid JSON at line 1, column 13: expected a string key in quotes"),
+        ("[]", "config/carousel.json: (document): must be a JSON object, got an array"),
+        (
+            #"{"intervall": 3}"#,
+            "config/carousel.json: intervall: unknown field; expected one of: host, port, interval, autoplay, banners"
+        ),
+        (#"{"interval": 0}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got 0.0"),
+        (#"{"interval": -2}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got -2.0"),
+        (#"{"interval": "4"}"#, "config/carousel.json: interval: must be a number, got a string"),
+        (#"{"port": 8080.5}"#, "config/carousel.json: port: must be an integer, got a number"),
+        (#"{"port": 70000}"#, "config/carousel.json: port: must be a port number from 0 to 65535, got 70000"),
+        (#"{"host": ""}"#, "config/carousel.json: host: must not be empty"),
+        (#"{"autoplay": "yes"}"#, "config/carousel.json: autoplay: must be true or false, got a string"),
+        (#"{"banners": {}}"#, "config/carousel.json: banners: must be an array, got an object"),
+        (#"{"banners": ["a.png"]}"#, "config/carousel.json: banners[0]: must be a JSON object, got a string"),
+        (
+            #"{"banners": [{"image": "https://x.example/a.png"}]}"#,
+            "config/carousel.json: banners[0].id: required field is missing; must be a string"
+        ),
+        (
+            #"{"banners": [{"id": "a b", "image": "https://x.example/a.png"}]}"#,
+            "config/carousel.json: banners[0].id: 'a b' is not a valid id; use 1 to 64 of A-Z a-z 0-9 . _ -"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a.png"}, {"id": "a", "image": "https://x.example/b.png"}]}"#,
+            "config/carousel.json: banners[1].id: duplicate id 'a' (also banners[0])"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b"}, {"id": "c", "image": "c.png"}]}"#,
+            "config/carousel.json: banners[2].image: not an absolute http(s) URL"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a", "link": "/sale"}]}"#,
+            "config/carousel.json: banners[0].link: not an absolute http(s) URL"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a", "duration": 0}]}"#,
+            "config/carousel.json: banners[0].duration: must be a number of seconds greater than 0, got 0.0"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a", "caption": 7}]}"#,
+            "config/carousel.json: banners[0].caption: must be a string, got a number"
+        ),
+        (
+            #"{"banners": [{"id": "a", "image": "https://x.example/a", "title": "x"}]}"#,
+            "config/carousel.json: banners[0].title: unknown field; expected one of: id, image, caption, link, duration"
+        ),
+    ])
+    func invalidFilesNameTheFileAndTheField(_ file: String, _ message: String) {
+        #expect(error(file) == message)
+    }
+
+    @Test func theShippedConfigurationIsValidWithFiveBanners() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let path = root.appendingPathComponent("config/carousel.json").path
+        let loaded = try configuration(
+            ["--config", path], files: [path: try String(contentsOfFile: path, encoding: .utf8)])
+        #expect(loaded.banners.count == 5)
+        #expect(loaded.port == 8080)
+        #expect(loaded.interval == .seconds(4))
+        #expect(Set(loaded.banners.map(\.id)).count == 5)
+    }
+
+    @Test func readingARealFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-\(UUID()).json").path
+        try oneBanner.write(toFile: path, atomically: true, encoding: .utf8)
+        guard case .contents(let bytes) = FileContents.read(path) else {
+            Issue.record("not read")
+            return
+        }
+        #expect(bytes == Array(oneBanner.utf8))
+        guard case .missing = FileContents.read(path + ".nope") else {
+            Issue.record("a missing file is .missing")
+            return
+        }
+        guard case .unreadable(let reason) = FileContents.read("/dev/zero") else {
+            Issue.record("an endless file is refused")
+            return
+        }
+        #expect(reason == "larger than 1 MiB")
+    }
+}

@@ -1,0 +1,66 @@
+import Carousel
+import Foundation
+import MicroHTTP
+import TestSupport
+
+@testable import BannerService
+
+/// 2026-11-29T20:00:00Z
+let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
+
+func sampleBanners(_ count: Int) -> [Banner] {
+    (0..<count).map {
+        Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png", caption: "Banner \($0)")
+    }
+}
+
+/// The API called directly, as libmicrohttpd would call it, with an engine on a manual clock.
+struct RouterHarness {
+    let clock = ManualClock(t0)
+    let engine: CarouselEngine
+    let api: BannerAPI
+
+    init(banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil) {
+        let carousel = Carousel(banners: sampleBanners(banners), interval: interval, autoplay: autoplay, now: t0)
+        let views = ReadViews(initial: carousel)
+        engine = CarouselEngine(carousel: carousel, clock: clock.read, onChange: views.publish)
+        api = BannerAPI(
+            engine: engine, views: views, controlToken: token.map(ControlToken.init),
+            logger: Logger(label: "test", minimumLevel: .critical))
+    }
+
+    func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil
+    ) async -> Response {
+        let request = Request(
+            method: method, path: path, headers: headers.map { HTTPHeader($0.0, $0.1) },
+            body: body.map { Array($0.utf8) } ?? [])
+        switch api.respond(to: request) {
+        case .response(let response): return response
+        case .prepared(let prepared): return prepared.response
+        case .deferred(let work): return await work()
+        }
+    }
+
+    func sendJSON(_ method: String, _ path: String, _ json: String, headers: [(String, String)] = []) async -> Response
+    {
+        await send(method, path, headers: [("Content-Type", "application/json")] + headers, body: json)
+    }
+}
+
+extension Response {
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Parsed with Foundation's JSONSerialization, independent of the service's own JSON code.
+    var json: [String: Any] {
+        get throws {
+            try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+        }
+    }
+
+    var problemDetail: String? { (try? json)?["detail"] as? String }
+}

@@ -1,0 +1,303 @@
+import Carousel
+import Foundation
+import MicroHTTP
+import Testing
+
+@testable import BannerService
+
+@Suite("Routes and reads")
+struct RouterReadTests {
+    @Test func theStateDocumentHasEveryFieldInOrder() async {
+        let harness = RouterHarness(banners: 3)
+        let response = await harness.send("GET", "/banner")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+        #expect(
+            response.text == """
+                {"index":0,"count":3,\
+                "banner":{"id":"b0","image":"https://cdn.example.com/0.png","caption":"Banner 0","link":null,"duration":null},\
+                "previous":{"id":"b2","image":"https://cdn.example.com/2.png","caption":"Banner 2","link":null,"duration":null},\
+                "next":{"id":"b1","image":"https://cdn.example.com/1.png","caption":"Banner 1","link":null,"duration":null},\
+                "paused":false,"pausedUntil":null,"interval":4.0,"nextAdvanceAt":"2026-11-29T20:00:04.000Z","version":1}
+
+                """)
+    }
+
+    @Test func bannersListsEveryBannerWithCountAndVersion() async throws {
+        let response = await RouterHarness().send("GET", "/banners")
+        let json = try response.json
+        #expect((json["banners"] as? [[String: Any]])?.map { $0["id"] as? String } == ["b0", "b1", "b2", "b3", "b4"])
+        #expect(json["count"] as? Int == 5)
+        #expect(json["version"] as? Int == 1)
+    }
+
+    @Test func indexAnswersIndexAndCount() async {
+        #expect(await RouterHarness().send("GET", "/banner/index").text == "{\"index\":0,\"count\":5}\n")
+    }
+
+    @Test func healthz() async {
+        let response = await RouterHarness().send("GET", "/healthz")
+        #expect(response.status == 200)
+        #expect(response.text == "{\"status\":\"ok\"}\n")
+    }
+
+    @Test(arguments: ["/banner", "/banners", "/banner/index", "/healthz"])
+    func headIsAllowedWhereGetIs(_ path: String) async {
+        #expect(await RouterHarness().send("HEAD", path).status == 200)
+    }
+
+    @Test func anUnknownPathIs404() async throws {
+        let response = await RouterHarness().send("GET", "/nope")
+        #expect(response.status == 404)
+        #expect(response.header("Content-Type") == "application/problem+json")
+        let json = try response.json
+        #expect(json["type"] as? String == "about:blank")
+        #expect(json["title"] as? String == "Not Found")
+        #expect(json["status"] as? Int == 404)
+        #expect(json["detail"] as? String == "no route for GET /nope")
+    }
+
+    @Test(arguments: [
+        ("DELETE", "/banner", "GET, HEAD"), ("POST", "/banner", "GET, HEAD"), ("PUT", "/banners", "GET, HEAD"),
+        ("POST", "/banner/index", "GET, HEAD, PUT"), ("GET", "/banner/next", "POST"),
+        ("GET", "/banner/previous", "POST"), ("HEAD", "/banner/pause", "POST"), ("PUT", "/banner/resume", "POST"),
+        ("POST", "/healthz", "GET, HEAD"),
+    ])
+    func aWrongMethodIs405WithAllow(_ method: String, _ path: String, _ allow: String) async {
+        let response = await RouterHarness().send(method, path)
+        #expect(response.status == 405)
+        #expect(response.header("Allow") == allow)
+        #expect(response.problemDetail == "\(path) does not allow \(method); allowed: \(allow)")
+    }
+
+    @Test func aCompletedCommandIsVisibleToTheNextRead() async throws {
+        let harness = RouterHarness()
+        let command = try await harness.send("POST", "/banner/next").json
+        let read = try await harness.send("GET", "/banner").json
+        #expect(read["version"] as? Int == command["version"] as? Int)
+        #expect(read["index"] as? Int == 1)
+        #expect(await harness.send("GET", "/banner/index").text == "{\"index\":1,\"count\":5}\n")
+    }
+}
+
+@Suite("Commands")
+struct RouterCommandTests {
+    @Test func nextAndPreviousMoveAndAnswerTheState() async throws {
+        let harness = RouterHarness()
+        harness.clock.set(t0 + .seconds(1))
+        let next = try await harness.send("POST", "/banner/next").json
+        #expect(next["index"] as? Int == 1)
+        #expect(next["nextAdvanceAt"] as? String == "2026-11-29T20:00:05.000Z")
+        #expect(next["version"] as? Int == 2)
+        let previous = try await harness.send("POST", "/banner/previous").json
+        #expect(previous["index"] as? Int == 0)
+        let wrapped = try await harness.send("POST", "/banner/previous").json
+        #expect(wrapped["index"] as? Int == 4)
+    }
+
+    @Test func putIndexJumps() async throws {
+        let response = await RouterHarness().sendJSON("PUT", "/banner/index", #"{"index": 3}"#)
+        #expect(response.status == 200)
+        #expect(try response.json["index"] as? Int == 3)
+    }
+
+    @Test func pauseWithAndWithoutSecondsAndResume() async throws {
+        let harness = RouterHarness()
+        let timed = try await harness.sendJSON("POST", "/banner/pause", #"{"seconds": 2.5}"#).json
+        #expect(timed["paused"] as? Bool == true)
+        #expect(timed["pausedUntil"] as? String == "2026-11-29T20:00:02.500Z")
+        #expect(timed["nextAdvanceAt"] is NSNull)
+        let open = try await harness.send("POST", "/banner/pause").json
+        #expect(open["pausedUntil"] is NSNull)
+        harness.clock.set(t0 + .seconds(10))
+        let resumed = try await harness.send("POST", "/banner/resume").json
+        #expect(resumed["paused"] as? Bool == false)
+        #expect(resumed["nextAdvanceAt"] as? String == "2026-11-29T20:00:14.000Z")
+    }
+
+    @Test(arguments: [#"{}"#, #"{"seconds": null}"#, "  \n"])
+    func anEmptyPauseBodyPausesWithoutEnd(_ body: String) async throws {
+        let state = try await RouterHarness().sendJSON("POST", "/banner/pause", body).json
+        #expect(state["paused"] as? Bool == true)
+        #expect(state["pausedUntil"] is NSNull)
+    }
+
+    @Test(arguments: [
+        "application/json", "application/json; charset=utf-8", "Application/JSON", "application/merge-patch+json",
+    ])
+    func jsonContentTypesAreAccepted(_ contentType: String) async {
+        let response = await RouterHarness().send(
+            "PUT", "/banner/index", headers: [("Content-Type", contentType)], body: #"{"index": 1}"#)
+        #expect(response.status == 200)
+    }
+
+    @Test func aBodyWithoutContentTypeIsReadAsJSON() async {
+        #expect(await RouterHarness().send("PUT", "/banner/index", body: #"{"index": 1}"#).status == 200)
+    }
+
+    @Test(arguments: [CommandRoute.next, .previous])
+    func movesWithoutBannersAre409(_ route: CommandRoute) async {
+        let path = route == .next ? "/banner/next" : "/banner/previous"
+        let response = await RouterHarness(banners: 0).send("POST", path)
+        #expect(response.status == 409)
+        #expect(response.problemDetail == "there are no banners to move to; add banners to the configuration")
+    }
+
+    @Test func jumpWithoutBannersIs409() async {
+        #expect(await RouterHarness(banners: 0).sendJSON("PUT", "/banner/index", #"{"index": 0}"#).status == 409)
+    }
+}
+
+@Suite("Bad requests change nothing")
+struct RouterBadRequestTests {
+    /// Sends the request, checks status and detail, and that the carousel did not change.
+    func expectRefused(
+        _ method: String, _ path: String, body: String?, contentType: String? = "application/json",
+        status: Int, detail: String, banners: Int = 5, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let harness = RouterHarness(banners: banners)
+        let before = harness.engine.snapshot
+        let headers = contentType.map { [("Content-Type", $0)] } ?? []
+        let response = await harness.send(method, path, headers: headers, body: body)
+        #expect(response.status == status, sourceLocation: sourceLocation)
+        #expect(response.header("Content-Type") == "application/problem+json", sourceLocation: sourceLocation)
+        #expect(response.problemDetail == detail, sourceLocation: sourceLocation)
+        #expect(harness.engine.snapshot == before, "state unchanged", sourceLocation: sourceLocation)
+    }
+
+    @Test func malformedJSON() async {
+        await expectRefused(
+            "PUT", "/banner/index", body: #"{"index": 1"#, status: 400,
+            detail: "request body: invalid JSON at line 1, column 12: expected ',' or '}' in an object")
+    }
+
+    @Test func aBodyThatIsNotAnObject() async {
+        await expectRefused(
+            "PUT", "/banner/index", body: "[1]", status: 400, detail: "request body must be a JSON object, got an array"
+        )
+    }
+
+    @Test func aMissingField() async {
+        await expectRefused(
+            "PUT", "/banner/index", body: "{}", status: 400,
+            detail: "field 'index': required field is missing; must be an integer")
+    }
+
+    @Test func aMissingBody() async {
+        await expectRefused(
+            "PUT", "/banner/index", body: nil, status: 400,
+            detail: "missing body; send {\"index\": i} with Content-Type: application/json")
+    }
+
+    @Test(arguments: [
+        (#"{"index": "2"}"#, "a string"), (#"{"index": 1.5}"#, "a number"), (#"{"index": null}"#, "null"),
+    ])
+    func aWrongFieldType(_ body: String, _ kind: String) async {
+        await expectRefused(
+            "PUT", "/banner/index", body: body, status: 400, detail: "field 'index': must be an integer, got \(kind)")
+    }
+
+    @Test func anUnknownField() async {
+        await expectRefused(
+            "PUT", "/banner/index", body: #"{"index": 1, "animate": true}"#, status: 400,
+            detail: "field 'animate': unknown field; expected one of: index")
+        await expectRefused(
+            "POST", "/banner/next", body: #"{"steps": 2}"#, status: 400,
+            detail: "field 'steps': unknown field; this object takes no fields")
+        await expectRefused(
+            "POST", "/banner/pause", body: #"{"second": 5}"#, status: 400,
+            detail: "field 'second': unknown field; expected one of: seconds")
+    }
+
+    @Test(arguments: [
+        (#"{"index": 5}"#, "index 5 is out of range: there are 5 banners (0...4)"),
+        (#"{"index": -1}"#, "index -1 is out of range: there are 5 banners (0...4)"),
+        (#"{"index": 99999999999999999999}"#, "index 99999999999999999999 is out of range; there are 5 banners"),
+    ])
+    func anIndexOutOfRangeIs422(_ body: String, _ detail: String) async {
+        await expectRefused("PUT", "/banner/index", body: body, status: 422, detail: detail)
+    }
+
+    @Test(arguments: [
+        (#"{"seconds": 0}"#, "field 'seconds' must be a number of seconds greater than 0, got 0.0"),
+        (#"{"seconds": -3}"#, "field 'seconds' must be a number of seconds greater than 0, got -3.0"),
+        (#"{"seconds": 1e400}"#, "field 'seconds' must be a number of seconds greater than 0, got inf"),
+        (#"{"seconds": 40000000}"#, "field 'seconds' must be at most 31536000.0 seconds, got 40000000.0"),
+    ])
+    func anImpossiblePauseIs422(_ body: String, _ detail: String) async {
+        await expectRefused("POST", "/banner/pause", body: body, status: 422, detail: detail)
+    }
+
+    @Test func aWrongPauseTypeIs400() async {
+        await expectRefused(
+            "POST", "/banner/pause", body: #"{"seconds": "5"}"#, status: 400,
+            detail: "field 'seconds': must be a number or null, got a string")
+    }
+
+    @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", "application/jsonx"])
+    func aNonJSONContentTypeIs415(_ contentType: String) async {
+        await expectRefused(
+            "PUT", "/banner/index", body: #"{"index": 1}"#, contentType: contentType, status: 415,
+            detail: "Content-Type '\(contentType)' is not JSON; send application/json")
+    }
+
+    @Test func theBodyLimitAnswersProblemJSON() {
+        let response = RouterHarness().api.respond(to: .bodyTooLarge(limit: 16384))
+        #expect(response.status == 413)
+        #expect(response.problemDetail == "request body larger than 16384 bytes")
+    }
+}
+
+@Suite("Control token")
+struct RouterTokenTests {
+    let token = "s3cret-token"
+
+    @Test(arguments: [
+        ("POST", "/banner/next"), ("POST", "/banner/previous"), ("PUT", "/banner/index"), ("POST", "/banner/pause"),
+        ("POST", "/banner/resume"),
+    ])
+    func everyMutatingRequestNeedsTheToken(_ method: String, _ path: String) async {
+        let harness = RouterHarness(token: token)
+        let before = harness.engine.snapshot
+        for headers in [[], [("Authorization", "Bearer wrong")], [("Authorization", "Basic czNjcmV0LXRva2Vu")]] {
+            let response = await harness.send(method, path, headers: headers, body: #"{"index": 1}"#)
+            #expect(response.status == 401)
+            #expect(response.header("WWW-Authenticate") == "Bearer")
+            #expect(
+                response.problemDetail
+                    == "missing or wrong bearer token; send Authorization: Bearer <CAROUSEL_CONTROL_TOKEN>")
+        }
+        #expect(harness.engine.snapshot == before)
+    }
+
+    @Test func theRightTokenIsAccepted() async {
+        let harness = RouterHarness(token: token)
+        #expect(
+            await harness.send("POST", "/banner/next", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+        #expect(
+            await harness.send("POST", "/banner/next", headers: [("authorization", "bearer \(token)")]).status == 200)
+    }
+
+    @Test func readsNeedNoToken() async {
+        let harness = RouterHarness(token: token)
+        for path in ["/banner", "/banners", "/banner/index", "/healthz"] {
+            #expect(await harness.send("GET", path).status == 200)
+        }
+    }
+
+    @Test func theTokenIsCheckedBeforeTheBody() async {
+        let response = await RouterHarness(token: token).sendJSON("PUT", "/banner/index", "not json")
+        #expect(response.status == 401)
+    }
+
+    @Test func theComparisonAcceptsOnlyTheExactToken() {
+        let control = ControlToken(token)
+        #expect(control.authorizes("Bearer s3cret-token"))
+        #expect(control.authorizes("BEARER s3cret-token"))
+        #expect(!control.authorizes("Bearer s3cret-toke"))
+        #expect(!control.authorizes("Bearer s3cret-token2"))
+        #expect(!control.authorizes("Bearer"))
+        #expect(!control.authorizes("s3cret-token"))
+        #expect(!control.authorizes(nil))
+    }
+}

@@ -41,8 +41,8 @@ struct BannerAPI: HTTPHandler {
 
     func respond(to rejection: Rejection) -> Response {
         switch rejection {
-        case .bodyTooLarge(let limit):
-            logger.notice("request refused: body larger than \(limit) bytes")
+        case .bodyTooLarge(let limit, let method, let path):
+            logger.notice("\(method) \(path) refused: 413 body larger than \(limit) bytes")
             return Problem(status: 413, detail: "request body larger than \(limit) bytes").response
         case .shuttingDown:
             return Problem(status: 503, detail: "the service is shutting down; retry on another instance or later")
@@ -61,15 +61,25 @@ struct BannerAPI: HTTPHandler {
     private func perform(_ command: CarouselCommand, label: String) async -> Response {
         do {
             let state = try await engine.perform(command)
-            logger.info(
-                "\(label) → index \(state.index.map(String.init) ?? "none") of \(state.count), version \(state.version)"
-            )
+            logger.info("\(label) → \(Self.summary(of: state))")
             return ReadViews.jsonResponse(CarouselJSON.state(state))
         } catch {
             let problem = Self.problem(for: error)
             logger.notice("\(label) refused: \(problem.status) \(problem.detail)")
             return problem.response
         }
+    }
+
+    /// One line an operator can read: `index 3 of 5, paused until 2026-…Z, version 18`.
+    static func summary(of state: Carousel) -> String {
+        let position = state.index.map { "index \($0) of \(state.count)" } ?? "no banners"
+        let playback =
+            switch (state.isPaused, state.pausedUntil) {
+            case (false, _): "playing"
+            case (true, nil): "paused"
+            case (true, let until?): "paused until \(until.rfc3339)"
+            }
+        return "\(position), \(playback), version \(state.version)"
     }
 
     static func problem(for error: CarouselError) -> Problem {

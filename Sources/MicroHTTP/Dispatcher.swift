@@ -46,7 +46,7 @@ final class Dispatcher: Sendable {
         if let declared = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
             let length = Int(String(cString: declared)), length > maxBodySize
         {
-            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+            return rejectOversize(exchange, on: connection)
         }
         return .YES
     }
@@ -73,7 +73,7 @@ final class Dispatcher: Sendable {
     func finish(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
         if exchange.rejected { return .YES }
         if exchange.receivedBytes > maxBodySize {
-            return reject(exchange, .bodyTooLarge(limit: maxBodySize), on: connection)
+            return rejectOversize(exchange, on: connection)
         }
         if let completion = suspensions.withLock({ _ in exchange.completion }) {
             return queue(completion, on: connection)
@@ -149,8 +149,9 @@ final class Dispatcher: Sendable {
 
     // MARK: Helpers
 
-    private func reject(_ exchange: Exchange, _ rejection: Rejection, on connection: OpaquePointer) -> MHD_Result {
+    private func rejectOversize(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
         exchange.rejected = true
+        let rejection = Rejection.bodyTooLarge(limit: maxBodySize, method: exchange.method, path: exchange.path)
         return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
     }
 

@@ -8,8 +8,8 @@ public enum Reply: Sendable {
 
 /// Requests the server answers itself, before or instead of the handler.
 public enum Rejection: Sendable, Equatable {
-    /// The body is larger than `ServerConfiguration.maxBodySize`.
-    case bodyTooLarge(limit: Int)
+    /// The body of `method path` is larger than `ServerConfiguration.maxBodySize`.
+    case bodyTooLarge(limit: Int, method: String, path: String)
     /// The server is stopping and will not start new work.
     case shuttingDown
 }
@@ -25,7 +25,7 @@ public protocol HTTPHandler: Sendable {
 extension HTTPHandler {
     public func respond(to rejection: Rejection) -> Response {
         switch rejection {
-        case .bodyTooLarge(let limit):
+        case .bodyTooLarge(let limit, _, _):
             Response(
                 status: 413, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
                 body: Array("request body larger than \(limit) bytes\n".utf8))

@@ -57,7 +57,7 @@ struct BannerServerTests {
         for line in lines {
             #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
         }
-        #expect(lines.contains { $0.hasSuffix("POST /banner/next → index 1 of 2, version 2") })
+        #expect(lines.contains { $0.hasSuffix("POST /banner/next → index 1 of 2, playing, version 2") })
     }
 
     @Test func anInvalidConfigurationExitsTwoNamingTheFileAndField() async throws {

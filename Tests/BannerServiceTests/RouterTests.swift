@@ -242,7 +242,8 @@ struct RouterBadRequestTests {
     }
 
     @Test func theBodyLimitAnswersProblemJSON() {
-        let response = RouterHarness().api.respond(to: .bodyTooLarge(limit: 16384))
+        let response = RouterHarness().api.respond(
+            to: .bodyTooLarge(limit: 16384, method: "POST", path: "/banner/pause"))
         #expect(response.status == 413)
         #expect(response.problemDetail == "request body larger than 16384 bytes")
     }

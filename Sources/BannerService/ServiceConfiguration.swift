@@ -12,6 +12,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
 
     public init() {}
+
+    /// `http://HOST:PORT` for the bound port, with an IPv6 host in brackets (`http://[::1]:8080`).
+    public func url(boundPort port: Int) -> String {
+        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+    }
 }
 
 /// A configuration value that cannot be used. `source` is the file, environment variable or

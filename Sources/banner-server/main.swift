@@ -40,7 +40,7 @@ do {
     logger.critical("cannot start: \(error)")
     exit(1)
 }
-StandardStream.output.writeLine("listening on http://\(configuration.host):\(service.port)")
+StandardStream.output.writeLine("listening on \(configuration.url(boundPort: service.port))")
 
 var received: Int32 = 0
 sigwait(&stopSignals, &received)

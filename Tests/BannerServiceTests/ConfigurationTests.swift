@@ -99,6 +99,15 @@ struct LaunchTests {
                 == "s3cret-Token_1")
     }
 
+    @Test func theListeningURLBracketsIPv6Hosts() {
+        var configuration = ServiceConfiguration()
+        #expect(configuration.url(boundPort: 8080) == "http://0.0.0.0:8080")
+        configuration.host = "::"
+        #expect(configuration.url(boundPort: 8080) == "http://[::]:8080")
+        configuration.host = "localhost"
+        #expect(configuration.url(boundPort: 1) == "http://localhost:1")
+    }
+
     @Test func helpIsRecognised() throws {
         #expect(try Launch.parse(arguments: ["--help"], environment: [:], readFile: files([:])) == .help)
         #expect(try Launch.parse(arguments: ["-h"], environment: [:], readFile: files([:])) == .help)

@@ -65,25 +65,23 @@ public enum Launch: Equatable, Sendable {
             throw ConfigurationError(source: path, message: "cannot read: \(reason)")
         }
 
-        for (name, value) in [
-            ("CAROUSEL_HOST", environment["CAROUSEL_HOST"]), ("--host", flags.values["--host"]),
-        ] {
-            if let value { configuration.host = try host(value, source: name) }
+        /// The values given for one setting, environment first, so that the flag is applied last.
+        func overrides(_ variable: String, _ flag: String) -> [(source: String, value: String)] {
+            [(variable, environment[variable]), (flag, flags.values[flag])].compactMap { source, value in
+                value.map { (source, $0) }
+            }
         }
-        for (name, value) in [
-            ("CAROUSEL_PORT", environment["CAROUSEL_PORT"]), ("--port", flags.values["--port"]),
-        ] {
-            if let value { configuration.port = try port(value, source: name) }
+        for (source, value) in overrides("CAROUSEL_HOST", "--host") {
+            configuration.host = try host(value, source: source)
         }
-        for (name, value) in [
-            ("CAROUSEL_INTERVAL", environment["CAROUSEL_INTERVAL"]), ("--interval", flags.values["--interval"]),
-        ] {
-            if let value { configuration.interval = try interval(value, source: name) }
+        for (source, value) in overrides("CAROUSEL_PORT", "--port") {
+            configuration.port = try port(value, source: source)
         }
-        for (name, value) in [
-            ("CAROUSEL_LOG_LEVEL", environment["CAROUSEL_LOG_LEVEL"]), ("--log-level", flags.values["--log-level"]),
-        ] {
-            if let value { configuration.logLevel = try logLevel(value, source: name) }
+        for (source, value) in overrides("CAROUSEL_INTERVAL", "--interval") {
+            configuration.interval = try interval(value, source: source)
+        }
+        for (source, value) in overrides("CAROUSEL_LOG_LEVEL", "--log-level") {
+            configuration.logLevel = try logLevel(value, source: source)
         }
         if let token = environment["CAROUSEL_CONTROL_TOKEN"] {
             configuration.controlToken = try controlToken(token)

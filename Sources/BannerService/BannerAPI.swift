@@ -18,12 +18,12 @@ struct BannerAPI: HTTPHandler {
         self.logger = logger
     }
 
-    func respond(to request: Request) -> Reply {
+    func respond(to request: borrowing Request) -> Reply {
         do {
             switch try Routes.resolve(method: request.method, path: request.path) {
-            case .readState: return .prepared(views.current.state)
-            case .readBanners: return .prepared(views.current.banners)
-            case .readIndex: return .prepared(views.current.index)
+            case .readState: return .prepared(views.state)
+            case .readBanners: return .prepared(views.banners)
+            case .readIndex: return .prepared(views.index)
             case .health: return .prepared(health)
             case .command(let route):
                 try authorize(request)
@@ -50,7 +50,7 @@ struct BannerAPI: HTTPHandler {
         }
     }
 
-    private func authorize(_ request: Request) throws(Problem) {
+    private func authorize(_ request: borrowing Request) throws(Problem) {
         guard let controlToken, !controlToken.authorizes(request.header("Authorization")) else { return }
         throw Problem(
             status: 401,

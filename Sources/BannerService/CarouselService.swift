@@ -29,6 +29,7 @@ public final class CarouselService: Sendable {
             logger: logger)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
+            threads: configuration.threads ?? ServerConfiguration.onlineCores,
             errorLog: { [logger] message in logger.error("libmicrohttpd: \(message)") })
         let server = try HTTPServer(configuration: serverConfiguration, handler: api)
         engine.start()
@@ -36,7 +37,7 @@ public final class CarouselService: Sendable {
             "carousel of \(carousel.count) banners, interval \(configuration.interval.seconds) s, "
                 + "autoplay \(configuration.autoplay ? "on" : "off"), "
                 + "control token \(configuration.controlToken == nil ? "not set: commands are open" : "required"), "
-                + "\(serverConfiguration.threads) worker threads")
+                + "\(serverConfiguration.threads) worker thread\(serverConfiguration.threads == 1 ? "" : "s")")
         return CarouselService(engine: engine, server: server)
     }
 

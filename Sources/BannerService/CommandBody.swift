@@ -5,7 +5,8 @@ import MicroHTTP
 /// what is wrong with it. A body is optional where no field is required; when present it must
 /// be a JSON object (Content-Type JSON, or none) with only the fields the endpoint defines.
 enum CommandBody {
-    static func command(for route: CommandRoute, request: Request, bannerCount: Int) throws(Problem) -> CarouselCommand
+    static func command(for route: CommandRoute, request: borrowing Request, bannerCount: Int) throws(Problem)
+        -> CarouselCommand
     {
         let fields = try parseFields(of: request)
         switch route {
@@ -53,7 +54,7 @@ enum CommandBody {
     }
 
     /// The body's top-level fields; nil for an empty body.
-    private static func parseFields(of request: Request) throws(Problem) -> JSONFields? {
+    private static func parseFields(of request: borrowing Request) throws(Problem) -> JSONFields? {
         let isBlank = request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if isBlank { return nil }
         if let contentType = request.header("Content-Type"), !isJSON(contentType) {

@@ -2,7 +2,7 @@ import Carousel
 
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
-    static let fields = ["host", "port", "interval", "autoplay", "banners"]
+    static let fields = ["host", "port", "threads", "interval", "autoplay", "banners"]
     static let bannerFields = ["id", "image", "caption", "link", "duration"]
 
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
@@ -34,6 +34,12 @@ enum ConfigurationFile {
                 throw FieldError(field: "port", message: "must be a port number from 0 to 65535, got \(port.literal)")
             }
             configuration.port = value
+        }
+        if let threads = try root.optional("threads", .integer) {
+            guard let value = threads.integer, Launch.threadCounts.contains(value) else {
+                throw FieldError(field: "threads", message: "must be from 1 to 256, got \(threads.literal)")
+            }
+            configuration.threads = value
         }
         if let interval = try root.optional("interval", .number) {
             configuration.interval = try duration(interval, field: "interval")

@@ -9,14 +9,15 @@ public enum Launch: Equatable, Sendable {
     public static let defaultConfigPath = "config/carousel.json"
 
     public static let usage = """
-        Usage: banner-server [--config PATH] [--host HOST] [--port PORT] [--interval SECONDS]
-                             [--log-level LEVEL]
+        Usage: banner-server [--config PATH] [--host HOST] [--port PORT] [--threads N]
+                             [--interval SECONDS] [--log-level LEVEL]
 
         Serves a banner carousel over HTTP (see README.md for the API).
 
           --config PATH        configuration file (default \(defaultConfigPath); env CAROUSEL_CONFIG)
           --host HOST          address to listen on (default 0.0.0.0; env CAROUSEL_HOST)
           --port PORT          port, 0 for any free one (default 8080; env CAROUSEL_PORT)
+          --threads N          HTTP worker threads (default one per usable core; env CAROUSEL_THREADS)
           --interval SECONDS   auto-advance interval, > 0 (default 4; env CAROUSEL_INTERVAL)
           --log-level LEVEL    trace, debug, info, notice, warning, error or critical
                                (default info; env CAROUSEL_LOG_LEVEL)
@@ -28,8 +29,8 @@ public enum Launch: Equatable, Sendable {
 
     /// The environment variables the service reads.
     public static let environmentVariables = [
-        "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_INTERVAL", "CAROUSEL_CONTROL_TOKEN",
-        "CAROUSEL_LOG_LEVEL",
+        "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_THREADS", "CAROUSEL_INTERVAL",
+        "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL",
     ]
 
     /// This process's values of `environmentVariables`.
@@ -77,6 +78,9 @@ public enum Launch: Equatable, Sendable {
         for (source, value) in overrides("CAROUSEL_PORT", "--port") {
             configuration.port = try port(value, source: source)
         }
+        for (source, value) in overrides("CAROUSEL_THREADS", "--threads") {
+            configuration.threads = try threads(value, source: source)
+        }
         for (source, value) in overrides("CAROUSEL_INTERVAL", "--interval") {
             configuration.interval = try interval(value, source: source)
         }
@@ -99,6 +103,16 @@ public enum Launch: Equatable, Sendable {
             throw ConfigurationError(source: source, message: "'\(value)' is not a port number from 0 to 65535")
         }
         return port
+    }
+
+    /// Worker threads an operator may ask for.
+    static let threadCounts = 1...256
+
+    private static func threads(_ value: String, source: String) throws(ConfigurationError) -> Int {
+        guard let threads = Int(value), threadCounts.contains(threads) else {
+            throw ConfigurationError(source: source, message: "'\(value)' is not a thread count from 1 to 256")
+        }
+        return threads
     }
 
     private static func interval(_ value: String, source: String) throws(ConfigurationError) -> Duration {
@@ -138,7 +152,7 @@ public enum Launch: Equatable, Sendable {
 
 /// The command-line flags, as given: `--name value` or `--name=value`.
 struct Flags {
-    static let valued = ["--config", "--host", "--port", "--interval", "--log-level"]
+    static let valued = ["--config", "--host", "--port", "--threads", "--interval", "--log-level"]
     var values: [String: String] = [:]
     var help = false
 

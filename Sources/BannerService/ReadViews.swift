@@ -4,7 +4,7 @@ import Synchronization
 
 /// The read endpoints' responses for the latest carousel state, built once per change (inside
 /// the engine, before the command that caused it returns) and queued as they are by every read.
-/// Reads take one lock to copy three references: no encoding, no allocation, no `await`.
+/// A read takes one lock to copy one reference: no encoding, no allocation, no `await`.
 final class ReadViews: Sendable {
     struct Views: Sendable {
         let state: PreparedResponse
@@ -18,9 +18,9 @@ final class ReadViews: Sendable {
         latest = Mutex(Self.views(of: carousel))
     }
 
-    var current: Views {
-        latest.withLock { $0 }
-    }
+    var state: PreparedResponse { latest.withLock { $0.state } }
+    var banners: PreparedResponse { latest.withLock { $0.banners } }
+    var index: PreparedResponse { latest.withLock { $0.index } }
 
     /// Called by the engine with every new state.
     func publish(_ carousel: Carousel) {

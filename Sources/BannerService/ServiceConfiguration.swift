@@ -10,6 +10,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// When set, every mutating request needs `Authorization: Bearer <token>`.
     public var controlToken: String?
     public var logLevel: Logger.Level = .info
+    /// HTTP worker threads; nil means one per core this process may run on.
+    public var threads: Int?
 
     public init() {}
 

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <microhttpd.h>
 
 /// Receives one libmicrohttpd error message, already formatted.
@@ -55,6 +57,18 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_opti
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_context,
         MHD_OPTION_END);
+}
+
+/// CPUs this process may run on (its affinity mask), or 0 if unknown. Through the variadic
+/// syscall(): glibc's sched_getaffinity is only declared under _GNU_SOURCE.
+static inline int cmhd_allowed_cpu_count(void) {
+    unsigned long mask[16]; /* 1024 CPUs */
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    int count = 0;
+    for (long word = 0; bytes > 0 && word < bytes / (long)sizeof mask[0]; word++) {
+        count += __builtin_popcountl(mask[word]);
+    }
+    return count;
 }
 
 #endif

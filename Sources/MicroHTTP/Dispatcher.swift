@@ -37,16 +37,15 @@ final class Dispatcher: Sendable {
     /// without losing keep-alive (DESIGN.md §6.1) — except to refuse a declared oversize body,
     /// where closing the connection is what we want anyway.
     func begin(
-        _ connection: OpaquePointer, method: String, path: String,
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
         slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        let exchange = Exchange(method: method, path: path)
-        slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        slot.pointee = RequestSlot.headersReceived
         activeRequests.add(1, ordering: .relaxed)
         if let declared = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
             let length = Int(String(cString: declared)), length > maxBodySize
         {
-            return rejectOversize(exchange, on: connection)
+            return rejectOversize(exchange(in: slot), method: method, path: path, on: connection)
         }
         return .YES
     }
@@ -56,8 +55,9 @@ final class Dispatcher: Sendable {
     /// libmicrohttpd no longer accepts a response: it is read to its end and discarded, then
     /// answered 413 — or, past `discardLimit`, cut off by closing the connection.
     func receive(
-        _ exchange: Exchange, _ data: UnsafePointer<CChar>, count: Int, on connection: OpaquePointer
+        _ data: UnsafePointer<CChar>, count: Int, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
+        let exchange = exchange(in: slot)
         exchange.receivedBytes += count
         if exchange.receivedBytes > maxBodySize {
             exchange.body = []
@@ -70,33 +70,54 @@ final class Dispatcher: Sendable {
     }
 
     /// The whole request is in (or deferred work resumed the connection): answer it.
-    func finish(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
-        if exchange.rejected { return .YES }
-        if exchange.receivedBytes > maxBodySize {
-            return rejectOversize(exchange, on: connection)
-        }
-        if let completion = suspensions.withLock({ _ in exchange.completion }) {
-            return queue(completion, on: connection)
+    func finish(
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
+        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        var body: [UInt8] = []
+        if let exchange = existingExchange(in: slot) {
+            if exchange.rejected { return .YES }
+            if exchange.receivedBytes > maxBodySize {
+                return rejectOversize(exchange, method: method, path: path, on: connection)
+            }
+            if let completion = suspensions.withLock({ _ in exchange.completion }) {
+                return queue(completion, on: connection)
+            }
+            body = exchange.body
         }
         let request = Request(
-            method: exchange.method, path: exchange.path,
-            headers: Self.headers(of: connection), body: exchange.body)
+            method: String(cString: method), path: String(cString: path), body: body, connection: connection)
         switch handler.respond(to: request) {
         case .prepared(let prepared):
             return queue(prepared, on: connection)
         case .response(let response):
             return queue(PreparedResponse(response), on: connection)
         case .deferred(let work):
-            return suspend(exchange, on: connection, until: work)
+            return suspend(exchange(in: slot), on: connection, until: work)
         }
     }
 
     /// libmicrohttpd is done with the request (answered, failed or the client left).
     func complete(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         guard let raw = slot.pointee else { return }
-        Unmanaged<Exchange>.fromOpaque(raw).release()
+        if raw != RequestSlot.headersReceived {
+            Unmanaged<Exchange>.fromOpaque(raw).release()
+        }
         slot.pointee = nil
         activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    private func existingExchange(in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Exchange? {
+        guard let raw = slot.pointee, raw != RequestSlot.headersReceived else { return nil }
+        return Unmanaged<Exchange>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// The request's `Exchange`, made (and kept in the slot) on first need.
+    private func exchange(in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Exchange {
+        if let existing = existingExchange(in: slot) { return existing }
+        let exchange = Exchange()
+        slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        return exchange
     }
 
     // MARK: Deferred work
@@ -149,28 +170,16 @@ final class Dispatcher: Sendable {
 
     // MARK: Helpers
 
-    private func rejectOversize(_ exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
+    private func rejectOversize(
+        _ exchange: Exchange, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, on connection: OpaquePointer
+    ) -> MHD_Result {
         exchange.rejected = true
-        let rejection = Rejection.bodyTooLarge(limit: maxBodySize, method: exchange.method, path: exchange.path)
+        let rejection = Rejection.bodyTooLarge(
+            limit: maxBodySize, method: String(cString: method), path: String(cString: path))
         return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
     }
 
     private func queue(_ response: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
         MHD_queue_response(connection, UInt32(response.status), response.handle)
-    }
-
-    private static func headers(of connection: OpaquePointer) -> [HTTPHeader] {
-        var headers: [HTTPHeader] = []
-        withUnsafeMutablePointer(to: &headers) { list in
-            _ = MHD_get_connection_values(
-                connection, MHD_ValueKind.HEADER_KIND,
-                { context, _, name, value in
-                    guard let context, let name else { return .YES }
-                    context.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(
-                        HTTPHeader(String(cString: name), value.map { String(cString: $0) } ?? ""))
-                    return .YES
-                }, list)
-        }
-        return headers
     }
 }

@@ -1,13 +1,20 @@
-/// One request in progress on a connection, from its first access-handler call to
-/// libmicrohttpd's request-completed notification. libmicrohttpd keeps it in the connection's
-/// `req_cls` slot (retained through `Unmanaged`).
+/// What libmicrohttpd keeps in a connection's `req_cls` slot for one request, from its first
+/// access-handler call to the request-completed notification.
 ///
-/// `body`, `receivedBytes` and `rejected` are only touched by the connection's own worker thread, which
-/// libmicrohttpd never changes for a connection; `completion` crosses threads and is guarded by
-/// the dispatcher's lock.
+/// Most requests (reads without a body) never need more than "the headers are in", which the
+/// `headersReceived` marker says without allocating; an `Exchange` object (retained through
+/// `Unmanaged`) is made only for a request with a body or one answered by deferred work.
+enum RequestSlot {
+    /// Not a real pointer: an address no allocation can have (objects are 16-byte aligned).
+    static var headersReceived: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
+}
+
+/// A request with a body, or one waiting on deferred work.
+///
+/// `body`, `receivedBytes` and `rejected` are only touched by the connection's own worker
+/// thread, which libmicrohttpd never changes for a connection; `completion` crosses threads and
+/// is guarded by the dispatcher's lock.
 final class Exchange: @unchecked Sendable {
-    let method: String
-    let path: String
     var body: [UInt8] = []
     /// Body bytes received, including those dropped once the body exceeded the cap.
     var receivedBytes = 0
@@ -15,9 +22,4 @@ final class Exchange: @unchecked Sendable {
     var rejected = false
     /// The answer of deferred work, set just before the connection is resumed.
     var completion: PreparedResponse?
-
-    init(method: String, path: String) {
-        self.method = method
-        self.path = path
-    }
 }

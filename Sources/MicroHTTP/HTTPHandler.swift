@@ -17,7 +17,7 @@ public enum Rejection: Sendable, Equatable {
 /// Answers requests. Called on libmicrohttpd's threads, so it must never block: hand slow or
 /// actor-bound work back as `.deferred`.
 public protocol HTTPHandler: Sendable {
-    func respond(to request: Request) -> Reply
+    func respond(to request: borrowing Request) -> Reply
     /// The response for a request the server rejects itself. The default is plain text.
     func respond(to rejection: Rejection) -> Response
 }

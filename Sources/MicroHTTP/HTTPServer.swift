@@ -119,16 +119,15 @@ private let handleAccess: MHD_AccessHandlerCallback = {
     context, connection, url, method, _, uploadData, uploadDataSize, slot in
     guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
     let dispatcher = dispatcher(context)
-    guard let raw = slot.pointee else {
-        return dispatcher.begin(connection, method: String(cString: method), path: String(cString: url), slot: slot)
+    if slot.pointee == nil {
+        return dispatcher.begin(connection, method: method, path: url, slot: slot)
     }
-    let exchange = Unmanaged<Exchange>.fromOpaque(raw).takeUnretainedValue()
     if uploadDataSize.pointee > 0, let uploadData {
         let count = uploadDataSize.pointee
         uploadDataSize.pointee = 0
-        return dispatcher.receive(exchange, uploadData, count: count, on: connection)
+        return dispatcher.receive(uploadData, count: count, slot: slot)
     }
-    return dispatcher.finish(exchange, on: connection)
+    return dispatcher.finish(connection, method: method, path: url, slot: slot)
 }
 
 private let handleCompletion: MHD_RequestCompletedCallback = { context, _, slot, _ in

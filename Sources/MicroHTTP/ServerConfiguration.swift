@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Glibc
 
 /// How an `HTTPServer` listens and what it allows each client. Every libmicrohttpd default that
@@ -15,7 +16,10 @@ public struct ServerConfiguration: Sendable {
     public var connectionLimit: Int
     /// Connections open at once from one IP address; 0 means no per-address limit.
     public var perAddressConnectionLimit: Int
-    /// Memory pool per connection for the request line, headers and response headers.
+    /// Memory pool per connection for the request line, headers and response headers. Request
+    /// headers may use about half of it (16 KiB: ~8 KiB, nginx's per-line default); larger ones
+    /// are answered 431. libmicrohttpd clears the pool after every request and keeps it while a
+    /// connection idles, so it costs CPU per request and RSS per keep-alive connection.
     public var connectionMemoryLimit: Int
     /// Largest request body accepted; a larger one is answered 413 without being read whole.
     public var maxBodySize: Int
@@ -35,7 +39,7 @@ public struct ServerConfiguration: Sendable {
         connectionTimeoutSeconds: Int = 60,
         connectionLimit: Int = 4096,
         perAddressConnectionLimit: Int = 0,
-        connectionMemoryLimit: Int = 32 * 1024,
+        connectionMemoryLimit: Int = 16 * 1024,
         maxBodySize: Int = 16 * 1024,
         listenBacklog: Int = 1024,
         turbo: Bool = false,
@@ -56,8 +60,10 @@ public struct ServerConfiguration: Sendable {
         self.errorLog = errorLog
     }
 
-    /// Cores this process may run on now.
+    /// Cores this process may run on: its CPU affinity (which `taskset` and container cpusets
+    /// narrow), else the cores online.
     public static var onlineCores: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let allowed = Int(cmhd_allowed_cpu_count())
+        return allowed > 0 ? allowed : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }

@@ -60,6 +60,23 @@ struct BannerServerTests {
         #expect(lines.contains { $0.hasSuffix("POST /banner/next → index 1 of 2, playing, version 2") })
     }
 
+    @Test func workerThreadsFollowTheCPUAffinityUnlessConfigured() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let pinned = try ServerProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/taskset"),
+            arguments: ["-c", "0", ServerProcess.executable.path, "--config", config.path])
+        _ = try await pinned.waitForPort()
+        #expect(pinned.standardError.contains(", 1 worker thread\n"))
+        pinned.signal(SIGTERM)
+        #expect(await pinned.waitForExit(seconds: 5) == 0)
+
+        let configured = try ServerProcess(arguments: ["--config", config.path, "--threads", "3"])
+        _ = try await configured.waitForPort()
+        #expect(configured.standardError.contains(", 3 worker threads\n"))
+        configured.signal(SIGTERM)
+        #expect(await configured.waitForExit(seconds: 5) == 0)
+    }
+
     @Test func anInvalidConfigurationExitsTwoNamingTheFileAndField() async throws {
         let config = try temporaryFile(
             contents: #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "b.png"}]}"#)

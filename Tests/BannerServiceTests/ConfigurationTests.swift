@@ -47,37 +47,42 @@ struct LaunchTests {
         #expect(configuration.interval == .seconds(4))
         #expect(configuration.autoplay)
         #expect(configuration.controlToken == nil)
+        #expect(configuration.threads == nil)
         #expect(
             notes == ["no configuration file at config/carousel.json; starting with built-in defaults and no banners"])
     }
 
     @Test func theFileOverridesTheDefaults() throws {
-        let file = #"{"host": "127.0.0.1", "port": 9000, "interval": 2.5, "autoplay": false, "banners": []}"#
+        let file = #"{"host": "127.0.0.1", "port": 9000, "threads": 3, "interval": 2.5, "autoplay": false}"#
         let loaded = try configuration(files: ["config/carousel.json": file])
         #expect(loaded.host == "127.0.0.1")
         #expect(loaded.port == 9000)
         #expect(loaded.interval == .milliseconds(2500))
         #expect(!loaded.autoplay)
+        #expect(loaded.threads == 3)
     }
 
     @Test func theEnvironmentOverridesTheFileAndFlagsOverrideTheEnvironment() throws {
-        let file = #"{"host": "127.0.0.1", "port": 9000, "interval": 2.5}"#
+        let file = #"{"host": "127.0.0.1", "port": 9000, "threads": 1, "interval": 2.5}"#
         let environment = [
             "CAROUSEL_HOST": "::1", "CAROUSEL_PORT": "9100", "CAROUSEL_INTERVAL": "3", "CAROUSEL_LOG_LEVEL": "debug",
+            "CAROUSEL_THREADS": "2",
         ]
         let fromEnvironment = try configuration(environment: environment, files: ["config/carousel.json": file])
         #expect(fromEnvironment.host == "::1")
         #expect(fromEnvironment.port == 9100)
         #expect(fromEnvironment.interval == .seconds(3))
         #expect(fromEnvironment.logLevel == .debug)
+        #expect(fromEnvironment.threads == 2)
 
         let fromFlags = try configuration(
-            ["--host", "localhost", "--port=0", "--interval", "0.25", "--log-level", "warning"],
+            ["--host", "localhost", "--port=0", "--interval", "0.25", "--log-level", "warning", "--threads", "4"],
             environment: environment, files: ["config/carousel.json": file])
         #expect(fromFlags.host == "localhost")
         #expect(fromFlags.port == 0)
         #expect(fromFlags.interval == .milliseconds(250))
         #expect(fromFlags.logLevel == .warning)
+        #expect(fromFlags.threads == 4)
     }
 
     @Test func theConfigPathComesFromTheFlagThenTheEnvironment() throws {
@@ -124,6 +129,8 @@ struct LaunchTests {
         (["--interval", "soon"], [:], "--interval: 'soon' is not a number of seconds"),
         (["--interval", "0.0001"], [:], "--interval: must be at least 0.001 seconds, got 0.0001"),
         (["--host="], [:], "--host: must not be empty"),
+        (["--threads", "0"], [:], "--threads: '0' is not a thread count from 1 to 256"),
+        ([], ["CAROUSEL_THREADS": "many"], "CAROUSEL_THREADS: 'many' is not a thread count from 1 to 256"),
         (
             ["--log-level", "loud"], [:],
             "--log-level: 'loud' is not a log level; use one of trace, debug, info, notice, warning, error, critical"
@@ -176,8 +183,10 @@ struct ConfigurationFileTests {
         ("[]", "config/carousel.json: (document): must be a JSON object, got an array"),
         (
             #"{"intervall": 3}"#,
-            "config/carousel.json: intervall: unknown field; expected one of: host, port, interval, autoplay, banners"
+            "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, banners"
         ),
+        (#"{"threads": 0}"#, "config/carousel.json: threads: must be from 1 to 256, got 0"),
+        (#"{"threads": 2.5}"#, "config/carousel.json: threads: must be an integer, got a number"),
         (#"{"interval": 0}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got 0.0"),
         (#"{"interval": -2}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got -2.0"),
         (#"{"interval": "4"}"#, "config/carousel.json: interval: must be a number, got a string"),

@@ -8,7 +8,7 @@ import Testing
 struct EchoHandler: HTTPHandler {
     let calls = Counter()
 
-    func respond(to request: Request) -> Reply {
+    func respond(to request: borrowing Request) -> Reply {
         calls.increment()
         let body =
             "\(request.method) \(request.path) x-test=\(request.header("X-Test") ?? "-") body=\(String(decoding: request.body, as: UTF8.self))"
@@ -27,10 +27,11 @@ final class Counter: Sendable {
 final class GatedHandler: HTTPHandler {
     private let gate = AsyncGate()
 
-    func respond(to request: Request) -> Reply {
-        .deferred { [gate] in
+    func respond(to request: borrowing Request) -> Reply {
+        let path = request.path  // the request itself cannot outlive this call
+        return .deferred { [gate] in
             await gate.wait()
-            return Response(status: 202, body: Array("released \(request.path)".utf8))
+            return Response(status: 202, body: Array("released \(path)".utf8))
         }
     }
 
@@ -91,6 +92,27 @@ struct MicroHTTPServerTests {
             #expect(response.header("Connection")?.lowercased() != "close")
         }
         #expect(!connection.isClosedByPeer)
+    }
+
+    @Test func requestsWithAndWithoutBodiesAlternateOnOneConnection() async throws {
+        let server = try startServer(EchoHandler())
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("POST", "/a", body: Array("one".utf8)).text == "POST /a x-test=- body=one")
+        #expect(try await connection.send("GET", "/b").text == "GET /b x-test=- body=")
+        #expect(try await connection.send("PUT", "/c", body: Array("two".utf8)).text == "PUT /c x-test=- body=two")
+    }
+
+    @Test func headersLargerThanTheConnectionMemoryAre431AndTheServerCarriesOn() async throws {
+        let handler = EchoHandler()
+        let server = try startServer(handler)
+        defer { server.stop() }
+        let large = String(repeating: "a", count: 10_000)
+        let refused = try await httpRequest(port: server.port, "GET", "/", headers: [("Cookie", large)])
+        #expect(refused.status == 431)
+        #expect(handler.calls.count == 0)
+        let fits = String(repeating: "a", count: 4_000)
+        #expect(try await httpRequest(port: server.port, "GET", "/", headers: [("Cookie", fits)]).status == 200)
     }
 
     @Test func headGetsTheHeadersWithoutTheBody() async throws {
@@ -209,7 +231,7 @@ struct MicroHTTPServerTests {
     @Test func aPreparedResponseServesManyRequests() async throws {
         struct Fixed: HTTPHandler {
             let prepared = PreparedResponse(Response(status: 200, body: Array("same bytes".utf8)))
-            func respond(to request: Request) -> Reply { .prepared(prepared) }
+            func respond(to request: borrowing Request) -> Reply { .prepared(prepared) }
         }
         let server = try startServer(Fixed())
         defer { server.stop() }

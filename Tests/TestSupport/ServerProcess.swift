@@ -18,8 +18,11 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts the server. Only `environment` is passed (plus PATH): the test runner's own
     /// `CAROUSEL_*` variables must not leak in.
-    public init(arguments: [String], environment: [String: String] = [:], workingDirectory: URL? = nil) throws {
-        process.executableURL = Self.executable
+    public init(
+        executable: URL = ServerProcess.executable, arguments: [String], environment: [String: String] = [:],
+        workingDirectory: URL? = nil
+    ) throws {
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }

@@ -30,7 +30,7 @@ public final class CarouselService: Sendable {
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
-            errorLog: { [logger] message in logger.error("libmicrohttpd: \(message)") })
+            errorLog: { [logger] message in logger.warning(message) })
         let server = try HTTPServer(configuration: serverConfiguration, handler: api)
         engine.start()
         logger.info(

@@ -28,6 +28,7 @@ public final class HTTPServer: @unchecked Sendable {
                 "threads and connectionLimit must be ≥ 1, connectionMemoryLimit ≥ 4096, "
                     + "timeouts and body size ≥ 0")
         }
+        Self.raiseDescriptorLimit(toServe: configuration.connectionLimit, errorLog: configuration.errorLog)
         let socket = try ListenSocket.open(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
         self.configuration = configuration
@@ -96,6 +97,22 @@ public final class HTTPServer: @unchecked Sendable {
         stop()
     }
 
+    /// Each connection is a file descriptor: raise the process's soft limit (often 1024) so
+    /// that `connectionLimit` can be reached, as far as the hard limit allows.
+    private static func raiseDescriptorLimit(toServe connections: Int, errorLog: (@Sendable (String) -> Void)?) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(connections + 64)  // listening socket, epoll, pipes, logs
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(wanted, limit.rlim_max)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < wanted {
+            errorLog?(
+                "open-file limit is \(limit.rlim_cur) (hard limit); fewer than \(connections) connections can be served; "
+                    + "raise it (ulimit -n, or the container's nofile limit)")
+        }
+    }
+
     private func waitForActiveRequests(upTo grace: Duration) {
         let step = Duration.milliseconds(10)
         var waited = Duration.zero
@@ -139,5 +156,5 @@ private let forwardLibraryMessage: cmhd_log_sink = { context, message in
     guard let message else { return }
     var line = String(cString: message)
     while line.last?.isNewline == true { line.removeLast() }
-    dispatcher(context).errorLog?(line)
+    dispatcher(context).errorLog?("libmicrohttpd: \(line)")
 }

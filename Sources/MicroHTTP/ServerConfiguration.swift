@@ -29,7 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var turbo: Bool
     /// On `stop()`, how long requests in progress may take to finish before they are cut off.
     public var shutdownGracePeriod: Duration
-    /// Receives libmicrohttpd's own error messages (one line each, without the newline).
+    /// Receives problems the server meets after it starts: libmicrohttpd's own messages
+    /// (prefixed `libmicrohttpd: `) and a too-low open-file limit. One line each.
     public var errorLog: (@Sendable (String) -> Void)?
 
     public init(

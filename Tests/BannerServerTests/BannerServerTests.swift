@@ -77,6 +77,26 @@ struct BannerServerTests {
         #expect(await configured.waitForExit(seconds: 5) == 0)
     }
 
+    @Test func theOpenFileLimitIsRaisedForTheConnectionLimit() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let roomy = try ServerProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
+            arguments: ["--nofile=1024:8192", ServerProcess.executable.path, "--config", config.path])
+        _ = try await roomy.waitForPort()
+        let limits = try String(contentsOfFile: "/proc/\(roomy.process.processIdentifier)/limits", encoding: .utf8)
+        #expect(limits.contains(#/Max open files\s+4160\s+8192/#))
+        roomy.signal(SIGTERM)
+        #expect(await roomy.waitForExit(seconds: 5) == 0)
+
+        let tight = try ServerProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
+            arguments: ["--nofile=512:512", ServerProcess.executable.path, "--config", config.path])
+        _ = try await tight.waitForPort()
+        #expect(tight.standardError.contains("warning [banner-server] open-file limit is 512 (hard limit)"))
+        tight.signal(SIGTERM)
+        #expect(await tight.waitForExit(seconds: 5) == 0)
+    }
+
     @Test func anInvalidConfigurationExitsTwoNamingTheFileAndField() async throws {
         let config = try temporaryFile(
             contents: #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "b.png"}]}"#)

@@ -58,15 +58,15 @@ struct BannerAPI: HTTPHandler {
             headers: [HTTPHeader("WWW-Authenticate", "Bearer")])
     }
 
-    private func perform(_ command: CarouselCommand, label: String) async -> Response {
+    private func perform(_ command: CarouselCommand, label: String) async -> PreparedResponse {
         do {
             let state = try await engine.perform(command)
             logger.info("\(label) → \(Self.summary(of: state))")
-            return ReadViews.jsonResponse(CarouselJSON.state(state))
+            return views.state(of: state)
         } catch {
             let problem = Self.problem(for: error)
             logger.notice("\(label) refused: \(problem.status) \(problem.detail)")
-            return problem.response
+            return PreparedResponse(problem.response)
         }
     }
 

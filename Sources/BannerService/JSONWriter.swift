@@ -25,28 +25,61 @@ public struct JSONObject: JSONWritable {
     /// The object as UTF-8 JSON text.
     public var bytes: [UInt8] {
         var output: [UInt8] = []
+        output.reserveCapacity(fields.count + 2)
         writeJSON(to: &output)
         return output
+    }
+}
+
+/// JSON text encoded earlier, written as it is.
+public struct EncodedJSON: JSONWritable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public func writeJSON(to output: inout [UInt8]) {
+        output.append(contentsOf: bytes)
     }
 }
 
 extension String: JSONWritable {
     public func writeJSON(to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: output.append(byte)
-            }
+        if utf8.contains(where: Self.needsEscape) {
+            for byte in utf8 { Self.writeEscaped(byte, to: &output) }
+        } else {
+            output.append(contentsOf: utf8)  // the common case: one copy
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func writeEscaped(_ byte: UInt8, to output: inout [UInt8]) {
+        let escaped: UInt8? =
+            switch byte {
+            case UInt8(ascii: "\""): UInt8(ascii: "\"")
+            case UInt8(ascii: "\\"): UInt8(ascii: "\\")
+            case UInt8(ascii: "\n"): UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): UInt8(ascii: "r")
+            case UInt8(ascii: "\t"): UInt8(ascii: "t")
+            default: nil
+            }
+        if let escaped {
+            output.append(UInt8(ascii: "\\"))
+            output.append(escaped)
+        } else if byte < 0x20 {
+            let hex = Array("0123456789abcdef".utf8)
+            output.append(contentsOf: Array("\\u00".utf8))
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0xF)])
+        } else {
+            output.append(byte)
+        }
     }
 }
 

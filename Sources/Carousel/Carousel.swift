@@ -47,9 +47,13 @@ public struct Carousel: Sendable, Hashable {
     public var count: Int { banners.count }
     public var currentBanner: Banner? { index.map { banners[$0] } }
     /// The banner before the current one, for preloading; nil with fewer than two banners.
-    public var previousBanner: Banner? { neighbour(offset: count - 1) }
+    public var previousBanner: Banner? { previousIndex.map { banners[$0] } }
     /// The banner after the current one, for preloading; nil with fewer than two banners.
-    public var nextBanner: Banner? { neighbour(offset: 1) }
+    public var nextBanner: Banner? { nextIndex.map { banners[$0] } }
+    /// The position of `previousBanner`.
+    public var previousIndex: Int? { neighbour(offset: count - 1) }
+    /// The position of `nextBanner`.
+    public var nextIndex: Int? { neighbour(offset: 1) }
 
     public var isPaused: Bool {
         if case .paused = playback { true } else { false }
@@ -127,9 +131,9 @@ public struct Carousel: Sendable, Hashable {
         if observed != before { version += 1 }
     }
 
-    private func neighbour(offset: Int) -> Banner? {
+    private func neighbour(offset: Int) -> Int? {
         guard count >= 2, let index else { return nil }
-        return banners[(index + offset) % count]
+        return (index + offset) % count
     }
 
     private func intervalNanoseconds(at position: Int) -> Int64 {

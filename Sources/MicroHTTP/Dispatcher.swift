@@ -80,7 +80,7 @@ final class Dispatcher: Sendable {
             if exchange.receivedBytes > maxBodySize {
                 return rejectOversize(exchange, method: method, path: path, on: connection)
             }
-            if let completion = suspensions.withLock({ _ in exchange.completion }) {
+            if let completion = exchange.completion.withLock({ $0 }) {
                 return queue(completion, on: connection)
             }
             body = exchange.body
@@ -124,7 +124,7 @@ final class Dispatcher: Sendable {
 
     private func suspend(
         _ exchange: Exchange, on connection: OpaquePointer,
-        until work: @escaping @Sendable () async -> Response
+        until work: @escaping @Sendable () async -> PreparedResponse
     ) -> MHD_Result {
         let accepted = suspensions.withLock { state in
             guard !state.stopping else { return false }
@@ -138,7 +138,7 @@ final class Dispatcher: Sendable {
         }
         Task {
             let response = await work()
-            self.resume(exchange, with: PreparedResponse(response))
+            self.resume(exchange, with: response)
         }
         return .YES
     }
@@ -149,7 +149,7 @@ final class Dispatcher: Sendable {
             guard let suspended = state.connections.removeValue(forKey: ObjectIdentifier(exchange)) else {
                 return
             }
-            exchange.completion = response
+            exchange.completion.withLock { $0 = response }
             MHD_resume_connection(suspended.connection)
         }
     }
@@ -161,7 +161,7 @@ final class Dispatcher: Sendable {
         suspensions.withLock { state in
             state.stopping = true
             for suspended in state.connections.values {
-                suspended.exchange.completion = unavailable
+                suspended.exchange.completion.withLock { $0 = unavailable }
                 MHD_resume_connection(suspended.connection)
             }
             state.connections.removeAll()

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What libmicrohttpd keeps in a connection's `req_cls` slot for one request, from its first
 /// access-handler call to the request-completed notification.
 ///
@@ -12,14 +14,14 @@ enum RequestSlot {
 /// A request with a body, or one waiting on deferred work.
 ///
 /// `body`, `receivedBytes` and `rejected` are only touched by the connection's own worker
-/// thread, which libmicrohttpd never changes for a connection; `completion` crosses threads and
-/// is guarded by the dispatcher's lock.
+/// thread, which libmicrohttpd never changes for a connection; `completion` crosses threads.
 final class Exchange: @unchecked Sendable {
     var body: [UInt8] = []
     /// Body bytes received, including those dropped once the body exceeded the cap.
     var receivedBytes = 0
     /// A response was already queued before the body arrived (a declared oversize body).
     var rejected = false
-    /// The answer of deferred work, set just before the connection is resumed.
-    var completion: PreparedResponse?
+    /// The answer of deferred work, set just before the connection is resumed. Its own lock,
+    /// not the dispatcher's: one writer, then one reader, so it is never contended.
+    let completion = Mutex<PreparedResponse?>(nil)
 }

@@ -3,7 +3,7 @@ public enum Reply: Sendable {
     case response(Response)
     case prepared(PreparedResponse)
     /// The connection is suspended (no thread waits) until the work returns its response.
-    case deferred(@Sendable () async -> Response)
+    case deferred(@Sendable () async -> PreparedResponse)
 }
 
 /// Requests the server answers itself, before or instead of the handler.

@@ -38,7 +38,7 @@ struct RouterHarness {
         switch api.respond(to: request) {
         case .response(let response): return response
         case .prepared(let prepared): return prepared.response
-        case .deferred(let work): return await work()
+        case .deferred(let work): return await work().response
         }
     }
 

@@ -31,7 +31,7 @@ final class GatedHandler: HTTPHandler {
         let path = request.path  // the request itself cannot outlive this call
         return .deferred { [gate] in
             await gate.wait()
-            return Response(status: 202, body: Array("released \(path)".utf8))
+            return PreparedResponse(Response(status: 202, body: Array("released \(path)".utf8)))
         }
     }
 

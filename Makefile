@@ -2,13 +2,16 @@
 # Both install the Debian packages they need when missing (apt-get, as root or with sudo).
 
 SWIFT        ?= swift
+CC           ?= cc
 CONFIG       ?= config/carousel.json
 APT_PACKAGES := libmicrohttpd-dev pkg-config
+# What `make bench` runs beside the service: load generators, nginx, a C compiler for the reference.
+BENCH_TOOLS  := wrk:wrk nginx:nginx-light h2load:nghttp2-client $(CC):gcc python3:python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift
 
-.PHONY: all deps build debug run test lint format clean
+.PHONY: all deps bench-deps build debug run test lint format bench bench-smoke clean
 
 all: build
 
@@ -18,6 +21,16 @@ deps:
 	@if ! pkg-config --exists libmicrohttpd 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
+	fi
+
+## bench-deps: install wrk, nginx-light, nghttp2-client (h2load) and gcc when missing
+bench-deps: deps
+	@missing=""; for pair in $(BENCH_TOOLS); do \
+		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		$(APT_INSTALL) $$missing || { $(SUDO) apt-get update && $(APT_INSTALL) $$missing; }; \
 	fi
 
 ## build: the release binary, .build/release/banner-server
@@ -32,10 +45,11 @@ debug: deps
 run: build
 	.build/release/banner-server --config $(CONFIG)
 
-## test: check formatting, build, run every test
+## test: check formatting, build, run every test, then a short run of the benchmark harness
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) bench-smoke
 
 ## lint: fail on any swift-format finding (configuration in .swift-format)
 lint:
@@ -45,5 +59,17 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive $(SWIFT_FILES)
 
+bench/out/reference: bench/reference/reference.c
+	@mkdir -p bench/out
+	$(CC) -O2 -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs libmicrohttpd)
+
+## bench: GET /banner against nginx and the C reference, POST, memory, latency -> bench/results.md
+bench: bench-deps build bench/out/reference
+	python3 bench/run.py
+
+## bench-smoke: the same harness for a few seconds, to prove it runs (the numbers mean nothing)
+bench-smoke: bench-deps build bench/out/reference
+	python3 bench/run.py --smoke
+
 clean:
-	rm -rf .build
+	rm -rf .build bench/out

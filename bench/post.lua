@@ -1,0 +1,2 @@
+-- wrk script: every request is POST /banner/next without a body.
+wrk.method = "POST"

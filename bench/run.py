@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""`make bench`: banner-server's read path side by side with what a user would otherwise run.
+
+In one run, on this machine:
+  - banner-server (release build) on the shipped five-banner configuration, autoplay off so the
+    bytes of GET /banner stay fixed;
+  - nginx serving exactly those bytes as a static file, with the same number of worker processes
+    as the service has threads;
+  - the C reference (bench/reference/reference.c): libmicrohttpd answering one pre-built response
+    with the service's daemon settings, the floor of our own stack.
+wrk loads each in turn, the order rotating every round; the report gives every round and the
+median ratios. Then: POST /banner/next throughput, RSS idle and with 1,000 idle keep-alive
+connections, and latency percentiles at a fixed request rate (h2load --rps, per-request log).
+Results go to bench/results.md (or bench/out/results-smoke.md with --smoke) and to stdout.
+Nothing here asserts a speed: machines are shared and noisy; ratios measured in the same run are
+what to read.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+SERVICE = ROOT / ".build" / "release" / "banner-server"
+REFERENCE = OUT / "reference"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port, process, what, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"bench: {what} exited with status {process.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"bench: {what} did not listen on port {port} within {seconds} s")
+
+
+def fetch(port, path="/banner", method="GET"):
+    """One request; returns (status, headers, body) as bytes, without any client library."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1])
+    return status, head.decode(), body
+
+
+def rss_kib(pids):
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/status") as status:
+            total += int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))
+    return total
+
+
+class Target:
+    """A server under test: its process, its port, and the pids whose memory it uses."""
+
+    def __init__(self, name, label, command, port, log):
+        self.name, self.label, self.port = name, label, port
+        self.log = open(log, "w")
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.log)
+        wait_for_port(port, self.process, label)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/banner"
+
+    @property
+    def pids(self):
+        children = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True).stdout
+        return [self.process.pid] + [int(pid) for pid in children.split()]
+
+    def cpu_seconds(self):
+        """User and system time of every thread of every process so far."""
+        ticks = 0
+        for pid in self.pids:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def start_service(threads):
+    configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
+    configuration.update(host="127.0.0.1", port=free_port(), autoplay=False)
+    path = OUT / "carousel.json"
+    path.write_text(json.dumps(configuration))
+    return Target("service", "banner-server", [str(SERVICE), "--config", str(path), "--threads", str(threads)],
+                  configuration["port"],
+                  OUT / "service.log")
+
+
+def start_nginx(threads, body):
+    port = free_port()
+    (OUT / "www").mkdir(exist_ok=True)
+    (OUT / "www" / "banner").write_bytes(body)
+    for folder in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]:
+        (OUT / "nginx" / folder).mkdir(parents=True, exist_ok=True)
+    user = "user root;" if os.geteuid() == 0 else ""  # as root, workers must still read bench/out
+    config = OUT / "nginx" / "nginx.conf"
+    config.write_text(f"""
+{user}
+daemon off;
+worker_processes {threads};
+worker_rlimit_nofile 16384;
+pid {OUT}/nginx/nginx.pid;
+error_log {OUT}/nginx/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 60s;
+    keepalive_requests 100000000;
+    open_file_cache max=16 inactive=60s;
+    client_body_temp_path {OUT}/nginx/client_body;
+    proxy_temp_path {OUT}/nginx/proxy;
+    fastcgi_temp_path {OUT}/nginx/fastcgi;
+    uwsgi_temp_path {OUT}/nginx/uwsgi;
+    scgi_temp_path {OUT}/nginx/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /banner {{
+            default_type "application/json; charset=utf-8";
+            add_header Cache-Control no-store;
+            alias {OUT}/www/banner;
+        }}
+    }}
+}}
+""")
+    return Target("nginx", "nginx static file", ["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")],
+                  port, OUT / "nginx" / "stderr.log")
+
+
+def start_reference(threads, body_file):
+    port = free_port()
+    command = [str(REFERENCE), "--port", str(port), "--threads", str(threads), "--body", str(body_file)]
+    return Target("reference", "C libmicrohttpd", command, port, OUT / "reference.log")
+
+
+def wrk(target, path, seconds, connections, script=None):
+    """Returns (requests per second, server CPU microseconds per request, requests completed)."""
+    url = f"http://127.0.0.1:{target.port}{path}"
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s"]
+    if script:
+        command += ["-s", str(script)]
+    cpu_before = target.cpu_seconds()
+    output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    cpu = target.cpu_seconds() - cpu_before
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    completed = int(re.search(r"(\d+) requests in", output).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    errors = re.search(r"Socket errors: (.*)", output)
+    if bad or errors:
+        print(f"bench: warning: {url}: {bad.group(0) if bad else ''} {errors.group(0) if errors else ''}",
+              file=sys.stderr)
+    return rate, cpu * 1e6 / max(completed, 1), completed
+
+
+def latency_percentiles(url, clients, rate_per_client, seconds):
+    """Constant request rate with h2load; percentiles from its per-request log."""
+    log = OUT / "h2load.log"
+    log.unlink(missing_ok=True)
+    subprocess.run(
+        ["h2load", "--h1", "-c", str(clients), "--rps", str(rate_per_client), "-D", str(seconds),
+         "--warm-up-time", "1", "--log-file", str(log), url],
+        capture_output=True, text=True, check=True)
+    samples = []
+    for line in log.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 3 and fields[1] == "200":
+            samples.append(int(fields[2]) / 1000)
+    samples.sort()
+    if not samples:
+        sys.exit(f"bench: h2load logged no successful request against {url}")
+
+    def percentile(fraction):
+        return samples[min(len(samples) - 1, int(fraction * len(samples)))]
+
+    return {"count": len(samples), "p50": percentile(0.5), "p99": percentile(0.99), "p999": percentile(0.999)}
+
+
+def rss_with_idle_connections(target, count):
+    """Opens `count` keep-alive connections, uses each once, and reads RSS while they sit idle."""
+    connections = []
+    try:
+        for _ in range(count):
+            connection = socket.create_connection(("127.0.0.1", target.port), timeout=5)
+            connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            connections.append(connection)
+        for connection in connections:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += connection.recv(65536)
+        time.sleep(0.5)
+        return rss_kib(target.pids)
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+def command_version(command, pattern=r"[\d]+\.[\d.]+"):
+    try:
+        result = subprocess.run(command, capture_output=True, text=True)
+    except FileNotFoundError:
+        return "not installed"
+    match = re.search(pattern, result.stdout + result.stderr)
+    return match.group(0) if match else "unknown"
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cores": os.cpu_count(),
+        "cpu": model,
+        "kernel": platform.release(),
+        "swift": command_version(["swift", "--version"]),
+        "nginx": command_version(["nginx", "-v"]),
+        "libmicrohttpd": command_version(["pkg-config", "--modversion", "libmicrohttpd"]),
+        "wrk": command_version(["wrk", "-v"]),
+        "h2load": command_version(["h2load", "--version"]),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
+    parser.add_argument("--connections", type=int, default=64, help="wrk connections")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                        help="threads of all three servers (nginx: worker processes); default: usable cores")
+    parser.add_argument("--idle-connections", type=int, default=1000)
+    parser.add_argument("--latency-clients", type=int, default=32)
+    parser.add_argument("--latency-rate", type=int, default=500, help="requests per second per client")
+    parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
+    arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.rounds, arguments.seconds, arguments.idle_connections = 1, 1, 200
+        arguments.latency_clients, arguments.latency_rate = 4, 100
+    results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 1,000 sockets here; the servers inherit it
+
+    service = start_service(arguments.threads)
+    targets = [service]
+    try:
+        idle_rss = {service.name: rss_kib(service.pids)}
+        status, _, body = fetch(service.port)
+        if status != 200:
+            sys.exit(f"bench: GET /banner answered {status}")
+        (OUT / "banner.json").write_bytes(body)
+        targets.append(start_nginx(arguments.threads, body))
+        targets.append(start_reference(arguments.threads, OUT / "banner.json"))
+        for target in targets[1:]:
+            idle_rss[target.name] = rss_kib(target.pids)
+        sizes = {}
+        for target in targets:
+            status, head, answer = fetch(target.port)
+            if status != 200 or answer != body:
+                sys.exit(f"bench: {target.label} does not serve the service's bytes (status {status})")
+            sizes[target.name] = len(head) + 4 + len(answer)
+
+        print(f"GET /banner ({len(body)}-byte body), wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, "
+              f"{arguments.rounds} rounds", flush=True)
+        for target in targets:  # warm-up, not reported
+            wrk(target, "/banner", 1, arguments.connections)
+        rates = {target.name: [] for target in targets}
+        cpu = {target.name: [] for target in targets}
+        for round_number in range(arguments.rounds):
+            order = targets[round_number % 3:] + targets[:round_number % 3]
+            for target in order:
+                rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections)
+                rates[target.name].append(rate)
+                cpu[target.name].append(microseconds)
+                print(f"  round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
+                      f"{microseconds:5.2f} µs CPU/request", flush=True)
+
+        latency = {}
+        for target in targets:
+            latency[target.name] = latency_percentiles(
+                target.url, arguments.latency_clients, arguments.latency_rate, arguments.seconds)
+            print(f"  latency {target.label:18} p50 {latency[target.name]['p50']:.3f} ms, "
+                  f"p99 {latency[target.name]['p99']:.3f} ms, p99.9 {latency[target.name]['p999']:.3f} ms", flush=True)
+
+        loaded_rss = {target.name: rss_with_idle_connections(target, arguments.idle_connections) for target in targets}
+
+        version_before = json.loads(fetch(service.port)[2])["version"]
+        post_rate, post_cpu, posted = wrk(service, "/banner/next", arguments.seconds, arguments.connections,
+                                          script=ROOT / "bench" / "post.lua")
+        version_after = json.loads(fetch(service.port)[2])["version"]
+        post = {"rate": post_rate, "cpu": post_cpu, "completed": posted, "applied": version_after - version_before}
+        print(f"  POST /banner/next {post_rate:,.0f} req/s, {posted:,} completed, {post['applied']:,} applied",
+              flush=True)
+    finally:
+        for target in targets:
+            target.stop()
+
+    report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body))
+    results_file.write_text(report)
+    print()
+    print(report)
+    print(f"written to {results_file.relative_to(ROOT)}")
+
+
+def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size):
+    service = rates["service"]
+    versus_nginx = [s / n for s, n in zip(service, rates["nginx"])]
+    versus_c = [s / c for s, c in zip(service, rates["reference"])]
+    rounds = arguments.rounds
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `make bench` "
+        f"({'smoke run, numbers meaningless' if arguments.smoke else 'full run'}).",
+        "",
+        f"Machine: {host['cores']} cores, {host['cpu']}, Linux {host['kernel']}. "
+        f"Swift {host['swift']}, libmicrohttpd {host['libmicrohttpd']}, nginx {host['nginx']}, "
+        f"wrk {host['wrk']}, h2load {host['h2load']}. Load generator and servers share the machine.",
+        "",
+        f"## GET /banner throughput",
+        "",
+        f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, keep-alive, {body_size}-byte JSON body; "
+        f"every server with {arguments.threads} threads (nginx: worker processes); the order of the three "
+        f"rotates every round. The C reference has the service's daemon settings (epoll thread pool, "
+        "16 KiB per connection, no MHD_USE_TURBO).",
+        "",
+        "| server | response bytes | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median req/s |",
+        "|---|---:|" + "---:|" * rounds + "---:|",
+    ]
+    for target in targets:
+        values = rates[target.name]
+        lines.append(f"| {target.label} | {sizes[target.name]} | "
+                     + " | ".join(f"{v:,.0f}" for v in values) + f" | **{statistics.median(values):,.0f}** |")
+    lines += [
+        "",
+        "| ratio | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median |",
+        "|---|" + "---:|" * rounds + "---:|",
+        "| banner-server / nginx | " + " | ".join(f"{v:.2f}" for v in versus_nginx)
+        + f" | **{statistics.median(versus_nginx):.2f}** |",
+        "| banner-server / C libmicrohttpd | " + " | ".join(f"{v:.2f}" for v in versus_c)
+        + f" | **{statistics.median(versus_c):.2f}** |",
+        "",
+        "Server CPU time (user + system, all threads and processes) per request in the same runs, a figure "
+        "less swayed by what else the machine is doing than req/s:",
+        "",
+        "| server | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median µs/request |",
+        "|---|" + "---:|" * rounds + "---:|",
+    ]
+    for target in targets:
+        values = cpu[target.name]
+        lines.append(f"| {target.label} | " + " | ".join(f"{v:.2f}" for v in values)
+                     + f" | **{statistics.median(values):.2f}** |")
+    lines += [
+        "",
+        "## Latency at a fixed rate",
+        "",
+        f"h2load --h1 -c {arguments.latency_clients} --rps {arguments.latency_rate} (per client, so "
+        f"{arguments.latency_clients * arguments.latency_rate:,} req/s in all) for {arguments.seconds} s after a 1 s "
+        "warm-up; percentiles of the per-request times in h2load's --log-file (request sent to response "
+        "received).",
+        "",
+        "| server | requests | p50 ms | p99 ms | p99.9 ms |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for target in targets:
+        figures = latency[target.name]
+        lines.append(f"| {target.label} | {figures['count']:,} | {figures['p50']:.3f} | {figures['p99']:.3f} | "
+                     f"{figures['p999']:.3f} |")
+    lines += [
+        "",
+        "## Memory",
+        "",
+        f"Resident set size (VmRSS; nginx: master and workers), idle after start and with "
+        f"{arguments.idle_connections:,} idle keep-alive connections that each made one request.",
+        "",
+        f"| server | idle | {arguments.idle_connections:,} idle connections |",
+        "|---|---:|---:|",
+    ]
+    for target in targets:
+        lines.append(f"| {target.label} | {idle_rss[target.name] / 1024:.1f} MiB | "
+                     f"{loaded_rss[target.name] / 1024:.1f} MiB |")
+    lines += [
+        "",
+        "## POST /banner/next",
+        "",
+        f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s: each request suspends its connection, hops into "
+        f"the engine actor, applies the command, publishes the new state (re-encoding the three read "
+        f"responses), logs one line (to bench/out/service.log), and resumes the connection: "
+        f"**{post['rate']:,.0f} req/s**, {post['cpu']:.2f} µs CPU per request. Nothing lost: wrk completed "
+        f"{post['completed']:,} requests and the state's version grew by {post['applied']:,} "
+        "(requests still in flight when wrk stops can make the second figure the larger).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -129,6 +129,18 @@ struct LiveServiceTests {
         #expect(try accepted.json["version"] as? Int == 2)
     }
 
+    @Test func aReadAfterACompletedCommandSeesItsResult() async throws {
+        let live = try LiveService()
+        let commands = try HTTPConnection(port: live.port)
+        let reads = try HTTPConnection(port: live.port)
+        for _ in 0..<50 {
+            let command = try await commands.send("POST", "/banner/next").json
+            let read = try await reads.send("GET", "/banner").json
+            #expect(read["version"] as? Int == command["version"] as? Int)
+            #expect(read["index"] as? Int == command["index"] as? Int)
+        }
+    }
+
     @Test func eightClientsSending200NextsLoseNone() async throws {
         let live = try LiveService(autoplay: false)
         let port = live.port

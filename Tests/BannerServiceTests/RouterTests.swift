@@ -70,6 +70,33 @@ struct RouterReadTests {
         #expect(response.problemDetail == "\(path) does not allow \(method); allowed: \(allow)")
     }
 
+    @Test(arguments: ["/banner", "/banners", "/banner/index"])
+    func readsQueueOneResponseBuiltPerStateVersion(_ path: String) async throws {
+        let harness = RouterHarness()
+        func prepared() throws -> PreparedResponse {
+            guard case .prepared(let response) = harness.api.respond(to: Request(method: "GET", path: path)) else {
+                throw Problem(status: 500, detail: "\(path) was not answered with a prepared response")
+            }
+            return response
+        }
+        let first = try prepared()
+        #expect(try prepared() === first, "the same response object, not a new one per request")
+        _ = await harness.send("POST", "/banner/next")
+        let afterCommand = try prepared()
+        #expect(afterCommand !== first)
+        #expect(try prepared() === afterCommand)
+    }
+
+    @Test func aCommandAnswersWithThePublishedStateResponse() async throws {
+        let harness = RouterHarness()
+        guard case .deferred(let work) = harness.api.respond(to: Request(method: "POST", path: "/banner/next")) else {
+            Issue.record("a command is deferred")
+            return
+        }
+        let answer = await work()
+        #expect(answer === harness.api.views.state)
+    }
+
     @Test func aCompletedCommandIsVisibleToTheNextRead() async throws {
         let harness = RouterHarness()
         let command = try await harness.send("POST", "/banner/next").json

@@ -13,6 +13,12 @@ final class Dispatcher: Sendable {
     /// Requests between their first handler call and their completion notification.
     let activeRequests = Atomic<Int>(0)
     private let suspensions = Mutex(Suspensions())
+    private let streams = Mutex(OpenStreams())
+
+    private struct OpenStreams: ~Copyable {
+        var streams: [ObjectIdentifier: ResponseStream] = [:]
+        var stopping = false
+    }
 
     private struct Suspensions: ~Copyable {
         var connections: [ObjectIdentifier: SuspendedConnection] = [:]
@@ -23,6 +29,17 @@ final class Dispatcher: Sendable {
         let exchange: Exchange
         /// Valid until resumed: a suspended connection is never closed by libmicrohttpd.
         let connection: OpaquePointer
+    }
+
+    /// What libmicrohttpd's content-reader callbacks get as their context.
+    final class StreamBinding {
+        let stream: ResponseStream
+        let dispatcher: Dispatcher
+
+        init(stream: ResponseStream, dispatcher: Dispatcher) {
+            self.stream = stream
+            self.dispatcher = dispatcher
+        }
     }
 
     init(handler: any HTTPHandler, maxBodySize: Int, errorLog: (@Sendable (String) -> Void)?) {
@@ -94,6 +111,8 @@ final class Dispatcher: Sendable {
             return queue(PreparedResponse(response), on: connection)
         case .deferred(let work):
             return suspend(exchange(in: slot), on: connection, until: work)
+        case .stream(let stream):
+            return start(stream, on: connection)
         }
     }
 
@@ -168,6 +187,50 @@ final class Dispatcher: Sendable {
         }
     }
 
+    // MARK: Streams
+
+    private func start(_ stream: ResponseStream, on connection: OpaquePointer) -> MHD_Result {
+        let accepted = streams.withLock { open in
+            guard !open.stopping else { return false }
+            open.streams[ObjectIdentifier(stream)] = stream
+            return true
+        }
+        guard accepted else {
+            stream.finish()
+            return queue(PreparedResponse(handler.respond(to: .shuttingDown)), on: connection)
+        }
+        stream.attach(to: connection)
+        let binding = Unmanaged.passRetained(StreamBinding(stream: stream, dispatcher: self)).toOpaque()
+        // MHD_SIZE_UNKNOWN: chunked transfer encoding; 4 KiB reads fit the connection's pool.
+        guard let response = MHD_create_response_from_callback(UInt64.max, 4096, readStream, binding, releaseStream)
+        else {
+            Unmanaged<StreamBinding>.fromOpaque(binding).release()
+            streamClosed(stream)
+            return .NO
+        }
+        for header in stream.headers {
+            _ = MHD_add_response_header(response, header.name, header.value)
+        }
+        let result = MHD_queue_response(connection, UInt32(stream.status), response)
+        MHD_destroy_response(response)  // the connection holds its own reference until it is done
+        return result
+    }
+
+    /// libmicrohttpd released a stream's response: its connection is done with it.
+    func streamClosed(_ stream: ResponseStream) {
+        streams.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+        stream.close()
+    }
+
+    /// Ends every open stream and refuses new ones (the first step of a graceful stop).
+    func finishAllStreams() {
+        let open = streams.withLock { open in
+            open.stopping = true
+            return Array(open.streams.values)
+        }
+        for stream in open { stream.finish() }
+    }
+
     // MARK: Helpers
 
     private func rejectOversize(
@@ -182,4 +245,18 @@ final class Dispatcher: Sendable {
     private func queue(_ response: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
         MHD_queue_response(connection, UInt32(response.status), response.handle)
     }
+}
+
+// MARK: - Content-reader callbacks of streams (their context is a retained StreamBinding)
+
+private let readStream: MHD_ContentReaderCallback = { context, _, buffer, capacity in
+    guard let context, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let binding = Unmanaged<Dispatcher.StreamBinding>.fromOpaque(context).takeUnretainedValue()
+    return binding.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+}
+
+private let releaseStream: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    let binding = Unmanaged<Dispatcher.StreamBinding>.fromOpaque(context).takeRetainedValue()
+    binding.dispatcher.streamClosed(binding.stream)
 }

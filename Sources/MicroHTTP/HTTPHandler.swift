@@ -4,6 +4,8 @@ public enum Reply: Sendable {
     case prepared(PreparedResponse)
     /// The connection is suspended (no thread waits) until the work returns its response.
     case deferred(@Sendable () async -> PreparedResponse)
+    /// A body written over time; see `ResponseStream`.
+    case stream(ResponseStream)
 }
 
 /// Requests the server answers itself, before or instead of the handler.

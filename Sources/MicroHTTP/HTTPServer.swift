@@ -66,7 +66,7 @@ public final class HTTPServer: @unchecked Sendable {
         daemon = Mutex(DaemonHandle(pointer: started))
     }
 
-    /// Stops accepting connections, lets requests in progress finish (up to
+    /// Stops accepting connections, ends every stream, lets requests in progress finish (up to
     /// `shutdownGracePeriod`), answers requests still waiting on deferred work with the
     /// shutting-down rejection (up to 0.5 s more to send it), then closes every connection.
     /// Idempotent; returns when done.
@@ -74,6 +74,7 @@ public final class HTTPServer: @unchecked Sendable {
         daemon.withLock { handle in
             guard let daemon = handle?.pointer else { return }
             let quiescedSocket = MHD_quiesce_daemon(daemon)
+            dispatcher.finishAllStreams()
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()
             // Let the worker threads send those 503s before the connections are closed.

@@ -39,6 +39,7 @@ struct RouterHarness {
         case .response(let response): return response
         case .prepared(let prepared): return prepared.response
         case .deferred(let work): return await work().response
+        case .stream(let stream): return Response(status: stream.status, headers: stream.headers)
         }
     }
 

@@ -99,6 +99,32 @@ public final class HTTPConnection: @unchecked Sendable {
         try await onQueue { try self.readResponseNow(toHead: toHead) }
     }
 
+    /// Sends a GET and reads only the head of the response, for a body that streams (chunked).
+    public func openStream(_ path: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
+        try await onQueue {
+            var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            try self.writeNow(Array((head + "\r\n").utf8))
+            return try self.readResponseNow(toHead: true)
+        }
+    }
+
+    /// The next chunk of a chunked body; nil after the last (zero-length) chunk.
+    public func readChunk() async throws -> [UInt8]? {
+        try await onQueue {
+            let lineEnd = try self.readUntil(Array("\r\n".utf8))
+            let sizeText = String(decoding: self.buffer[..<lineEnd], as: UTF8.self)
+            guard let size = Int(sizeText.split(separator: ";")[0], radix: 16) else {
+                throw HTTPClientError.protocolViolation("chunk size '\(sizeText)'")
+            }
+            self.buffer.removeFirst(lineEnd + 2)
+            try self.fill(atLeast: size + 2)
+            let chunk = Array(self.buffer[..<size])
+            self.buffer.removeFirst(size + 2)
+            return size == 0 ? nil : chunk
+        }
+    }
+
     /// Waits until the server closes the connection; false if it is still open after the timeout.
     public func waitForClose() async -> Bool {
         (try? await onQueue { self.waitForCloseNow() }) ?? false

@@ -1,0 +1,146 @@
+import CMicroHTTPD
+import Synchronization
+
+/// A response whose body is written over time, such as Server-Sent Events: the status and
+/// headers go out at once, then every chunk passed to `send`, until `finish()`, the client
+/// leaving, or the server stopping.
+///
+/// No thread waits for it. While nothing is queued, the connection is suspended inside
+/// libmicrohttpd's content reader (DESIGN.md §6.4: returning 0 without suspending would
+/// busy-loop); `send` resumes it. A suspended connection does not notice a client that hung up,
+/// so the stream learns of it at the next `send`, when the write fails.
+public final class ResponseStream: Sendable {
+    public let status: Int
+    public let headers: [HTTPHeader]
+    /// A client that lets this much go unread is too slow: its stream is ended, so it reconnects
+    /// and starts afresh rather than growing a backlog here.
+    public let maxQueuedBytes: Int
+    private let state = Mutex(State())
+    /// How often libmicrohttpd asked for content: tests check that an idle stream does not spin.
+    private let readCount = Atomic<Int>(0)
+    var readCalls: Int { readCount.load(ordering: .relaxed) }
+    private let closeHandler = Mutex<(@Sendable () -> Void)?>(nil)
+
+    private struct State: ~Copyable {
+        /// Chunks not yet handed to libmicrohttpd; chunks are shared, not copied, per stream.
+        var queue: [[UInt8]] = []
+        /// How much of `queue[0]` was already handed over.
+        var offset = 0
+        var queuedBytes = 0
+        /// Set once the response is queued on a connection; nil again when it is closed.
+        var connection: ConnectionHandle?
+        var isSuspended = false
+        var isFinished = false
+        var isClosed = false
+    }
+
+    /// The connection pointer, valid while the stream is attached and not closed.
+    struct ConnectionHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    public init(status: Int = 200, headers: [HTTPHeader], maxQueuedBytes: Int = 256 * 1024) {
+        self.status = status
+        self.headers = headers
+        self.maxQueuedBytes = maxQueuedBytes
+    }
+
+    /// Called once, on some thread, when the stream has ended for good (the client left, the
+    /// stream finished or was cut off, or the server stopped). Set it before handing the stream
+    /// to the server.
+    public func onClose(_ handler: @escaping @Sendable () -> Void) {
+        closeHandler.withLock { $0 = handler }
+    }
+
+    /// Queues `chunk` for the client. False when the stream has ended (then nothing was queued),
+    /// or when this chunk would take the backlog past `maxQueuedBytes` (then the stream ends).
+    @discardableResult
+    public func send(_ chunk: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard !state.isFinished, !state.isClosed else { return false }
+            guard state.queuedBytes + chunk.count <= maxQueuedBytes else {
+                state.isFinished = true
+                Self.wake(&state)
+                return false
+            }
+            state.queue.append(chunk)
+            state.queuedBytes += chunk.count
+            Self.wake(&state)
+            return true
+        }
+    }
+
+    /// Ends the body once what is queued has been sent.
+    public func finish() {
+        state.withLock { state in
+            guard !state.isFinished, !state.isClosed else { return }
+            state.isFinished = true
+            Self.wake(&state)
+        }
+    }
+
+    /// True until the stream has ended.
+    public var isOpen: Bool {
+        state.withLock { !$0.isFinished && !$0.isClosed }
+    }
+
+    /// Resumes the connection if the content reader suspended it. Called with the lock held:
+    /// the reader suspends under the same lock, so a resume can never overtake its suspend.
+    private static func wake(_ state: inout State) {
+        guard state.isSuspended, let connection = state.connection else { return }
+        state.isSuspended = false
+        MHD_resume_connection(connection.pointer)
+    }
+
+    // MARK: Called by libmicrohttpd (through the dispatcher)
+
+    /// Ties the stream to the connection its response was queued on.
+    func attach(to connection: OpaquePointer) {
+        state.withLock { $0.connection = ConnectionHandle(pointer: connection) }
+    }
+
+    /// The content reader: copies queued bytes into libmicrohttpd's buffer; with nothing queued,
+    /// suspends the connection and returns 0 (libmicrohttpd then waits for `send` to resume it).
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        readCount.add(1, ordering: .relaxed)
+        return state.withLock { state in
+            var written = 0
+            while written < buffer.count, !state.queue.isEmpty {
+                let chunk = state.queue[0]
+                let count = min(buffer.count - written, chunk.count - state.offset)
+                chunk.withUnsafeBytes { bytes in
+                    buffer.baseAddress!.advanced(by: written).copyMemory(
+                        from: bytes.baseAddress!.advanced(by: state.offset), byteCount: count)
+                }
+                written += count
+                state.offset += count
+                state.queuedBytes -= count
+                if state.offset == chunk.count {
+                    state.queue.removeFirst()
+                    state.offset = 0
+                }
+            }
+            if written > 0 { return written }
+            if state.isFinished { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+            guard let connection = state.connection else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+            state.isSuspended = true
+            MHD_suspend_connection(connection.pointer)
+            return 0
+        }
+    }
+
+    /// libmicrohttpd released the response: the connection is closing or closed.
+    func close() {
+        state.withLock { state in
+            state.isClosed = true
+            state.connection = nil
+            state.queue.removeAll()
+            state.queuedBytes = 0
+        }
+        closeHandler.withLock { handler in
+            let notify = handler
+            handler = nil
+            return notify
+        }?()
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import MicroHTTP
+
+/// Answers every request with a new stream and hands the streams to the test.
+final class StreamingHandler: HTTPHandler {
+    let streams = Mutex<[ResponseStream]>([])
+    let closed = Counter()
+    let maxQueuedBytes: Int
+
+    init(maxQueuedBytes: Int = 256 * 1024) {
+        self.maxQueuedBytes = maxQueuedBytes
+    }
+
+    func respond(to request: borrowing Request) -> Reply {
+        let stream = ResponseStream(
+            headers: [HTTPHeader("Content-Type", "text/plain")], maxQueuedBytes: maxQueuedBytes)
+        stream.onClose { [closed] in closed.increment() }
+        streams.withLock { $0.append(stream) }
+        return .stream(stream)
+    }
+
+    var latest: ResponseStream? { streams.withLock { $0.last } }
+    var count: Int { streams.withLock { $0.count } }
+}
+
+@Suite("MicroHTTP streams")
+struct ResponseStreamTests {
+    @Test func sendsEachChunkAsItIsSentAndEndsOnFinish() async throws {
+        let handler = StreamingHandler()
+        let server = try startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        let head = try await connection.openStream("/stream")
+        #expect(head.status == 200)
+        #expect(head.header("Transfer-Encoding") == "chunked")
+        let stream = try #require(handler.latest)
+        #expect(stream.send(Array("first".utf8)))
+        #expect(try await connection.readChunk() == Array("first".utf8))
+        #expect(stream.send(Array("second".utf8)))
+        #expect(try await connection.readChunk() == Array("second".utf8))
+        stream.finish()
+        #expect(try await connection.readChunk() == nil)
+        #expect(!stream.send(Array("late".utf8)), "nothing is queued after finish")
+        #expect(await eventually { handler.closed.count == 1 })
+    }
+
+    @Test func anIdleStreamWaitsSuspendedInsteadOfPolling() async throws {
+        let handler = StreamingHandler()
+        let server = try startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        _ = try await connection.openStream("/stream")
+        let stream = try #require(handler.latest)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(stream.readCalls <= 2, "the content reader ran \(stream.readCalls) times while nothing was queued")
+        #expect(stream.send(Array("wake".utf8)))
+        #expect(try await connection.readChunk() == Array("wake".utf8))
+    }
+
+    @Test func aClientThatHangsUpIsReleasedAtTheNextSend() async throws {
+        let handler = StreamingHandler()
+        let server = try startServer(handler)
+        defer { server.stop() }
+        var connection: HTTPConnection? = try HTTPConnection(port: server.port)
+        _ = try await connection?.openStream("/stream")
+        let stream = try #require(handler.latest)
+        connection = nil  // closes the socket
+        #expect(
+            await eventually {
+                stream.send(Array("anyone there?\n".utf8))
+                return handler.closed.count == 1
+            })
+        #expect(!stream.isOpen)
+        #expect(!stream.send(Array("still?".utf8)))
+        #expect(server.activeRequests == 0)
+    }
+
+    @Test func aClientTooSlowToReadIsCutOff() async throws {
+        let handler = StreamingHandler(maxQueuedBytes: 512 * 1024)
+        let server = try startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        _ = try await connection.openStream("/stream")  // and never reads the body
+        let stream = try #require(handler.latest)
+        // Loopback socket buffers take megabytes before the backlog starts to build up here.
+        let chunk = [UInt8](repeating: 65, count: 128 * 1024)
+        #expect(await eventually { !stream.send(chunk) }, "the backlog stops growing at maxQueuedBytes")
+        #expect(!stream.isOpen)
+    }
+
+    @Test func stopEndsEveryStreamAndReturns() async throws {
+        let handler = StreamingHandler()
+        let server = try startServer(handler)
+        let readers = try (0..<5).map { _ in try HTTPConnection(port: server.port) }
+        for reader in readers { _ = try await reader.openStream("/stream") }
+        #expect(await eventually { handler.count == 5 })
+        server.stop()
+        for reader in readers {
+            let ended = try? await reader.readChunk()
+            #expect(ended == nil, "the stream ended (last chunk or closed connection)")
+        }
+        #expect(handler.closed.count == 5)
+    }
+}

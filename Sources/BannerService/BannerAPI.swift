@@ -7,36 +7,65 @@ import MicroHTTP
 struct BannerAPI: HTTPHandler {
     let engine: CarouselEngine
     let views: ReadViews
+    let events: EventHub
     let controlToken: ControlToken?
+    let cors: CORSPolicy
     let logger: Logger
     private let health = ReadViews.prepare(Array("{\"status\":\"ok\"}\n".utf8))
 
-    init(engine: CarouselEngine, views: ReadViews, controlToken: ControlToken?, logger: Logger) {
+    init(
+        engine: CarouselEngine, views: ReadViews, events: EventHub, controlToken: ControlToken?, cors: CORSPolicy,
+        logger: Logger
+    ) {
         self.engine = engine
         self.views = views
+        self.events = events
         self.controlToken = controlToken
+        self.cors = cors
         self.logger = logger
     }
 
     func respond(to request: borrowing Request) -> Reply {
+        // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
+        let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do {
-            switch try Routes.resolve(method: request.method, path: request.path) {
-            case .readState: return .prepared(views.state)
-            case .readBanners: return .prepared(views.banners)
-            case .readIndex: return .prepared(views.index)
-            case .health: return .prepared(health)
+            switch try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled) {
+            case .read(let resource):
+                return .prepared(
+                    views.response(resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
+            case .health:
+                return .prepared(health)
+            case .events:
+                return .stream(events.subscribe(headers: cors.headers(for: origin)))
+            case .preflight(let allow):
+                return .response(preflight(allow: allow, origin: origin))
             case .command(let route):
                 try authorize(request)
                 let command = try CommandBody.command(
                     for: route, request: request, bannerCount: engine.snapshot.count)
                 let label = "\(request.method) \(request.path)"
-                return .deferred { await perform(command, label: label) }
+                return .deferred { await perform(command, label: label, origin: origin) }
             }
         } catch {
             let level: Logger.Level = request.method == "POST" || request.method == "PUT" ? .notice : .debug
             logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
-            return .response(error.response)
+            var problem = error
+            problem.headers += cors.headers(for: origin)
+            return .response(problem.response)
         }
+    }
+
+    /// 204 with the path's methods; the CORS grant only for an allowed origin.
+    private func preflight(allow: String, origin: String?) -> Response {
+        var headers = [HTTPHeader("Allow", allow)] + cors.headers(for: origin)
+        if origin != nil {
+            headers += [
+                HTTPHeader("Access-Control-Allow-Methods", allow),
+                HTTPHeader("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders),
+                HTTPHeader("Access-Control-Max-Age", "600"),
+            ]
+        }
+        return Response(status: 204, headers: headers)
     }
 
     func respond(to rejection: Rejection) -> Response {
@@ -58,14 +87,15 @@ struct BannerAPI: HTTPHandler {
             headers: [HTTPHeader("WWW-Authenticate", "Bearer")])
     }
 
-    private func perform(_ command: CarouselCommand, label: String) async -> PreparedResponse {
+    private func perform(_ command: CarouselCommand, label: String, origin: String?) async -> PreparedResponse {
         do {
             let state = try await engine.perform(command)
             logger.info("\(label) → \(Self.summary(of: state))")
-            return views.state(of: state)
+            return views.state(of: state, origin: origin)
         } catch {
-            let problem = Self.problem(for: error)
+            var problem = Self.problem(for: error)
             logger.notice("\(label) refused: \(problem.status) \(problem.detail)")
+            problem.headers += cors.headers(for: origin)
             return PreparedResponse(problem.response)
         }
     }

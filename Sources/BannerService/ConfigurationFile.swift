@@ -2,7 +2,7 @@ import Carousel
 
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
-    static let fields = ["host", "port", "threads", "interval", "autoplay", "banners"]
+    static let fields = ["host", "port", "threads", "interval", "autoplay", "corsOrigins", "heartbeat", "banners"]
     static let bannerFields = ["id", "image", "caption", "link", "duration"]
 
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
@@ -46,6 +46,24 @@ enum ConfigurationFile {
         }
         if let autoplay = try root.optional("autoplay", .bool) {
             configuration.autoplay = autoplay
+        }
+        if let origins = try root.optional("corsOrigins", .array) {
+            configuration.corsOrigins = try origins.enumerated().map { (position, value) throws(FieldError) in
+                let field = "corsOrigins[\(position)]"
+                guard case .string(let origin) = value else {
+                    throw FieldError(field: field, message: "must be a string, got \(value.kindDescription)")
+                }
+                guard CORSPolicy.isValidOrigin(origin) else {
+                    throw FieldError(field: field, message: Launch.originRule)
+                }
+                return origin
+            }
+        }
+        if let heartbeat = try root.optional("heartbeat", .number) {
+            switch Validation.duration(seconds: heartbeat.double, within: Launch.heartbeats) {
+            case .success(let duration): configuration.heartbeat = duration
+            case .failure(let problem): throw FieldError(field: "heartbeat", message: problem.message)
+            }
         }
         if let banners = try root.optional("banners", .array) {
             configuration.banners = try parseBanners(banners)

@@ -24,13 +24,15 @@ public enum Launch: Equatable, Sendable {
           -h, --help           print this help
 
         CAROUSEL_CONTROL_TOKEN, when set, is required as `Authorization: Bearer <token>` on every
-        POST and PUT. Precedence: flag > environment > file > default.
+        POST and PUT. CAROUSEL_CORS_ORIGINS (comma-separated, or *) lets web pages on those origins
+        call the API; CAROUSEL_HEARTBEAT sets the seconds between event-stream heartbeats (15).
+        Precedence: flag > environment > file > default.
         """
 
     /// The environment variables the service reads.
     public static let environmentVariables = [
         "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_THREADS", "CAROUSEL_INTERVAL",
-        "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL",
+        "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL", "CAROUSEL_CORS_ORIGINS", "CAROUSEL_HEARTBEAT",
     ]
 
     /// This process's values of `environmentVariables`.
@@ -87,6 +89,12 @@ public enum Launch: Equatable, Sendable {
         for (source, value) in overrides("CAROUSEL_LOG_LEVEL", "--log-level") {
             configuration.logLevel = try logLevel(value, source: source)
         }
+        if let origins = environment["CAROUSEL_CORS_ORIGINS"] {
+            configuration.corsOrigins = try corsOrigins(origins)
+        }
+        if let heartbeat = environment["CAROUSEL_HEARTBEAT"] {
+            configuration.heartbeat = try seconds(heartbeat, within: heartbeats, source: "CAROUSEL_HEARTBEAT")
+        }
         if let token = environment["CAROUSEL_CONTROL_TOKEN"] {
             configuration.controlToken = try controlToken(token)
         }
@@ -116,13 +124,32 @@ public enum Launch: Equatable, Sendable {
     }
 
     private static func interval(_ value: String, source: String) throws(ConfigurationError) -> Duration {
+        try seconds(value, within: Carousel.intervals, source: source)
+    }
+
+    /// Heartbeats of event streams an operator may ask for.
+    static let heartbeats: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
+    static let originRule = "must be * or an origin like https://shop.example.com (lowercase, no path)"
+
+    private static func seconds(_ value: String, within range: ClosedRange<Duration>, source: String)
+        throws(ConfigurationError) -> Duration
+    {
         guard let seconds = Double(value) else {
             throw ConfigurationError(source: source, message: "'\(value)' is not a number of seconds")
         }
-        switch Validation.duration(seconds: seconds, within: Carousel.intervals) {
+        switch Validation.duration(seconds: seconds, within: range) {
         case .success(let duration): return duration
         case .failure(let problem): throw ConfigurationError(source: source, message: problem.message)
         }
+    }
+
+    /// A comma-separated list; empty means CORS off.
+    private static func corsOrigins(_ value: String) throws(ConfigurationError) -> [String] {
+        let origins = value.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+        if let invalid = origins.first(where: { !CORSPolicy.isValidOrigin($0) }) {
+            throw ConfigurationError(source: "CAROUSEL_CORS_ORIGINS", message: "'\(invalid)' \(originRule)")
+        }
+        return origins
     }
 
     private static func logLevel(_ value: String, source: String) throws(ConfigurationError) -> Logger.Level {

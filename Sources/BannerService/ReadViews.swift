@@ -3,61 +3,140 @@ import MicroHTTP
 import Synchronization
 
 /// The read endpoints' responses for the latest carousel state, built once per change (inside
-/// the engine, before the command that caused it returns) and queued as they are by every read.
-/// A read takes one lock to copy one reference: no encoding, no allocation, no `await`.
+/// the engine, before the command that caused it returns) and queued as they are by every read:
+/// for each resource a 200 and a 304, in one variant per CORS origin. A read takes one lock to
+/// copy one reference: no encoding, no allocation, no `await`.
 final class ReadViews: Sendable {
-    struct Views: Sendable {
+    enum Resource: Int, CaseIterable {
+        case state, banners, index
+
+        var name: String {
+            switch self {
+            case .state: "banner"
+            case .banners: "banners"
+            case .index: "index"
+            }
+        }
+    }
+
+    /// One resource at one version for one CORS variant.
+    struct Representation: Sendable {
+        let etag: String
+        let ok: PreparedResponse
+        let notModified: PreparedResponse
+
+        /// 304 when `ifNoneMatch` names this version (RFC 9110's weak comparison), else 200.
+        func response(ifNoneMatch: String?) -> PreparedResponse {
+            guard let ifNoneMatch else { return ok }
+            return EntityTag.matches(ifNoneMatch, etag) ? notModified : ok
+        }
+    }
+
+    private struct Views: Sendable {
         let version: UInt64
         let encodedBanners: EncodedBanners
-        let state: PreparedResponse
-        let banners: PreparedResponse
-        let index: PreparedResponse
+        let stateJSON: [UInt8]
+        /// Indexed by the position of the CORS variant in `cors.variants`, then by resource.
+        let variants: [[Representation]]
     }
 
+    private let cors: CORSPolicy
+    /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
+    private let instance: String
     private let latest: Mutex<Views>
 
-    init(initial carousel: Carousel) {
-        latest = Mutex(Self.views(of: carousel, banners: EncodedBanners(carousel.banners)))
+    init(initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance()) {
+        self.cors = cors
+        self.instance = instance
+        latest = Mutex(
+            Self.views(of: carousel, banners: EncodedBanners(carousel.banners), cors: cors, instance: instance))
     }
 
-    var state: PreparedResponse { latest.withLock { $0.state } }
-    var banners: PreparedResponse { latest.withLock { $0.banners } }
-    var index: PreparedResponse { latest.withLock { $0.index } }
+    /// The response for a read of `resource` from a client whose origin resolved to `origin`.
+    func response(_ resource: Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
+        let variant = cors.variants.firstIndex(of: origin) ?? 0
+        return latest.withLock { $0.variants[variant][resource.rawValue] }.response(ifNoneMatch: ifNoneMatch)
+    }
+
+    /// The compact JSON of the latest state (for the event stream).
+    var stateJSON: [UInt8] { latest.withLock { $0.stateJSON } }
 
     /// The state response for `carousel`: the one already published when it is that version
     /// (the usual case for a command's answer), else encoded now.
-    func state(of carousel: Carousel) -> PreparedResponse {
-        let (published, banners) = latest.withLock {
-            ($0.version == carousel.version ? $0.state : nil, $0.encodedBanners)
+    func state(of carousel: Carousel, origin: String?) -> PreparedResponse {
+        let variant = cors.variants.firstIndex(of: origin) ?? 0
+        let (published, banners) = latest.withLock { views in
+            (
+                views.version == carousel.version ? views.variants[variant][Resource.state.rawValue].ok : nil,
+                views.encodedBanners
+            )
         }
-        return published ?? Self.prepare(CarouselJSON.state(carousel, banners: banners.reused(for: carousel.banners)))
+        if let published { return published }
+        let json = CarouselJSON.state(carousel, banners: banners.reused(for: carousel.banners))
+        return Self.prepare(json, headers: cors.headers(for: origin))
     }
 
     /// Called by the engine with every new state.
     func publish(_ carousel: Carousel) {
         let banners = latest.withLock { $0.encodedBanners }.reused(for: carousel.banners)
-        let views = Self.views(of: carousel, banners: banners)
+        let views = Self.views(of: carousel, banners: banners, cors: cors, instance: instance)
         latest.withLock { $0 = views }
     }
 
-    private static func views(of carousel: Carousel, banners: EncodedBanners) -> Views {
-        Views(
-            version: carousel.version,
-            encodedBanners: banners,
-            state: prepare(CarouselJSON.state(carousel, banners: banners)),
-            banners: prepare(CarouselJSON.banners(carousel, banners: banners)),
-            index: prepare(CarouselJSON.index(carousel)))
+    private static func views(of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String)
+        -> Views
+    {
+        let state = CarouselJSON.state(carousel, banners: banners)
+        let bodies: [Resource: [UInt8]] = [
+            .state: state,
+            .banners: CarouselJSON.banners(carousel, banners: banners),
+            .index: CarouselJSON.index(carousel),
+        ]
+        let variants = cors.variants.map { origin in
+            Resource.allCases.map { resource in
+                let etag = EntityTag.make(instance: instance, version: carousel.version, resource: resource.name)
+                let headers = [HTTPHeader("ETag", etag)] + cors.headers(for: origin)
+                return Representation(
+                    etag: etag, ok: prepare(bodies[resource]!, headers: headers),
+                    notModified: PreparedResponse(
+                        Response(status: 304, headers: headers + [HTTPHeader("Cache-Control", "no-cache")])))
+            }
+        }
+        return Views(version: carousel.version, encodedBanners: banners, stateJSON: state, variants: variants)
     }
 
     /// A 200 JSON response, ready to queue.
-    static func prepare(_ json: [UInt8]) -> PreparedResponse {
+    static func prepare(_ json: [UInt8], headers: [HTTPHeader] = []) -> PreparedResponse {
         PreparedResponse(
             Response(
                 status: 200,
                 headers: [
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
-                    // Every client must see the same banner now; no cache may keep an old one.
-                    HTTPHeader("Cache-Control", "no-store"),
-                ], body: json))
+                    // Caches may keep a copy but must ask first: the banner changes every few seconds.
+                    HTTPHeader("Cache-Control", "no-cache"),
+                ] + headers, body: json))
+    }
+}
+
+/// Strong entity tags of the read resources: `"<instance>-<version>-<resource>"`.
+enum EntityTag {
+    static func make(instance: String, version: UInt64, resource: String) -> String {
+        "\"\(instance)-\(version)-\(resource)\""
+    }
+
+    /// A random tag for this process.
+    static func newInstance() -> String {
+        String(UInt32.random(in: .min ... .max), radix: 36)
+    }
+
+    /// True when an If-None-Match value (`"a"`, `W/"a", "b"`, `*`) names `etag`.
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        if ifNoneMatch == etag { return true }  // the usual case, one tag sent back as received
+        return ifNoneMatch.split(separator: ",").contains { (candidate: Substring) -> Bool in
+            var tag = String(candidate).trimmingCharacters(in: " \t")
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
     }
 }

@@ -1,9 +1,10 @@
 /// What a request asks for, once its path and method are known.
 enum Action: Sendable, Equatable {
-    case readState
-    case readBanners
-    case readIndex
+    case read(ReadViews.Resource)
     case health
+    case events
+    /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
+    case preflight(allow: String)
     case command(CommandRoute)
 }
 
@@ -15,9 +16,10 @@ enum CommandRoute: Sendable, Equatable {
 /// The route table of DESIGN.md §3: path → method → action.
 enum Routes {
     private static let table: [String: [(method: String, action: Action)]] = [
-        "/banner": [("GET", .readState), ("HEAD", .readState)],
-        "/banners": [("GET", .readBanners), ("HEAD", .readBanners)],
-        "/banner/index": [("GET", .readIndex), ("HEAD", .readIndex), ("PUT", .command(.jump))],
+        "/banner": [("GET", .read(.state)), ("HEAD", .read(.state))],
+        "/banners": [("GET", .read(.banners)), ("HEAD", .read(.banners))],
+        "/banner/index": [("GET", .read(.index)), ("HEAD", .read(.index)), ("PUT", .command(.jump))],
+        "/banner/events": [("GET", .events)],
         "/banner/next": [("POST", .command(.next))],
         "/banner/previous": [("POST", .command(.previous))],
         "/banner/pause": [("POST", .command(.pause))],
@@ -26,12 +28,14 @@ enum Routes {
     ]
 
     /// The action, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
-    static func resolve(method: String, path: String) throws(Problem) -> Action {
+    /// With `preflight`, OPTIONS is answered on every path (CORS is on).
+    static func resolve(method: String, path: String, preflight: Bool = false) throws(Problem) -> Action {
         guard let methods = table[path] else {
             throw Problem(status: 404, detail: "no route for \(method) \(path)")
         }
+        let allowed = (methods.map(\.method) + (preflight ? ["OPTIONS"] : [])).joined(separator: ", ")
+        if preflight && method == "OPTIONS" { return .preflight(allow: allowed) }
         guard let route = methods.first(where: { $0.method == method }) else {
-            let allowed = methods.map(\.method).joined(separator: ", ")
             throw Problem(
                 status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",
                 headers: [.init("Allow", allowed)])

@@ -12,6 +12,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     /// HTTP worker threads; nil means one per core this process may run on.
     public var threads: Int?
+    /// Web origins allowed to call the API from a browser: `*` or `https://host[:port]`.
+    public var corsOrigins: [String] = []
+    /// How often an idle event stream gets a comment line, so proxies keep it and dead peers
+    /// are found.
+    public var heartbeat: Duration = .seconds(15)
 
     public init() {}
 

@@ -35,6 +35,26 @@ struct BannerServerTests {
         #expect(server.standardError.contains("received SIGTERM; stopping"))
     }
 
+    @Test func sigtermWithOpenEventStreamsExitsZeroWithinFiveSeconds() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        var streams: [EventStreamReader] = []
+        for _ in 0..<3 {
+            let connection = try HTTPConnection(port: port)
+            _ = try await connection.openStream("/banner/events")
+            let events = EventStreamReader(connection)
+            #expect(try await events.nextEvent()?.event == "state")
+            streams.append(events)
+        }
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+        for events in streams {
+            let ended = try? await events.nextEvent()
+            #expect(ended == nil)
+        }
+    }
+
     @Test func sigintAlsoStopsItCleanly() async throws {
         let config = try temporaryFile(contents: validConfiguration)
         let server = try ServerProcess(arguments: ["--config", config.path])

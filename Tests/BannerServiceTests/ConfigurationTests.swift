@@ -98,6 +98,21 @@ struct LaunchTests {
         #expect(configurationError(environment: ["CAROUSEL_CONFIG": "gone.json"]) == "gone.json: no such file")
     }
 
+    @Test func corsOriginsAndHeartbeatComeFromTheFileOrTheEnvironment() throws {
+        let file = #"{"corsOrigins": ["https://shop.example.com", "http://localhost:3000"], "heartbeat": 30}"#
+        let fromFile = try configuration(files: ["config/carousel.json": file])
+        #expect(fromFile.corsOrigins == ["https://shop.example.com", "http://localhost:3000"])
+        #expect(fromFile.heartbeat == .seconds(30))
+        let fromEnvironment = try configuration(
+            environment: ["CAROUSEL_CORS_ORIGINS": " https://a.example ,*", "CAROUSEL_HEARTBEAT": "5"],
+            files: ["config/carousel.json": file])
+        #expect(fromEnvironment.corsOrigins == ["https://a.example", "*"])
+        #expect(fromEnvironment.heartbeat == .seconds(5))
+        #expect(try configuration(environment: ["CAROUSEL_CORS_ORIGINS": ""]).corsOrigins == [])
+        #expect(ServiceConfiguration().corsOrigins == [], "CORS is off by default")
+        #expect(ServiceConfiguration().heartbeat == .seconds(15))
+    }
+
     @Test func theControlTokenComesFromTheEnvironment() throws {
         #expect(
             try configuration(environment: ["CAROUSEL_CONTROL_TOKEN": "s3cret-Token_1"]).controlToken
@@ -130,6 +145,11 @@ struct LaunchTests {
         (["--interval", "0.0001"], [:], "--interval: must be at least 0.001 seconds, got 0.0001"),
         (["--host="], [:], "--host: must not be empty"),
         (["--threads", "0"], [:], "--threads: '0' is not a thread count from 1 to 256"),
+        (
+            [], ["CAROUSEL_CORS_ORIGINS": "https://ok.example, HTTPS://SHOUT.EXAMPLE"],
+            "CAROUSEL_CORS_ORIGINS: 'HTTPS://SHOUT.EXAMPLE' must be * or an origin like https://shop.example.com (lowercase, no path)"
+        ),
+        ([], ["CAROUSEL_HEARTBEAT": "0.001"], "CAROUSEL_HEARTBEAT: must be at least 0.01 seconds, got 0.001"),
         ([], ["CAROUSEL_THREADS": "many"], "CAROUSEL_THREADS: 'many' is not a thread count from 1 to 256"),
         (
             ["--log-level", "loud"], [:],
@@ -183,8 +203,15 @@ struct ConfigurationFileTests {
         ("[]", "config/carousel.json: (document): must be a JSON object, got an array"),
         (
             #"{"intervall": 3}"#,
-            "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, banners"
+            "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, corsOrigins, heartbeat, banners"
         ),
+        (#"{"corsOrigins": "*"}"#, "config/carousel.json: corsOrigins: must be an array, got a string"),
+        (#"{"corsOrigins": [7]}"#, "config/carousel.json: corsOrigins[0]: must be a string, got a number"),
+        (
+            #"{"corsOrigins": ["https://a.example", "https://b.example/app"]}"#,
+            "config/carousel.json: corsOrigins[1]: must be * or an origin like https://shop.example.com (lowercase, no path)"
+        ),
+        (#"{"heartbeat": 0}"#, "config/carousel.json: heartbeat: must be a number of seconds greater than 0, got 0.0"),
         (#"{"threads": 0}"#, "config/carousel.json: threads: must be from 1 to 256, got 0"),
         (#"{"threads": 2.5}"#, "config/carousel.json: threads: must be an integer, got a number"),
         (#"{"interval": 0}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got 0.0"),

@@ -9,7 +9,10 @@ final class LiveService {
     let service: CarouselService
     var port: Int { service.port }
 
-    init(banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil) throws {
+    init(
+        banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
+        heartbeat: Duration = .seconds(15), corsOrigins: [String] = []
+    ) throws {
         var configuration = ServiceConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
@@ -17,6 +20,8 @@ final class LiveService {
         configuration.autoplay = autoplay
         configuration.banners = sampleBanners(banners)
         configuration.controlToken = token
+        configuration.heartbeat = heartbeat
+        configuration.corsOrigins = corsOrigins
         service = try CarouselService.start(
             configuration: configuration, logger: Logger(label: "test", minimumLevel: .critical))
     }

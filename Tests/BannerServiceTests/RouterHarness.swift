@@ -17,16 +17,22 @@ func sampleBanners(_ count: Int) -> [Banner] {
 /// The API called directly, as libmicrohttpd would call it, with an engine on a manual clock.
 struct RouterHarness {
     let clock = ManualClock(t0)
-    let engine: CarouselEngine
-    let api: BannerAPI
+    let parts: ServiceParts
+    var engine: CarouselEngine { parts.engine }
+    var api: BannerAPI { parts.api }
 
-    init(banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil) {
-        let carousel = Carousel(banners: sampleBanners(banners), interval: interval, autoplay: autoplay, now: t0)
-        let views = ReadViews(initial: carousel)
-        engine = CarouselEngine(carousel: carousel, clock: clock.read, onChange: views.publish)
-        api = BannerAPI(
-            engine: engine, views: views, controlToken: token.map(ControlToken.init),
-            logger: Logger(label: "test", minimumLevel: .critical))
+    init(
+        banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil,
+        corsOrigins: [String] = []
+    ) {
+        var configuration = ServiceConfiguration()
+        configuration.banners = sampleBanners(banners)
+        configuration.interval = interval
+        configuration.autoplay = autoplay
+        configuration.controlToken = token
+        configuration.corsOrigins = corsOrigins
+        parts = ServiceParts(
+            configuration: configuration, logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
     }
 
     func send(

@@ -94,7 +94,7 @@ struct RouterReadTests {
             return
         }
         let answer = await work()
-        #expect(answer === harness.api.views.state)
+        #expect(answer === harness.parts.views.response(.state, origin: nil, ifNoneMatch: nil))
     }
 
     @Test func aCompletedCommandIsVisibleToTheNextRead() async throws {

@@ -1,0 +1,152 @@
+import Carousel
+import Foundation
+import MicroHTTP
+import Testing
+
+@testable import BannerService
+
+@Suite("Conditional reads")
+struct ConditionalReadTests {
+    @Test(arguments: ["/banner", "/banners", "/banner/index"])
+    func aMatchingIfNoneMatchGets304UntilTheStateChanges(_ path: String) async throws {
+        let harness = RouterHarness()
+        let first = await harness.send("GET", path)
+        #expect(first.status == 200)
+        #expect(first.header("Cache-Control") == "no-cache")
+        let etag = try #require(first.header("ETag"))
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""), "a strong entity tag")
+
+        for sent in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
+            let again = await harness.send("GET", path, headers: [("If-None-Match", sent)])
+            #expect(again.status == 304, "If-None-Match: \(sent)")
+            #expect(again.body.isEmpty)
+            #expect(again.header("ETag") == etag)
+        }
+        #expect(await harness.send("HEAD", path, headers: [("If-None-Match", etag)]).status == 304)
+        #expect(await harness.send("GET", path, headers: [("If-None-Match", "\"stale\"")]).status == 200)
+
+        _ = await harness.send("POST", "/banner/next")
+        let changed = await harness.send("GET", path, headers: [("If-None-Match", etag)])
+        #expect(changed.status == 200)
+        #expect(changed.header("ETag") != etag)
+        #expect(changed.body == (await harness.send("GET", path)).body)
+    }
+
+    @Test func eachResourceHasItsOwnTag() async {
+        let harness = RouterHarness()
+        let tags = await [
+            harness.send("GET", "/banner"), harness.send("GET", "/banners"), harness.send("GET", "/banner/index"),
+        ]
+        .map { $0.header("ETag") }
+        #expect(Set(tags).count == 3)
+    }
+
+    @Test func tagsOfAnotherRunNeverMatch() {
+        let carousel = Carousel(banners: sampleBanners(2), interval: .seconds(4), now: t0)
+        let first = ReadViews(initial: carousel)
+        let restarted = ReadViews(initial: carousel)
+        let tag = first.response(.state, origin: nil, ifNoneMatch: nil).response.headers.first { $0.name == "ETag" }
+        let other = restarted.response(.state, origin: nil, ifNoneMatch: nil).response.headers.first {
+            $0.name == "ETag"
+        }
+        #expect(tag != nil && tag != other, "version 1 of two runs must not share a tag")
+    }
+
+    @Test func aCommandStillAnswers200WhateverIfNoneMatchSays() async {
+        let harness = RouterHarness()
+        let response = await harness.send("POST", "/banner/next", headers: [("If-None-Match", "*")])
+        #expect(response.status == 200)
+    }
+}
+
+@Suite("CORS")
+struct CORSTests {
+    let shop = "https://shop.example.com"
+
+    @Test func anAllowedOriginGetsTheGrant() async {
+        let harness = RouterHarness(corsOrigins: [shop, "http://localhost:3000"])
+        for path in ["/banner", "/banners", "/banner/index"] {
+            let response = await harness.send("GET", path, headers: [("Origin", shop)])
+            #expect(response.header("Access-Control-Allow-Origin") == shop)
+            #expect(response.header("Vary") == "Origin")
+            #expect(response.header("Access-Control-Expose-Headers") == "ETag")
+        }
+        let command = await harness.send("POST", "/banner/next", headers: [("Origin", shop)])
+        #expect(command.status == 200)
+        #expect(command.header("Access-Control-Allow-Origin") == shop)
+        let refused = await harness.send("PUT", "/banner/index", headers: [("Origin", shop)], body: "{}")
+        #expect(refused.status == 400)
+        #expect(refused.header("Access-Control-Allow-Origin") == shop, "so the page can read the error")
+        let notModified = await harness.send(
+            "GET", "/banner",
+            headers: [("Origin", shop), ("If-None-Match", (await harness.send("GET", "/banner")).header("ETag")!)])
+        #expect(notModified.status == 304)
+        #expect(notModified.header("Access-Control-Allow-Origin") == shop)
+    }
+
+    @Test func anUnlistedOriginGetsNoCORSHeaders() async {
+        let harness = RouterHarness(corsOrigins: [shop])
+        for origin in ["https://evil.example", "https://shop.example.com.evil.example", "null"] {
+            let response = await harness.send("GET", "/banner", headers: [("Origin", origin)])
+            #expect(response.status == 200)
+            #expect(response.header("Access-Control-Allow-Origin") == nil)
+            #expect(response.header("Vary") == "Origin", "the answer still depends on Origin")
+        }
+        #expect(await harness.send("GET", "/banner").header("Access-Control-Allow-Origin") == nil)
+    }
+
+    @Test func aWildcardAllowsEveryOrigin() async {
+        let harness = RouterHarness(corsOrigins: ["*"])
+        let response = await harness.send("GET", "/banner", headers: [("Origin", "https://anyone.example")])
+        #expect(response.header("Access-Control-Allow-Origin") == "*")
+    }
+
+    @Test func preflightAnswersMethodsAndHeadersToAllowedOrigins() async {
+        let harness = RouterHarness(corsOrigins: [shop])
+        let response = await harness.send(
+            "OPTIONS", "/banner/index",
+            headers: [
+                ("Origin", shop), ("Access-Control-Request-Method", "PUT"),
+                ("Access-Control-Request-Headers", "authorization, content-type"),
+            ])
+        #expect(response.status == 204)
+        #expect(response.header("Access-Control-Allow-Origin") == shop)
+        #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, OPTIONS")
+        #expect(
+            response.header("Access-Control-Allow-Headers")
+                == "Authorization, Content-Type, If-None-Match, Last-Event-ID")
+        #expect(response.header("Access-Control-Max-Age") == "600")
+        #expect(response.header("Allow") == "GET, HEAD, PUT, OPTIONS")
+
+        let stranger = await harness.send(
+            "OPTIONS", "/banner/next",
+            headers: [("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")])
+        #expect(stranger.status == 204)
+        #expect(stranger.header("Access-Control-Allow-Origin") == nil)
+        #expect(stranger.header("Access-Control-Allow-Methods") == nil)
+    }
+
+    @Test func preflightNeedsNoToken() async {
+        let harness = RouterHarness(token: "secret", corsOrigins: [shop])
+        let response = await harness.send(
+            "OPTIONS", "/banner/next", headers: [("Origin", shop), ("Access-Control-Request-Method", "POST")])
+        #expect(response.status == 204)
+    }
+
+    @Test func withCORSOffThereAreNoCORSHeadersAndOptionsIs405() async {
+        let harness = RouterHarness()
+        let response = await harness.send("GET", "/banner", headers: [("Origin", shop)])
+        #expect(response.header("Access-Control-Allow-Origin") == nil)
+        #expect(response.header("Vary") == nil)
+        #expect(await harness.send("OPTIONS", "/banner").status == 405)
+    }
+
+    @Test(arguments: [
+        ("*", true), ("https://shop.example.com", true), ("http://localhost:3000", true),
+        ("https://shop.example.com/", false), ("https://shop.example.com/path", false), ("shop.example.com", false),
+        ("HTTPS://SHOP.EXAMPLE.COM", false), ("ftp://shop.example.com", false), ("", false),
+    ])
+    func originsInTheConfigurationAreChecked(_ origin: String, _ valid: Bool) {
+        #expect(CORSPolicy.isValidOrigin(origin) == valid)
+    }
+}

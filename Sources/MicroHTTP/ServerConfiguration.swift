@@ -38,7 +38,7 @@ public struct ServerConfiguration: Sendable {
         port: Int = 8080,
         threads: Int = ServerConfiguration.onlineCores,
         connectionTimeoutSeconds: Int = 60,
-        connectionLimit: Int = 4096,
+        connectionLimit: Int = 16384,
         perAddressConnectionLimit: Int = 0,
         connectionMemoryLimit: Int = 16 * 1024,
         maxBodySize: Int = 16 * 1024,

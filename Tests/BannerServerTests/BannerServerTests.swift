@@ -103,7 +103,7 @@ struct BannerServerTests {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         // An unprivileged process cannot go above its hard limit; "unlimited" when there is none.
         let hardLimit = Int(clamping: limit.rlim_max)
-        let hardText = limit.rlim_max == RLIM_INFINITY ? "unlimited" : String(hardLimit)
+        let hardText = limit.rlim_max == rlim_t.max ? "unlimited" : String(hardLimit)
         let roomy = try ServerProcess(
             executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
             arguments: ["--nofile=1024:\(hardText)", ServerProcess.executable.path, "--config", config.path])

@@ -63,12 +63,19 @@ bench/out/reference: bench/reference/reference.c
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs libmicrohttpd)
 
-## bench: GET /banner against nginx and the C reference, POST, memory, latency -> bench/results.md
-bench: bench-deps build bench/out/reference
+bench/out/sse_fanout: bench/tools/sse_fanout.c
+	@mkdir -p bench/out
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+BENCH_BINARIES := bench/out/reference bench/out/sse_fanout
+
+## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
+## fan-out and timing -> bench/results.md
+bench: bench-deps build $(BENCH_BINARIES)
 	python3 bench/run.py
 
 ## bench-smoke: the same harness for a few seconds, to prove it runs (the numbers mean nothing)
-bench-smoke: bench-deps build bench/out/reference
+bench-smoke: bench-deps build $(BENCH_BINARIES)
 	python3 bench/run.py --smoke
 
 clean:

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 SERVICE = ROOT / ".build" / "release" / "banner-server"
 REFERENCE = OUT / "reference"
+FANOUT = OUT / "sse_fanout"
 
 
 def free_port():
@@ -112,14 +113,15 @@ class Target:
         self.log.close()
 
 
-def start_service(threads):
+def start_service(threads, name="carousel", **settings):
+    """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said)."""
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
     configuration.update(host="127.0.0.1", port=free_port(), autoplay=False)
-    path = OUT / "carousel.json"
+    configuration.update(settings)
+    path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
     return Target("service", "banner-server", [str(SERVICE), "--config", str(path), "--threads", str(threads)],
-                  configuration["port"],
-                  OUT / "service.log")
+                  configuration["port"], OUT / f"{name}.log")
 
 
 def start_nginx(threads, body):
@@ -232,6 +234,53 @@ def rss_with_idle_connections(target, count):
             connection.close()
 
 
+def fan_out(threads, subscribers, changes):
+    """N subscribers of /banner/events, `changes` changes; delivery delays from bench/tools/sse_fanout.c."""
+    service = start_service(threads, name="fanout")
+    try:
+        result = subprocess.run([str(FANOUT), "--port", str(service.port), "--subscribers", str(subscribers),
+                                 "--changes", str(changes)], capture_output=True, text=True, timeout=300)
+        figures = json.loads(result.stdout)
+        figures["rss_kib"] = rss_kib(service.pids)
+    finally:
+        service.stop()
+    if figures["deliveries"] != figures["expected"]:
+        print(f"bench: warning: fan-out delivered {figures['deliveries']} of {figures['expected']} events "
+              f"({figures['connected']} of {subscribers} subscribers connected; is the open-file limit too low?)",
+              file=sys.stderr)
+    return figures
+
+
+def advance_timing(threads, advances, interval):
+    """One subscriber, automatic advances every `interval` s: each event's arrival against the
+    nextAdvanceAt the previous state promised, and the schedule's drift over the run."""
+    banners = json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]
+    for banner in banners:
+        banner.pop("duration", None)  # a uniform interval, so that the schedule is first + k × interval
+    service = start_service(threads, name="timing", autoplay=True, interval=interval, banners=banners)
+    errors, promised = [], []
+    try:
+        with socket.create_connection(("127.0.0.1", service.port), timeout=10) as connection:
+            connection.sendall(b"GET /banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            buffer = b""
+            while len(promised) <= advances:
+                buffer += connection.recv(65536)
+                arrival = time.time()
+                while (match := re.search(rb"\ndata: (\{.*?\})\n\n", buffer)):
+                    buffer = buffer[match.end():]
+                    state = json.loads(match.group(1))
+                    if promised:
+                        errors.append((arrival - promised[-1]) * 1000)
+                    promised.append(datetime.datetime.fromisoformat(state["nextAdvanceAt"]).timestamp())
+    finally:
+        service.stop()
+    first = promised[0]
+    drift = max(abs((at - first) - k * interval) for k, at in enumerate(promised)) * 1000
+    errors.sort()
+    return {"advances": len(errors), "p50": errors[len(errors) // 2], "p99": errors[int(len(errors) * 0.99)],
+            "max": errors[-1], "drift_ms": drift, "span_s": promised[-1] - first}
+
+
 def command_version(command, pattern=r"[\d]+\.[\d.]+"):
     try:
         result = subprocess.run(command, capture_output=True, text=True)
@@ -270,11 +319,15 @@ def main():
     parser.add_argument("--idle-connections", type=int, default=1000)
     parser.add_argument("--latency-clients", type=int, default=32)
     parser.add_argument("--latency-rate", type=int, default=500, help="requests per second per client")
+    parser.add_argument("--subscribers", type=int, default=5000, help="event-stream subscribers in the fan-out")
+    parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
+    parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
         arguments.rounds, arguments.seconds, arguments.idle_connections = 1, 1, 200
         arguments.latency_clients, arguments.latency_rate = 4, 100
+        arguments.subscribers, arguments.changes, arguments.advances = 200, 2, 20
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -335,14 +388,23 @@ def main():
         for target in targets:
             target.stop()
 
-    report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body))
+    fanout = fan_out(arguments.threads, arguments.subscribers, arguments.changes)
+    print(f"  fan-out to {fanout['connected']:,} subscribers: p50 {fanout['p50_ms']:.1f} ms, "
+          f"p99 {fanout['p99_ms']:.1f} ms, max {fanout['max_ms']:.1f} ms", flush=True)
+    timing = advance_timing(arguments.threads, arguments.advances, 0.1)
+    print(f"  advance timing over {timing['advances']} advances: p50 {timing['p50']:.2f} ms, "
+          f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
+
+    report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body),
+                    fanout, timing)
     results_file.write_text(report)
     print()
     print(report)
     print(f"written to {results_file.relative_to(ROOT)}")
 
 
-def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size):
+def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
+           timing):
     service = rates["service"]
     versus_nginx = [s / n for s, n in zip(service, rates["nginx"])]
     versus_c = [s / c for s, c in zip(service, rates["reference"])]
@@ -429,6 +491,28 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         f"**{post['rate']:,.0f} req/s**, {post['cpu']:.2f} µs CPU per request. Nothing lost: wrk completed "
         f"{post['completed']:,} requests and the state's version grew by {post['applied']:,} "
         "(requests still in flight when wrk stops can make the second figure the larger).",
+        "",
+        "## Server-Sent Events",
+        "",
+        f"**Fan-out** (bench/tools/sse_fanout.c, one epoll loop in C): {fanout['connected']:,} subscribers of "
+        f"`GET /banner/events` (connected in {fanout['connect_seconds']:.1f} s), then {fanout['changes']} times "
+        "`POST /banner/next` and the time from sending it until each subscriber has the event with the new id "
+        f"({fanout['deliveries']:,} of {fanout['expected']:,} deliveries):",
+        "",
+        "| subscribers | p50 ms | p99 ms | max ms | service RSS |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {fanout['connected']:,} | {fanout['p50_ms']:.1f} | {fanout['p99_ms']:.1f} | {fanout['max_ms']:.1f} | "
+        f"{fanout['rss_kib'] / 1024:.1f} MiB |",
+        "",
+        f"**Timing**: interval 100 ms, every banner the same; one subscriber; for each of {timing['advances']} "
+        "automatic advances, the event's arrival minus the `nextAdvanceAt` the previous event promised; drift: the "
+        f"largest distance of any promised time from first + k × 100 ms over the {timing['span_s']:.1f} s run "
+        "(times are sent with millisecond precision).",
+        "",
+        "| advances | p50 ms | p99 ms | max ms | drift ms |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {timing['advances']} | {timing['p50']:.2f} | {timing['p99']:.2f} | {timing['max']:.2f} | "
+        f"{timing['drift_ms']:.3f} |",
         "",
     ]
     return "\n".join(lines)

@@ -167,9 +167,11 @@ http {{
                   port, OUT / "nginx" / "stderr.log")
 
 
-def start_reference(threads, body_file):
+def start_reference(threads, body_file, headers):
     port = free_port()
     command = [str(REFERENCE), "--port", str(port), "--threads", str(threads), "--body", str(body_file)]
+    for header in headers:
+        command += ["--header", header]
     return Target("reference", "C libmicrohttpd", command, port, OUT / "reference.log")
 
 
@@ -311,7 +313,7 @@ def machine():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
@@ -338,12 +340,15 @@ def main():
     targets = [service]
     try:
         idle_rss = {service.name: rss_kib(service.pids)}
-        status, _, body = fetch(service.port)
+        status, head, body = fetch(service.port)
         if status != 200:
             sys.exit(f"bench: GET /banner answered {status}")
+        # The headers the application chose; the daemon adds Date, Content-Length, Connection itself.
+        service_headers = [line for line in head.split("\r\n")[1:]
+                           if line.split(":")[0].lower() not in ("date", "content-length", "connection")]
         (OUT / "banner.json").write_bytes(body)
         targets.append(start_nginx(arguments.threads, body))
-        targets.append(start_reference(arguments.threads, OUT / "banner.json"))
+        targets.append(start_reference(arguments.threads, OUT / "banner.json", service_headers))
         for target in targets[1:]:
             idle_rss[target.name] = rss_kib(target.pids)
         sizes = {}
@@ -424,7 +429,7 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, keep-alive, {body_size}-byte JSON body; "
         f"every server with {arguments.threads} threads (nginx: worker processes); the order of the three "
         f"rotates every round. The C reference has the service's daemon settings (epoll thread pool, "
-        "16 KiB per connection, no MHD_USE_TURBO).",
+        "16 KiB per connection, no MHD_USE_TURBO) and sends the service's headers (ETag included).",
         "",
         "| server | response bytes | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median req/s |",
         "|---|---:|" + "---:|" * rounds + "---:|",

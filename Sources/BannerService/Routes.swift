@@ -33,13 +33,11 @@ enum Routes {
         guard let methods = table[path] else {
             throw Problem(status: 404, detail: "no route for \(method) \(path)")
         }
+        if let route = methods.first(where: { $0.method == method }) { return route.action }
         let allowed = (methods.map(\.method) + (preflight ? ["OPTIONS"] : [])).joined(separator: ", ")
         if preflight && method == "OPTIONS" { return .preflight(allow: allowed) }
-        guard let route = methods.first(where: { $0.method == method }) else {
-            throw Problem(
-                status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",
-                headers: [.init("Allow", allowed)])
-        }
-        return route.action
+        throw Problem(
+            status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",
+            headers: [.init("Allow", allowed)])
     }
 }

@@ -4,7 +4,9 @@
  * keep-alive: answer on the second access-handler call). `make bench` runs it beside the
  * service and nginx.
  *
- *   reference --port P --threads N --body FILE [--turbo]
+ *   reference --port P --threads N --body FILE [--header "Name: value"]... [--memory-kib K] [--turbo]
+ *
+ * `make bench` passes the service's own response headers, so both send the same bytes.
  */
 #include <microhttpd.h>
 #include <signal.h>
@@ -43,20 +45,34 @@ static char *read_file(const char *path, size_t *size) {
 int main(int argc, char **argv) {
     unsigned int port = 0, threads = 2, memory_kib = 16, flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     const char *body_path = NULL;
+    const char *headers[16];
+    int header_count = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = (unsigned int)atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = (unsigned int)atoi(argv[++i]);
         else if (strcmp(argv[i], "--body") == 0 && i + 1 < argc) body_path = argv[++i];
         else if (strcmp(argv[i], "--turbo") == 0) flags |= MHD_USE_TURBO;
+        else if (strcmp(argv[i], "--header") == 0 && i + 1 < argc && header_count < 16) headers[header_count++] = argv[++i];
         else if (strcmp(argv[i], "--memory-kib") == 0 && i + 1 < argc) memory_kib = (unsigned int)atoi(argv[++i]);
-        else { fprintf(stderr, "usage: %s --port P --threads N --body FILE [--turbo]\n", argv[0]); return 2; }
+        else {
+            fprintf(stderr, "usage: %s --port P --threads N --body FILE [--header 'Name: value']... [--turbo]\n", argv[0]);
+            return 2;
+        }
     }
     size_t size = 0;
     char *body = body_path ? read_file(body_path, &size) : NULL;
     if (body == NULL) { fprintf(stderr, "reference: cannot read --body file\n"); return 2; }
     prepared = MHD_create_response_from_buffer(size, body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(prepared, "Content-Type", "application/json; charset=utf-8");
-    MHD_add_response_header(prepared, "Cache-Control", "no-store");
+    for (int h = 0; h < header_count; h++) {
+        char name[256];
+        const char *colon = strchr(headers[h], ':');
+        if (colon == NULL || (size_t)(colon - headers[h]) >= sizeof name) continue;
+        memcpy(name, headers[h], (size_t)(colon - headers[h]));
+        name[colon - headers[h]] = '\0';
+        const char *value = colon + 1;
+        while (*value == ' ') value++;
+        MHD_add_response_header(prepared, name, value);
+    }
 
     /* Blocked before the daemon's threads exist, so they inherit the mask and sigwait gets them. */
     sigset_t stop;

@@ -41,12 +41,15 @@ final class ReadViews: Sendable {
     }
 
     private let cors: CORSPolicy
+    /// `cors.variants`, computed once: reads must not build it anew.
+    private let variantOrigins: [String?]
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
     private let instance: String
     private let latest: Mutex<Views>
 
     init(initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance()) {
         self.cors = cors
+        self.variantOrigins = cors.variants
         self.instance = instance
         latest = Mutex(
             Self.views(of: carousel, banners: EncodedBanners(carousel.banners), cors: cors, instance: instance))
@@ -54,7 +57,7 @@ final class ReadViews: Sendable {
 
     /// The response for a read of `resource` from a client whose origin resolved to `origin`.
     func response(_ resource: Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
-        let variant = cors.variants.firstIndex(of: origin) ?? 0
+        let variant = variant(for: origin)
         return latest.withLock { $0.variants[variant][resource.rawValue] }.response(ifNoneMatch: ifNoneMatch)
     }
 
@@ -64,7 +67,7 @@ final class ReadViews: Sendable {
     /// The state response for `carousel`: the one already published when it is that version
     /// (the usual case for a command's answer), else encoded now.
     func state(of carousel: Carousel, origin: String?) -> PreparedResponse {
-        let variant = cors.variants.firstIndex(of: origin) ?? 0
+        let variant = variant(for: origin)
         let (published, banners) = latest.withLock { views in
             (
                 views.version == carousel.version ? views.variants[variant][Resource.state.rawValue].ok : nil,
@@ -74,6 +77,12 @@ final class ReadViews: Sendable {
         if let published { return published }
         let json = CarouselJSON.state(carousel, banners: banners.reused(for: carousel.banners))
         return Self.prepare(json, headers: cors.headers(for: origin))
+    }
+
+    /// The position of `origin`'s variant; without an origin (CORS off, or not allowed), the first.
+    private func variant(for origin: String?) -> Int {
+        guard let origin else { return 0 }
+        return variantOrigins.firstIndex(of: origin) ?? 0
     }
 
     /// Called by the engine with every new state.

@@ -49,7 +49,10 @@ public struct Request: ~Copyable {
     public func header(_ name: String) -> String? {
         switch headers {
         case .connection(let connection):
-            MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+            // withCString copies a short name to the stack; passing `name` as the argument
+            // would convert it through a heap array on every read.
+            name.withCString { MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, $0) }
+                .map { String(cString: $0) }
         case .list(let list):
             list.first { $0.name.utf8.elementsEqual(name.utf8, by: asciiCaseInsensitiveEqual) }?.value
         }

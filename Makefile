@@ -6,7 +6,7 @@ CC           ?= cc
 CONFIG       ?= config/carousel.json
 APT_PACKAGES := libmicrohttpd-dev pkg-config
 # What `make bench` runs beside the service: load generators, nginx, a C compiler for the reference.
-BENCH_TOOLS  := wrk:wrk nginx:nginx-light h2load:nghttp2-client $(CC):gcc python3:python3
+BENCH_TOOLS  := wrk:wrk nginx:nginx-light h2load:nghttp2-client valgrind:valgrind $(CC):gcc python3:python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift
@@ -23,7 +23,7 @@ deps:
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi
 
-## bench-deps: install wrk, nginx-light, nghttp2-client (h2load) and gcc when missing
+## bench-deps: install wrk, nginx-light, nghttp2-client (h2load), valgrind and gcc when missing
 bench-deps: deps
 	@missing=""; for pair in $(BENCH_TOOLS); do \
 		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; \

@@ -283,6 +283,33 @@ def advance_timing(threads, advances, interval):
             "max": errors[-1], "drift_ms": drift, "span_s": promised[-1] - first}
 
 
+def heap_blocks_per_read(requests):
+    """Heap allocations per keep-alive GET /banner, counted by valgrind's dhat: the difference
+    between a run with `requests` reads and one with none. Exact, unlike any timing."""
+    totals = []
+    for count in (0, requests):
+        port = free_port()
+        path = OUT / "dhat.json"
+        path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
+                                    "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
+        log = OUT / f"dhat-{count}.log"
+        process = subprocess.Popen(["valgrind", "--tool=dhat", f"--dhat-out-file={OUT / 'dhat.out'}", str(SERVICE),
+                                    "--config", str(path), "--threads", "1"],
+                                   stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        wait_for_port(port, process, "banner-server under valgrind", seconds=60)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            for _ in range(count):
+                connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                received = b""
+                while not received.endswith(b"}\n"):
+                    received += connection.recv(65536)
+        process.terminate()
+        process.wait(timeout=60)
+        totals.append(int(re.search(r"Total:\s+[\d,]+ bytes in ([\d,]+) blocks", log.read_text())
+                          .group(1).replace(",", "")))
+    return (totals[1] - totals[0]) / requests
+
+
 def command_version(command, pattern=r"[\d]+\.[\d.]+"):
     try:
         result = subprocess.run(command, capture_output=True, text=True)
@@ -324,12 +351,14 @@ def main():
     parser.add_argument("--subscribers", type=int, default=5000, help="event-stream subscribers in the fan-out")
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
+    parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
         arguments.rounds, arguments.seconds, arguments.idle_connections = 1, 1, 200
         arguments.latency_clients, arguments.latency_rate = 4, 100
         arguments.subscribers, arguments.changes, arguments.advances = 200, 2, 20
+        arguments.reads_counted = 200
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -396,12 +425,14 @@ def main():
     fanout = fan_out(arguments.threads, arguments.subscribers, arguments.changes)
     print(f"  fan-out to {fanout['connected']:,} subscribers: p50 {fanout['p50_ms']:.1f} ms, "
           f"p99 {fanout['p99_ms']:.1f} ms, max {fanout['max_ms']:.1f} ms", flush=True)
+    allocations = heap_blocks_per_read(arguments.reads_counted)
+    print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
     print(f"  advance timing over {timing['advances']} advances: p50 {timing['p50']:.2f} ms, "
           f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
 
     report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body),
-                    fanout, timing)
+                    fanout, timing, allocations)
     results_file.write_text(report)
     print()
     print(report)
@@ -409,7 +440,7 @@ def main():
 
 
 def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
-           timing):
+           timing, allocations):
     service = rates["service"]
     versus_nginx = [s / n for s, n in zip(service, rates["nginx"])]
     versus_c = [s / c for s, c in zip(service, rates["reference"])]
@@ -458,6 +489,9 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         lines.append(f"| {target.label} | " + " | ".join(f"{v:.2f}" for v in values)
                      + f" | **{statistics.median(values):.2f}** |")
     lines += [
+        "",
+        f"Heap allocations per keep-alive `GET /banner` in the service, counted by valgrind's dhat over "
+        f"{arguments.reads_counted:,} reads (the difference from a run with none): **{allocations:.3f}**.",
         "",
         "## Latency at a fixed rate",
         "",

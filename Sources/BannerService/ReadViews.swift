@@ -108,7 +108,11 @@ final class ReadViews: Sendable {
                 return Representation(
                     etag: etag, ok: prepare(bodies[resource]!, headers: headers),
                     notModified: PreparedResponse(
-                        Response(status: 304, headers: headers + [HTTPHeader("Cache-Control", "no-cache")])))
+                        // With the 200's body, which libmicrohttpd does not send for a 304: only its
+                        // length, the one Content-Length RFC 9110 allows on a 304 (it would say 0).
+                        Response(
+                            status: 304, headers: headers + [HTTPHeader("Cache-Control", "no-cache")],
+                            body: bodies[resource]!)))
             }
         }
         return Views(version: carousel.version, encodedBanners: banners, stateJSON: state, variants: variants)

@@ -23,7 +23,8 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The MHD_Response this object owns; immutable after init, so sharing it is safe.
     let handle: OpaquePointer
 
-    /// Headers with a CR or LF in them are refused by libmicrohttpd and left out.
+    /// Headers with a CR or LF in them are refused by libmicrohttpd and left out. For HEAD
+    /// requests and 304 answers libmicrohttpd sends the body's length but not the body.
     public init(_ response: Response) {
         self.response = response
         handle = response.body.withUnsafeBytes { bytes in

@@ -19,7 +19,6 @@ struct ConditionalReadTests {
         for sent in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
             let again = await harness.send("GET", path, headers: [("If-None-Match", sent)])
             #expect(again.status == 304, "If-None-Match: \(sent)")
-            #expect(again.body.isEmpty)
             #expect(again.header("ETag") == etag)
         }
         #expect(await harness.send("HEAD", path, headers: [("If-None-Match", etag)]).status == 304)

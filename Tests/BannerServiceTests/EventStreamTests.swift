@@ -150,11 +150,14 @@ struct EventStreamTests {
 struct LiveConditionalTests {
     @Test func aPollerGets304UntilTheCarouselMoves() async throws {
         let live = try LiveService()
-        let first = try await live.request("GET", "/banner")
+        let poller = try HTTPConnection(port: live.port)
+        let first = try await poller.send("GET", "/banner")
         let etag = try #require(first.header("ETag"))
-        let again = try await live.request("GET", "/banner", headers: [("If-None-Match", etag)])
+        let again = try await poller.send("GET", "/banner", headers: [("If-None-Match", etag)])
         #expect(again.status == 304)
         #expect(again.body.isEmpty)
+        #expect(again.header("Content-Length") == String(first.body.count), "the 200's length, never 0")
+        #expect(try await poller.send("GET", "/banner").body == first.body, "no body bytes were left on the wire")
         _ = try await live.request("POST", "/banner/next")
         let moved = try await live.request("GET", "/banner", headers: [("If-None-Match", etag)])
         #expect(moved.status == 200)

@@ -5,13 +5,16 @@ SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
 APT_PACKAGES := libmicrohttpd-dev pkg-config
+# The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
+BROWSER_PACKAGES := chromium chromium-driver python3-selenium
+SYSTEM_PYTHON    := /usr/bin/python3
 # What `make bench` runs beside the service: load generators, nginx, a C compiler for the reference.
 BENCH_TOOLS  := wrk:wrk nginx:nginx-light h2load:nghttp2-client valgrind:valgrind $(CC):gcc python3:python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift
 
-.PHONY: all deps bench-deps build debug run test lint format bench bench-smoke clean
+.PHONY: all deps bench-deps browser-deps build debug run test test-browser lint format bench bench-smoke clean
 
 all: build
 
@@ -33,6 +36,13 @@ bench-deps: deps
 		$(APT_INSTALL) $$missing || { $(SUDO) apt-get update && $(APT_INSTALL) $$missing; }; \
 	fi
 
+## browser-deps: install chromium, chromium-driver and python3-selenium when missing
+browser-deps: deps
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || ! $(SYSTEM_PYTHON) -c 'import selenium' 2>/dev/null; then \
+		echo "installing $(BROWSER_PACKAGES)"; \
+		$(APT_INSTALL) $(BROWSER_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(BROWSER_PACKAGES); }; \
+	fi
+
 ## build: the release binary, .build/release/banner-server
 build: deps
 	$(SWIFT) build -c release
@@ -45,11 +55,19 @@ debug: deps
 run: build
 	.build/release/banner-server --config $(CONFIG)
 
-## test: check formatting, build, run every test, then a short run of the benchmark harness
+## test: check formatting, build, run every test (Swift, then the browser test), then a short
+## run of the benchmark harness
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) test-browser
 	$(MAKE) bench-smoke
+
+## test-browser: the web client in headless Chromium against the debug build (screenshots in
+## .build/browser-artifacts/)
+test-browser: browser-deps
+	$(SWIFT) build --product banner-server
+	$(SYSTEM_PYTHON) Tests/browser/test_web_client.py
 
 ## lint: fail on any swift-format finding (configuration in .swift-format)
 lint:

@@ -8,18 +8,20 @@ struct BannerAPI: HTTPHandler {
     let engine: CarouselEngine
     let views: ReadViews
     let events: EventHub
+    let web: WebClient
     let controlToken: ControlToken?
     let cors: CORSPolicy
     let logger: Logger
     private let health = ReadViews.prepare(Array("{\"status\":\"ok\"}\n".utf8))
 
     init(
-        engine: CarouselEngine, views: ReadViews, events: EventHub, controlToken: ControlToken?, cors: CORSPolicy,
-        logger: Logger
+        engine: CarouselEngine, views: ReadViews, events: EventHub, web: WebClient, controlToken: ControlToken?,
+        cors: CORSPolicy, logger: Logger
     ) {
         self.engine = engine
         self.views = views
         self.events = events
+        self.web = web
         self.controlToken = controlToken
         self.cors = cors
         self.logger = logger
@@ -35,6 +37,8 @@ struct BannerAPI: HTTPHandler {
                     views.response(resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
             case .health:
                 return .prepared(health)
+            case .web(let asset):
+                return .prepared(web.response(asset, ifNoneMatch: request.header("If-None-Match")))
             case .events:
                 return .stream(events.subscribe(headers: cors.headers(for: origin)))
             case .preflight(let allow):

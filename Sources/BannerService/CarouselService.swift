@@ -71,7 +71,7 @@ struct ServiceParts {
         self.views = views
         self.events = events
         api = BannerAPI(
-            engine: engine, views: views, events: events,
+            engine: engine, views: views, events: events, web: WebClient(cors: cors),
             controlToken: configuration.controlToken.map(ControlToken.init), cors: cors, logger: logger)
     }
 }

@@ -19,19 +19,6 @@ final class ReadViews: Sendable {
         }
     }
 
-    /// One resource at one version for one CORS variant.
-    struct Representation: Sendable {
-        let etag: String
-        let ok: PreparedResponse
-        let notModified: PreparedResponse
-
-        /// 304 when `ifNoneMatch` names this version (RFC 9110's weak comparison), else 200.
-        func response(ifNoneMatch: String?) -> PreparedResponse {
-            guard let ifNoneMatch else { return ok }
-            return EntityTag.matches(ifNoneMatch, etag) ? notModified : ok
-        }
-    }
-
     private struct Views: Sendable {
         let version: UInt64
         let encodedBanners: EncodedBanners
@@ -103,31 +90,23 @@ final class ReadViews: Sendable {
         ]
         let variants = cors.variants.map { origin in
             Resource.allCases.map { resource in
-                let etag = EntityTag.make(instance: instance, version: carousel.version, resource: resource.name)
-                let headers = [HTTPHeader("ETag", etag)] + cors.headers(for: origin)
-                return Representation(
-                    etag: etag, ok: prepare(bodies[resource]!, headers: headers),
-                    notModified: PreparedResponse(
-                        // With the 200's body, which libmicrohttpd does not send for a 304: only its
-                        // length, the one Content-Length RFC 9110 allows on a 304 (it would say 0).
-                        Response(
-                            status: 304, headers: headers + [HTTPHeader("Cache-Control", "no-cache")],
-                            body: bodies[resource]!)))
+                Representation(
+                    etag: EntityTag.make(instance: instance, version: carousel.version, resource: resource.name),
+                    body: bodies[resource]!, headers: jsonHeaders + cors.headers(for: origin))
             }
         }
         return Views(version: carousel.version, encodedBanners: banners, stateJSON: state, variants: variants)
     }
 
+    static let jsonHeaders = [
+        HTTPHeader("Content-Type", "application/json; charset=utf-8"),
+        // Caches may keep a copy but must ask first: the banner changes every few seconds.
+        HTTPHeader("Cache-Control", "no-cache"),
+    ]
+
     /// A 200 JSON response, ready to queue.
     static func prepare(_ json: [UInt8], headers: [HTTPHeader] = []) -> PreparedResponse {
-        PreparedResponse(
-            Response(
-                status: 200,
-                headers: [
-                    HTTPHeader("Content-Type", "application/json; charset=utf-8"),
-                    // Caches may keep a copy but must ask first: the banner changes every few seconds.
-                    HTTPHeader("Cache-Control", "no-cache"),
-                ] + headers, body: json))
+        PreparedResponse(Response(status: 200, headers: jsonHeaders + headers, body: json))
     }
 }
 

@@ -1,6 +1,7 @@
 /// What a request asks for, once its path and method are known.
 enum Action: Sendable, Equatable {
     case read(ReadViews.Resource)
+    case web(WebClient.Asset)
     case health
     case events
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
@@ -25,6 +26,10 @@ enum Routes {
         "/banner/pause": [("POST", .command(.pause))],
         "/banner/resume": [("POST", .command(.resume))],
         "/healthz": [("GET", .health), ("HEAD", .health)],
+        "/": [("GET", .web(.page)), ("HEAD", .web(.page))],
+        "/app.js": [("GET", .web(.script)), ("HEAD", .web(.script))],
+        "/app.css": [("GET", .web(.style)), ("HEAD", .web(.style))],
+        "/favicon.svg": [("GET", .web(.icon)), ("HEAD", .web(.icon))],
     ]
 
     /// The action, or the 404 (unknown path) or 405 with `Allow` (known path, other method).

@@ -149,3 +149,41 @@ struct CORSTests {
         #expect(CORSPolicy.isValidOrigin(origin) == valid)
     }
 }
+
+@Suite("Web client assets")
+struct WebClientAssetTests {
+    @Test(arguments: [
+        ("/", "text/html; charset=utf-8"), ("/app.js", "text/javascript; charset=utf-8"),
+        ("/app.css", "text/css; charset=utf-8"), ("/favicon.svg", "image/svg+xml"),
+    ])
+    func eachAssetHasItsTypeATagAndTheSecurityHeaders(_ path: String, _ contentType: String) async throws {
+        let harness = RouterHarness()
+        let response = await harness.send("GET", path)
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == contentType)
+        #expect(response.header("X-Content-Type-Options") == "nosniff")
+        #expect(response.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+        let etag = try #require(response.header("ETag"))
+        #expect(await harness.send("GET", path, headers: [("If-None-Match", etag)]).status == 304)
+        #expect(await harness.send("HEAD", path).status == 200)
+    }
+
+    @Test func thePageLoadsItsScriptAndStyleFromTheService() async {
+        let page = await RouterHarness().send("GET", "/").text
+        #expect(page.contains(#"<script src="/app.js" defer></script>"#))
+        #expect(page.contains(#"<link rel="stylesheet" href="/app.css">"#))
+    }
+
+    @Test func tagsDependOnTheContentOnly() {
+        #expect(WebClient.fingerprint(Array("a".utf8)) == WebClient.fingerprint(Array("a".utf8)))
+        #expect(WebClient.fingerprint(Array("a".utf8)) != WebClient.fingerprint(Array("b".utf8)))
+    }
+
+    @Test func framingFollowsTheCORSOrigins() {
+        #expect(WebClient.contentSecurityPolicy(framedBy: .off).hasSuffix("frame-ancestors 'self'"))
+        #expect(
+            WebClient.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["https://shop.example.com"]))
+                .hasSuffix("frame-ancestors 'self' https://shop.example.com"))
+        #expect(WebClient.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["*"])).hasSuffix("frame-ancestors *"))
+    }
+}

@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""The built-in web client at `/`, in a real browser: headless Chromium driven by Selenium
+(both from Debian), against the real banner-server on 127.0.0.1.
+
+Run by `make test-browser` (part of `make test`). Screenshots of every test land in
+.build/browser-artifacts/. Banner images come from a small local image server, so that nothing
+here needs the network.
+"""
+
+import http.server
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = Path(os.environ.get("BANNER_SERVER", ROOT / ".build" / "debug" / "banner-server"))
+ARTIFACTS = ROOT / ".build" / "browser-artifacts"
+CAPTIONS = ["Welcome to the Harbour Street store", "Spring sale: up to 40% off garden furniture",
+            "Free delivery on orders over 50 EUR", "New arrivals every Friday",
+            "Get the app: scan, pay and skip the queue"]
+COLOURS = [("#1f6feb", "#8957e5"), ("#2da44e", "#0f766e"), ("#d97706", "#b91c1c"), ("#db2777", "#7c3aed"),
+           ("#0891b2", "#1d4ed8")]
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ImageServer:
+    """Serves one SVG picture per banner on 127.0.0.1, quietly."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="carousel-images-")
+        for number, (start, end) in enumerate(COLOURS):
+            Path(self.directory, f"banner-{number}.svg").write_text(
+                f'<svg xmlns="http://www.w3.org/2000/svg" width="1600" height="600" viewBox="0 0 1600 600">'
+                f'<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="{start}"/>'
+                f'<stop offset="1" stop-color="{end}"/></linearGradient></defs><rect width="1600" height="600" '
+                f'fill="url(#g)"/><circle cx="1320" cy="150" r="210" fill="#ffffff" opacity="0.12"/>'
+                f'<circle cx="1450" cy="480" r="140" fill="#ffffff" opacity="0.10"/></svg>')
+        handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=self.directory)
+        http.server.SimpleHTTPRequestHandler.log_message = lambda *args: None
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, number):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/banner-{number}.svg"
+
+
+class BannerServer:
+    """banner-server as a child process on a fixed port (so that it can be restarted on it)."""
+
+    def __init__(self, images, token=None, interval=3600.0):
+        self.port = free_port()
+        self.config = Path(tempfile.mkdtemp(prefix="carousel-web-")) / "carousel.json"
+        self.config.write_text(json.dumps({
+            "host": "127.0.0.1", "port": self.port, "interval": interval,
+            "banners": [{"id": f"banner-{n}", "image": images.url(n), "caption": caption,
+                         "link": f"https://shop.example.com/{n}"} for n, caption in enumerate(CAPTIONS)],
+        }))
+        self.environment = {"PATH": "/usr/bin:/bin"}
+        if token:
+            self.environment["CAROUSEL_CONTROL_TOKEN"] = token
+        self.process = None
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen([str(SERVER), "--config", str(self.config)], env=self.environment,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        self.process.stdout.close()
+        if not line.startswith("listening on "):
+            raise RuntimeError(f"banner-server did not start: {line!r}")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=10)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, method, path, body=None, token=None):
+        request = urllib.request.Request(self.url + path, method=method,
+                                         data=None if body is None else json.dumps(body).encode())
+        if body is not None:
+            request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
+
+    def state(self):
+        return self.call("GET", "/banner")
+
+
+class WebClientTest(unittest.TestCase):
+    token = None
+
+    @classmethod
+    def setUpClass(cls):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        cls.images = ImageServer()
+
+    def setUp(self):
+        self.service = BannerServer(self.images, token=self.token)
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1280,860", "--force-device-scale-factor=1"]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.browser.get(self.service.url + "/")
+        self.wait_for_caption(self.service.state()["banner"]["caption"])
+
+    def tearDown(self):
+        self.browser.save_screenshot(str(ARTIFACTS / f"{self._testMethodName}.png"))
+        errors = [entry for entry in self.browser.get_log("browser")
+                  if entry["level"] == "SEVERE" and entry.get("source") != "network"]
+        self.browser.quit()
+        self.service.stop()
+        # Failed requests while the service is down are expected (source "network"); anything
+        # else SEVERE (a script error, a CSP violation, console.error) is a defect.
+        self.assertEqual(errors, [], "errors in the browser console")
+
+    # Helpers ---------------------------------------------------------------------------------
+
+    def find(self, selector):
+        return self.browser.find_element(By.CSS_SELECTOR, selector)
+
+    def wait(self, condition, seconds=5, message=""):
+        return WebDriverWait(self.browser, seconds).until(lambda _: condition(), message)
+
+    def wait_for_caption(self, caption, seconds=5):
+        self.wait(lambda: self.find(".slide-caption").text == caption, seconds,
+                  f"the page should show {caption!r}, shows {self.find('.slide-caption').text!r}")
+
+    def shown_index(self):
+        dots = self.browser.find_elements(By.CSS_SELECTOR, ".dot")
+        current = [index for index, dot in enumerate(dots) if dot.get_attribute("aria-current") == "true"]
+        return current[0] if len(current) == 1 else None
+
+
+class ShowingAndFollowing(WebClientTest):
+    def test_shows_the_current_banner_with_its_image_link_and_dots(self):
+        state = self.service.state()
+        self.assertEqual(self.find(".slide-image").get_attribute("src"), state["banner"]["image"])
+        self.assertEqual(self.find(".slide-image").get_attribute("alt"), state["banner"]["caption"])
+        self.assertEqual(self.find(".slide-link").get_attribute("href"), state["banner"]["link"])
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".dot")), state["count"])
+        self.assertEqual(self.shown_index(), state["index"])
+        self.assertTrue(self.browser.execute_script(
+            "return document.querySelector('.slide-image').complete && "
+            "document.querySelector('.slide-image').naturalWidth > 0"), "the banner image loaded")
+
+    def test_preloads_the_previous_and_next_images(self):
+        state = self.service.state()
+        loaded = self.browser.execute_script(
+            "return performance.getEntriesByType('resource').map(entry => entry.name)")
+        for neighbour in ("previous", "next"):
+            self.assertIn(state[neighbour]["image"], loaded, f"the {neighbour} banner's image was fetched")
+
+    def test_a_change_made_elsewhere_appears_within_two_seconds(self):
+        moved = self.service.call("POST", "/banner/next")
+        self.wait_for_caption(moved["banner"]["caption"], seconds=2)
+        self.assertEqual(self.shown_index(), moved["index"])
+        jumped = self.service.call("PUT", "/banner/index", {"index": 4})
+        self.wait_for_caption(jumped["banner"]["caption"], seconds=2)
+
+    def test_the_progress_bar_counts_down_while_playing(self):
+        bar = lambda: self.browser.execute_script(
+            "return new DOMMatrix(getComputedStyle(document.querySelector('.progress-bar')).transform).a")
+        self.service.stop()
+        self.service = BannerServer(self.images, interval=2.0)
+        self.browser.get(self.service.url + "/")
+        self.wait_for_caption(CAPTIONS[0])
+        first = bar()
+        self.wait(lambda: bar() > first, 3, "the bar grows towards the next advance")
+
+    def test_no_banners_says_so(self):
+        self.service.stop()
+        empty = Path(tempfile.mkdtemp()) / "empty.json"
+        empty.write_text(json.dumps({"host": "127.0.0.1", "port": self.service.port, "banners": []}))
+        self.service.config = empty
+        self.service.start()
+        self.browser.get(self.service.url + "/")
+        self.wait(lambda: self.find(".empty").is_displayed(), 5, "the empty state shows")
+        self.assertFalse(self.find(".stage").is_displayed())
+
+    def test_survives_a_service_restart(self):
+        self.service.stop()
+        self.wait(lambda: self.find(".status").is_displayed(), 5, "the page says the service is unreachable")
+        self.assertIn("unreachable", self.find(".status").text)
+        self.browser.save_screenshot(str(ARTIFACTS / "service-unreachable.png"))
+        self.service.start()
+        self.wait(lambda: not self.find(".status").is_displayed(), 10, "the page reconnects by itself")
+        moved = self.service.call("POST", "/banner/next")
+        self.wait_for_caption(moved["banner"]["caption"], seconds=5)
+
+
+class Driving(WebClientTest):
+    def test_next_and_previous_buttons_move_the_service(self):
+        self.find(".next-button").click()
+        self.wait(lambda: self.service.state()["index"] == 1, 3, "Next moved the service")
+        self.wait_for_caption(CAPTIONS[1])
+        self.find(".previous-button").click()
+        self.wait(lambda: self.service.state()["index"] == 0, 3, "Previous moved the service")
+
+    def test_the_pause_button_toggles_the_service(self):
+        pause = self.find(".pause-button")
+        self.assertEqual(pause.text, "Pause")
+        pause.click()
+        self.wait(lambda: self.service.state()["paused"], 3, "Pause paused the service")
+        self.wait(lambda: pause.get_attribute("aria-pressed") == "true" and pause.text == "Resume")
+        pause.click()
+        self.wait(lambda: not self.service.state()["paused"], 3, "Resume resumed it")
+
+    def test_a_dot_jumps_to_its_banner(self):
+        self.browser.find_elements(By.CSS_SELECTOR, ".dot")[3].click()
+        self.wait(lambda: self.service.state()["index"] == 3, 3, "the dot jumped")
+        self.wait(lambda: self.shown_index() == 3)
+
+    def test_keyboard_pages_and_pauses(self):
+        body = self.find("body")
+        body.send_keys(Keys.ARROW_RIGHT)
+        self.wait(lambda: self.service.state()["index"] == 1, 3, "→ moves forward")
+        body.send_keys(Keys.ARROW_LEFT)
+        self.wait(lambda: self.service.state()["index"] == 0, 3, "← moves back")
+        body.send_keys(Keys.SPACE)
+        self.wait(lambda: self.service.state()["paused"], 3, "space pauses")
+        self.find(".next-button").send_keys(Keys.TAB)
+        focused = self.browser.switch_to.active_element
+        outline = focused.value_of_css_property("outline-style")
+        self.assertNotEqual(outline, "none", "the focused control shows a focus ring")
+
+    def test_no_slide_animation_when_reduced_motion_is_preferred(self):
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        self.browser.refresh()
+        self.wait_for_caption(CAPTIONS[0])
+        self.find(".next-button").click()
+        self.wait_for_caption(CAPTIONS[1])
+        self.assertEqual(self.find(".slide").value_of_css_property("animation-name"), "none")
+
+    def test_slides_animate_otherwise(self):
+        self.find(".next-button").click()
+        self.wait_for_caption(CAPTIONS[1])
+        self.assertEqual(self.find(".slide").value_of_css_property("animation-name"), "enter-forward")
+
+
+class WithAControlToken(WebClientTest):
+    token = "s3cret-token"
+
+    def test_asks_for_the_token_once_and_reports_a_wrong_one(self):
+        self.find(".next-button").click()
+        dialog = self.find(".token-dialog")
+        self.wait(lambda: dialog.is_displayed(), 3, "the page asks for the token")
+        self.assertIn("protected", self.find(".token-message").text)
+        self.find(".token-input").send_keys("wrong-token")
+        self.find(".token-save").click()
+        self.wait(lambda: "refused" in self.find(".token-message").text, 3, "a wrong token is reported")
+        self.browser.save_screenshot(str(ARTIFACTS / "token-refused.png"))
+        self.find(".token-input").send_keys(self.token)
+        self.find(".token-save").click()
+        self.wait(lambda: self.service.state()["index"] == 1, 3, "the right token moves the service")
+        self.assertFalse(dialog.is_displayed())
+        self.find(".next-button").click()
+        self.wait(lambda: self.service.state()["index"] == 2, 3, "kept for the tab: no second question")
+        self.assertFalse(dialog.is_displayed())
+
+    def test_cancelling_shows_why_nothing_happened(self):
+        self.find(".pause-button").click()
+        self.wait(lambda: self.find(".token-dialog").is_displayed(), 3)
+        self.find(".token-cancel").click()
+        self.wait(lambda: self.find(".error").is_displayed(), 3, "an error, not a silent failure")
+        self.assertIn("control token", self.find(".error").text)
+        self.assertFalse(self.service.state()["paused"])
+
+
+class Serving(unittest.TestCase):
+    """The page's own responses, without a browser."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.service = BannerServer(ImageServer())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.service.stop()
+
+    def test_assets_have_types_tags_and_a_strict_policy(self):
+        for path, kind in [("/", "text/html"), ("/app.js", "text/javascript"), ("/app.css", "text/css"),
+                           ("/favicon.svg", "image/svg+xml")]:
+            with urllib.request.urlopen(self.service.url + path) as response:
+                self.assertTrue(response.headers["Content-Type"].startswith(kind), path)
+                policy = response.headers["Content-Security-Policy"]
+                self.assertIn("script-src 'self'", policy)
+                self.assertNotIn("unsafe-inline", policy)
+                tag = response.headers["ETag"]
+            request = urllib.request.Request(self.service.url + path, headers={"If-None-Match": tag})
+            with self.assertRaises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request)
+            self.assertEqual(refused.exception.code, 304, path)
+
+    def test_the_page_has_no_inline_script_or_style(self):
+        with urllib.request.urlopen(self.service.url + "/") as response:
+            page = response.read().decode()
+        self.assertIsNone(re.search(r"<script>|<style|\sstyle=|\son[a-z]+=", page))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

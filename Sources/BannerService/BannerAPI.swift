@@ -80,6 +80,9 @@ struct BannerAPI: HTTPHandler {
         case .shuttingDown:
             return Problem(status: 503, detail: "the service is shutting down; retry on another instance or later")
                 .response
+        case .malformed(let reason, let method, let path):
+            logger.notice("\(method) \(path) refused: 400 \(reason)")
+            return Problem.badRequest(reason).response
         }
     }
 

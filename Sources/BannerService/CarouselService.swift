@@ -28,7 +28,9 @@ public final class CarouselService: Sendable {
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
-            errorLog: { [logger] message in logger.warning(message) })
+            connectionTimeoutSeconds: configuration.connectionTimeout, connectionLimit: configuration.maxConnections,
+            connectionMemoryLimit: configuration.connectionMemory, maxBodySize: configuration.maxBody,
+            errorLog: { [logger] level, message in logger.log(level == .warning ? .warning : .notice, message) })
         let server = try HTTPServer(configuration: serverConfiguration, handler: parts.api)
         parts.engine.start()
         logger.info(

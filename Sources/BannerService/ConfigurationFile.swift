@@ -2,7 +2,9 @@ import Carousel
 
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
-    static let fields = ["host", "port", "threads", "interval", "autoplay", "corsOrigins", "heartbeat", "banners"]
+    static let fields =
+        ["host", "port", "threads", "interval", "autoplay", "corsOrigins", "heartbeat"]
+        + IntegerSetting.limits.map(\.field) + ["banners"]
     static let bannerFields = ["id", "image", "caption", "link", "duration"]
 
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
@@ -64,6 +66,13 @@ enum ConfigurationFile {
             case .success(let duration): configuration.heartbeat = duration
             case .failure(let problem): throw FieldError(field: "heartbeat", message: problem.message)
             }
+        }
+        for setting in IntegerSetting.limits {
+            guard let number = try root.optional(setting.field, .integer) else { continue }
+            guard let value = number.integer, setting.range.contains(value) else {
+                throw FieldError(field: setting.field, message: "\(setting.rule), got \(number.literal)")
+            }
+            configuration[keyPath: setting.keyPath] = value
         }
         if let banners = try root.optional("banners", .array) {
             configuration.banners = try parseBanners(banners)

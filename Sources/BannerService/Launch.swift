@@ -21,6 +21,12 @@ public enum Launch: Equatable, Sendable {
           --interval SECONDS   auto-advance interval, > 0 (default 4; env CAROUSEL_INTERVAL)
           --log-level LEVEL    trace, debug, info, notice, warning, error or critical
                                (default info; env CAROUSEL_LOG_LEVEL)
+
+        Limits (each also a file field and a CAROUSEL_ variable; see README):
+          --connection-timeout S   seconds for a whole request, or idle between requests (15)
+          --max-connections N      connections open at once, event streams included (16384)
+          --connection-memory B    bytes per connection for request line and headers (16384)
+          --max-body B             largest request body in bytes (16384)
           -h, --help           print this help
 
         CAROUSEL_CONTROL_TOKEN, when set, is required as `Authorization: Bearer <token>` on every
@@ -30,10 +36,11 @@ public enum Launch: Equatable, Sendable {
         """
 
     /// The environment variables the service reads.
-    public static let environmentVariables = [
-        "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_THREADS", "CAROUSEL_INTERVAL",
-        "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL", "CAROUSEL_CORS_ORIGINS", "CAROUSEL_HEARTBEAT",
-    ]
+    public static let environmentVariables =
+        [
+            "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_THREADS", "CAROUSEL_INTERVAL",
+            "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL", "CAROUSEL_CORS_ORIGINS", "CAROUSEL_HEARTBEAT",
+        ] + IntegerSetting.limits.map(\.variable)
 
     /// This process's values of `environmentVariables`.
     public static func processEnvironment() -> [String: String] {
@@ -88,6 +95,14 @@ public enum Launch: Equatable, Sendable {
         }
         for (source, value) in overrides("CAROUSEL_LOG_LEVEL", "--log-level") {
             configuration.logLevel = try logLevel(value, source: source)
+        }
+        for setting in IntegerSetting.limits {
+            for (source, value) in overrides(setting.variable, setting.flag) {
+                guard let number = Int(value), setting.range.contains(number) else {
+                    throw ConfigurationError(source: source, message: "'\(value)' \(setting.rule)")
+                }
+                configuration[keyPath: setting.keyPath] = number
+            }
         }
         if let origins = environment["CAROUSEL_CORS_ORIGINS"] {
             configuration.corsOrigins = try corsOrigins(origins)
@@ -179,7 +194,9 @@ public enum Launch: Equatable, Sendable {
 
 /// The command-line flags, as given: `--name value` or `--name=value`.
 struct Flags {
-    static let valued = ["--config", "--host", "--port", "--threads", "--interval", "--log-level"]
+    static var valued: [String] {
+        ["--config", "--host", "--port", "--threads", "--interval", "--log-level"] + IntegerSetting.limits.map(\.flag)
+    }
     var values: [String: String] = [:]
     var help = false
 

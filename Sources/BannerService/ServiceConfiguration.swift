@@ -17,6 +17,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// How often an idle event stream gets a comment line, so proxies keep it and dead peers
     /// are found.
     public var heartbeat: Duration = .seconds(15)
+    /// Seconds a client may take to send a whole request, or stay idle between requests.
+    public var connectionTimeout = 15
+    /// Connections open at once (event-stream subscribers included).
+    public var maxConnections = 16_384
+    /// Memory per connection for the request line, headers and response headers, in bytes;
+    /// request headers may use about half of it.
+    public var connectionMemory = 16_384
+    /// Largest request body accepted, in bytes.
+    public var maxBody = 16_384
 
     public init() {}
 
@@ -24,6 +33,36 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public func url(boundPort port: Int) -> String {
         host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
+}
+
+/// A whole-number setting that can come from the file, the environment and a flag.
+struct IntegerSetting {
+    let field: String
+    let variable: String
+    let flag: String
+    let range: ClosedRange<Int>
+    let unit: String
+    let keyPath: WritableKeyPath<ServiceConfiguration, Int>
+
+    /// The limits of DESIGN.md's hardening: each a field, a variable and a flag.
+    static var limits: [IntegerSetting] {
+        [
+            IntegerSetting(
+                field: "connectionTimeout", variable: "CAROUSEL_CONNECTION_TIMEOUT", flag: "--connection-timeout",
+                range: 1...3600, unit: "seconds", keyPath: \.connectionTimeout),
+            IntegerSetting(
+                field: "maxConnections", variable: "CAROUSEL_MAX_CONNECTIONS", flag: "--max-connections",
+                range: 1...1_000_000, unit: "connections", keyPath: \.maxConnections),
+            IntegerSetting(
+                field: "connectionMemory", variable: "CAROUSEL_CONNECTION_MEMORY", flag: "--connection-memory",
+                range: 4096...1_048_576, unit: "bytes", keyPath: \.connectionMemory),
+            IntegerSetting(
+                field: "maxBody", variable: "CAROUSEL_MAX_BODY", flag: "--max-body", range: 64...1_048_576,
+                unit: "bytes", keyPath: \.maxBody),
+        ]
+    }
+
+    var rule: String { "must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound)" }
 }
 
 /// A configuration value that cannot be used. `source` is the file, environment variable or

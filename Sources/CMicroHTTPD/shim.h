@@ -42,6 +42,8 @@ struct cmhd_daemon_options {
     void *handler_context;
     MHD_RequestCompletedCallback completed;
     void *completed_context;
+    MHD_NotifyConnectionCallback connection_notified;
+    void *connection_notified_context;
     struct cmhd_logger *logger;
 };
 
@@ -56,7 +58,25 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_opti
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_context,
+        MHD_OPTION_NOTIFY_CONNECTION, options->connection_notified, options->connection_notified_context,
         MHD_OPTION_END);
+}
+
+/// The connection's socket descriptor (MHD_get_connection_info is variadic).
+static inline int cmhd_connection_descriptor(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+/// What the connection-notification callback stored for this connection.
+static inline void *cmhd_connection_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+/// Exempts one connection from the idle timeout (MHD_set_connection_option is variadic).
+static inline enum MHD_Result cmhd_disable_connection_timeout(struct MHD_Connection *connection) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
 /// CPUs this process may run on (its affinity mask), or 0 if unknown. Through the variadic

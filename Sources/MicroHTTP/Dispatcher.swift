@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 import Synchronization
 
 /// The state libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the body
@@ -7,7 +8,8 @@ import Synchronization
 final class Dispatcher: Sendable {
     let handler: any HTTPHandler
     let maxBodySize: Int
-    let errorLog: (@Sendable (String) -> Void)?
+    let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    let watchdog: ConnectionWatchdog
     /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
     static let discardLimit = 1 << 20
     /// Requests between their first handler call and their completion notification.
@@ -42,10 +44,14 @@ final class Dispatcher: Sendable {
         }
     }
 
-    init(handler: any HTTPHandler, maxBodySize: Int, errorLog: (@Sendable (String) -> Void)?) {
+    init(
+        handler: any HTTPHandler, maxBodySize: Int, requestTimeoutSeconds: Int,
+        errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    ) {
         self.handler = handler
         self.maxBodySize = maxBodySize
         self.errorLog = errorLog
+        watchdog = ConnectionWatchdog(timeoutSeconds: requestTimeoutSeconds)
     }
 
     // MARK: Access handler steps (on the connection's worker thread)
@@ -55,16 +61,59 @@ final class Dispatcher: Sendable {
     /// where closing the connection is what we want anyway.
     func begin(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
-        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        version: UnsafePointer<CChar>?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         slot.pointee = RequestSlot.headersReceived
         activeRequests.add(1, ordering: .relaxed)
+        watch(of: connection).map(watchdog.waitForRequest)  // the headers are in; now the body
+        if let problem = Self.framingProblem(of: connection, version: version) {
+            let exchange = exchange(in: slot)
+            exchange.rejected = true
+            let rejection = Rejection.malformed(
+                reason: problem, method: String(cString: method), path: String(cString: path))
+            return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
+        }
         if let declared = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
             let length = Int(String(cString: declared)), length > maxBodySize
         {
             return rejectOversize(exchange(in: slot), method: method, path: path, on: connection)
         }
         return .YES
+    }
+
+    /// What libmicrohttpd 0.9.75 lets through but a proxy in front of us may read differently
+    /// (request smuggling): several Content-Length headers, or one with Transfer-Encoding. Also
+    /// HTTP/1.1 without Host, which RFC 9112 says to refuse.
+    private static func framingProblem(of connection: OpaquePointer, version: UnsafePointer<CChar>?) -> String? {
+        if MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length") != nil {
+            if countHeaders(named: "content-length", on: connection) > 1 {
+                return "several Content-Length headers; send exactly one"
+            }
+            if MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Transfer-Encoding") != nil {
+                return "both Content-Length and Transfer-Encoding; send one of them"
+            }
+        }
+        if let version, strcmp(version, "HTTP/1.1") == 0,
+            MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Host") == nil
+        {
+            return "HTTP/1.1 request without a Host header"
+        }
+        return nil
+    }
+
+    private static func countHeaders(named lowercaseName: String, on connection: OpaquePointer) -> Int {
+        var found = (name: lowercaseName, count: 0)
+        withUnsafeMutablePointer(to: &found) { context in
+            _ = MHD_get_connection_values(
+                connection, MHD_ValueKind.HEADER_KIND,
+                { context, _, key, _ in
+                    guard let context, let key else { return .YES }
+                    let found = context.assumingMemoryBound(to: (name: String, count: Int).self)
+                    if String(cString: key).lowercased() == found.pointee.name { found.pointee.count += 1 }
+                    return .YES
+                }, context)
+        }
+        return found.count
     }
 
     /// A piece of the body arrived: keep it while it fits under the cap. A body without a
@@ -91,6 +140,7 @@ final class Dispatcher: Sendable {
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
         slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
+        watch(of: connection).map(watchdog.answering)
         var body: [UInt8] = []
         if let exchange = existingExchange(in: slot) {
             if exchange.rejected { return .YES }
@@ -117,13 +167,21 @@ final class Dispatcher: Sendable {
     }
 
     /// libmicrohttpd is done with the request (answered, failed or the client left).
-    func complete(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    func complete(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, on connection: OpaquePointer?) {
+        if let connection { watch(of: connection).map(watchdog.waitForRequest) }  // the next request's clock
         guard let raw = slot.pointee else { return }
         if raw != RequestSlot.headersReceived {
             Unmanaged<Exchange>.fromOpaque(raw).release()
         }
         slot.pointee = nil
         activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    /// The connection's watchdog entry, from libmicrohttpd's socket context.
+    private func watch(of connection: OpaquePointer) -> ConnectionWatchdog.Watch? {
+        cmhd_connection_context(connection).map {
+            Unmanaged<ConnectionWatchdog.Watch>.fromOpaque($0).takeUnretainedValue()
+        }
     }
 
     private func existingExchange(in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Exchange? {
@@ -200,6 +258,7 @@ final class Dispatcher: Sendable {
             return queue(PreparedResponse(handler.respond(to: .shuttingDown)), on: connection)
         }
         stream.attach(to: connection)
+        _ = cmhd_disable_connection_timeout(connection)  // heartbeats find dead subscribers instead
         let binding = Unmanaged.passRetained(StreamBinding(stream: stream, dispatcher: self)).toOpaque()
         // MHD_SIZE_UNKNOWN: chunked transfer encoding; 4 KiB reads fit the connection's pool.
         guard let response = MHD_create_response_from_callback(UInt64.max, 4096, readStream, binding, releaseStream)

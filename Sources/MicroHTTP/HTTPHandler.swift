@@ -14,6 +14,10 @@ public enum Rejection: Sendable, Equatable {
     case bodyTooLarge(limit: Int, method: String, path: String)
     /// The server is stopping and will not start new work.
     case shuttingDown
+    /// The request's framing is ambiguous or incomplete (several or conflicting Content-Length
+    /// headers, Content-Length with Transfer-Encoding, HTTP/1.1 without Host): answered 400,
+    /// and the connection is closed, since where the next request starts is unknown.
+    case malformed(reason: String, method: String, path: String)
 }
 
 /// Answers requests. Called on libmicrohttpd's threads, so it must never block: hand slow or
@@ -35,6 +39,10 @@ extension HTTPHandler {
             Response(
                 status: 503, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
                 body: Array("server is shutting down\n".utf8))
+        case .malformed(let reason, _, _):
+            Response(
+                status: 400, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("\(reason)\n".utf8))
         }
     }
 }

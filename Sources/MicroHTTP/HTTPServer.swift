@@ -20,6 +20,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     public init(configuration: ServerConfiguration, handler: any HTTPHandler) throws(HTTPServerError) {
+        let libraryVersion = MHD_get_version().map { String(cString: $0) } ?? "unknown"
+        guard LibraryVersion.isSupported(libraryVersion) else { throw .unsupportedLibrary(found: libraryVersion) }
         guard configuration.threads >= 1, configuration.connectionLimit >= 1,
             configuration.connectionTimeoutSeconds >= 0, configuration.maxBodySize >= 0,
             configuration.connectionMemoryLimit >= 4096
@@ -34,7 +36,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.port = socket.port
         dispatcher = Dispatcher(
-            handler: handler, maxBodySize: configuration.maxBodySize, errorLog: configuration.errorLog)
+            handler: handler, maxBodySize: configuration.maxBodySize,
+            requestTimeoutSeconds: configuration.connectionTimeoutSeconds, errorLog: configuration.errorLog)
         logger = .allocate(capacity: 1)
 
         let dispatcherPointer = Unmanaged.passRetained(dispatcher).toOpaque()
@@ -56,6 +59,8 @@ public final class HTTPServer: @unchecked Sendable {
             handler_context: dispatcherPointer,
             completed: handleCompletion,
             completed_context: dispatcherPointer,
+            connection_notified: handleConnectionNotice,
+            connection_notified_context: dispatcherPointer,
             logger: logger)
         guard let started = cmhd_start_daemon(&options) else {
             Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
@@ -80,6 +85,7 @@ public final class HTTPServer: @unchecked Sendable {
             // Let the worker threads send those 503s before the connections are closed.
             waitForActiveRequests(upTo: .milliseconds(500))
             MHD_stop_daemon(daemon)
+            dispatcher.watchdog.stop()
             // After quiescing, closing the listening socket is ours to do.
             if quiescedSocket >= 0 { close(quiescedSocket) }
             handle = nil
@@ -100,7 +106,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Each connection is a file descriptor: raise the process's soft limit (often 1024) so
     /// that `connectionLimit` can be reached, as far as the hard limit allows.
-    private static func raiseDescriptorLimit(toServe connections: Int, errorLog: (@Sendable (String) -> Void)?) {
+    private static func raiseDescriptorLimit(
+        toServe connections: Int, errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    ) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         let wanted = rlim_t(connections + 64)  // listening socket, epoll, pipes, logs
@@ -109,6 +117,7 @@ public final class HTTPServer: @unchecked Sendable {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         if limit.rlim_cur < wanted {
             errorLog?(
+                .warning,
                 "open-file limit is \(limit.rlim_cur) (hard limit); fewer than \(connections) connections can be served; "
                     + "raise it (ulimit -n, or the container's nofile limit)")
         }
@@ -134,11 +143,11 @@ private func dispatcher(_ context: UnsafeMutableRawPointer?) -> Dispatcher {
 }
 
 private let handleAccess: MHD_AccessHandlerCallback = {
-    context, connection, url, method, _, uploadData, uploadDataSize, slot in
+    context, connection, url, method, version, uploadData, uploadDataSize, slot in
     guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
     let dispatcher = dispatcher(context)
     if slot.pointee == nil {
-        return dispatcher.begin(connection, method: method, path: url, slot: slot)
+        return dispatcher.begin(connection, method: method, path: url, version: version, slot: slot)
     }
     if uploadDataSize.pointee > 0, let uploadData {
         let count = uploadDataSize.pointee
@@ -148,14 +157,28 @@ private let handleAccess: MHD_AccessHandlerCallback = {
     return dispatcher.finish(connection, method: method, path: url, slot: slot)
 }
 
-private let handleCompletion: MHD_RequestCompletedCallback = { context, _, slot, _ in
+private let handleCompletion: MHD_RequestCompletedCallback = { context, connection, slot, _ in
     guard let slot else { return }
-    dispatcher(context).complete(slot)
+    dispatcher(context).complete(slot, on: connection)
+}
+
+/// A connection opened or closed: its watchdog entry lives in libmicrohttpd's socket context.
+private let handleConnectionNotice: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let connection, let socketContext else { return }
+    let watchdog = dispatcher(context).watchdog
+    if code == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
+        let watch = watchdog.connectionOpened(descriptor: cmhd_connection_descriptor(connection))
+        socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
+    } else if let raw = socketContext.pointee {
+        let watch = Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(raw).takeRetainedValue()
+        watchdog.connectionClosed(watch)
+        socketContext.pointee = nil
+    }
 }
 
 private let forwardLibraryMessage: cmhd_log_sink = { context, message in
     guard let message else { return }
     var line = String(cString: message)
     while line.last?.isNewline == true { line.removeLast() }
-    dispatcher(context).errorLog?("libmicrohttpd: \(line)")
+    dispatcher(context).errorLog?(.notice, "libmicrohttpd: \(line)")
 }

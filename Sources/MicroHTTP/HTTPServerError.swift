@@ -10,6 +10,8 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
     case daemonDidNotStart
     /// A configuration value libmicrohttpd cannot take.
     case invalidConfiguration(String)
+    /// The libmicrohttpd loaded at run time is older than the one this server was checked with.
+    case unsupportedLibrary(found: String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,9 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
             "libmicrohttpd did not start (see its messages above)"
         case .invalidConfiguration(let message):
             "invalid server configuration: \(message)"
+        case .unsupportedLibrary(let found):
+            "libmicrohttpd \(found) is too old; \(LibraryVersion.minimum) or later is needed "
+                + "(Debian 12: apt-get install libmicrohttpd12)"
         }
     }
 }
@@ -41,5 +46,23 @@ enum SystemErrno {
             return "\(message) (\(name))"
         }
         return "errno \(code)"
+    }
+}
+
+/// The libmicrohttpd this server needs: 0.9.75, the first with the fix for CVE-2023-27371 in
+/// Debian's build and the version DESIGN.md's facts were checked on.
+enum LibraryVersion {
+    static let minimum = "0.9.75"
+
+    /// "0.9.75" and later; anything unparsable is refused.
+    static func isSupported(_ version: String) -> Bool {
+        guard let found = parts(version), let needed = parts(minimum) else { return false }
+        return found.lexicographicallyPrecedes(needed) == false
+    }
+
+    private static func parts(_ version: String) -> [Int]? {
+        let numbers = version.split(separator: ".").map { Int($0) }
+        guard numbers.count == 3, numbers.allSatisfy({ $0 != nil }) else { return nil }
+        return numbers.compactMap { $0 }
     }
 }

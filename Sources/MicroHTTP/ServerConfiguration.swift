@@ -10,7 +10,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads, each with its own epoll loop. Defaults to one per online core.
     public var threads: Int
-    /// An idle connection (keep-alive or a stalled upload) is closed after this many seconds.
+    /// An idle connection is closed after this many seconds, and a request (headers, then body)
+    /// must arrive within it, however slowly it trickles in (see `ConnectionWatchdog`).
     public var connectionTimeoutSeconds: Int
     /// Connections open at once, over all threads; further clients are refused at accept.
     public var connectionLimit: Int
@@ -30,14 +31,15 @@ public struct ServerConfiguration: Sendable {
     /// On `stop()`, how long requests in progress may take to finish before they are cut off.
     public var shutdownGracePeriod: Duration
     /// Receives problems the server meets after it starts: libmicrohttpd's own messages
-    /// (prefixed `libmicrohttpd: `) and a too-low open-file limit. One line each.
-    public var errorLog: (@Sendable (String) -> Void)?
+    /// (prefixed `libmicrohttpd: `, mostly about misbehaving clients: notices) and a too-low
+    /// open-file limit (a warning). One line each.
+    public var errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         threads: Int = ServerConfiguration.onlineCores,
-        connectionTimeoutSeconds: Int = 60,
+        connectionTimeoutSeconds: Int = 15,
         connectionLimit: Int = 16384,
         perAddressConnectionLimit: Int = 0,
         connectionMemoryLimit: Int = 16 * 1024,
@@ -45,7 +47,7 @@ public struct ServerConfiguration: Sendable {
         listenBacklog: Int = 1024,
         turbo: Bool = false,
         shutdownGracePeriod: Duration = .seconds(2),
-        errorLog: (@Sendable (String) -> Void)? = nil
+        errorLog: (@Sendable (ServerLogLevel, String) -> Void)? = nil
     ) {
         self.host = host
         self.port = port
@@ -67,4 +69,9 @@ public struct ServerConfiguration: Sendable {
         let allowed = Int(cmhd_allowed_cpu_count())
         return allowed > 0 ? allowed : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
+}
+
+/// How much a server message matters to an operator.
+public enum ServerLogLevel: Sendable {
+    case notice, warning
 }

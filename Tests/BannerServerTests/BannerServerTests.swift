@@ -55,6 +55,36 @@ struct BannerServerTests {
         }
     }
 
+    @Test func sigtermDuringSustainedLoadExitsZeroWithinFiveSeconds() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        let load = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for client in 0..<8 {
+                    group.addTask {
+                        var answered = 0
+                        let connection = try HTTPConnection(port: port)
+                        while !Task.isCancelled {
+                            let path = client.isMultiple(of: 2) ? "/banner" : "/banner/next"
+                            guard (try? await connection.send(client.isMultiple(of: 2) ? "GET" : "POST", path)) != nil
+                            else { break }  // the server closed the connection: it is stopping
+                            answered += 1
+                        }
+                        return answered
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+        load.cancel()
+        let answered = try await load.value
+        #expect(answered > 0, "the load was real")
+    }
+
     @Test func sigintAlsoStopsItCleanly() async throws {
         let config = try temporaryFile(contents: validConfiguration)
         let server = try ServerProcess(arguments: ["--config", config.path])

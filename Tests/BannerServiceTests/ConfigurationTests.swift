@@ -113,6 +113,37 @@ struct LaunchTests {
         #expect(ServiceConfiguration().heartbeat == .seconds(15))
     }
 
+    @Test func limitsHaveDefaultsAndComeFromFileEnvironmentAndFlags() throws {
+        let defaults = ServiceConfiguration()
+        #expect(defaults.connectionTimeout == 15)
+        #expect(defaults.maxConnections == 16_384)
+        #expect(defaults.connectionMemory == 16_384)
+        #expect(defaults.maxBody == 16_384)
+        let file = #"{"connectionTimeout": 30, "maxConnections": 100, "connectionMemory": 8192, "maxBody": 1024}"#
+        let fromFile = try configuration(files: ["config/carousel.json": file])
+        #expect(fromFile.connectionTimeout == 30)
+        #expect(fromFile.maxConnections == 100)
+        #expect(fromFile.connectionMemory == 8192)
+        #expect(fromFile.maxBody == 1024)
+        let environment = [
+            "CAROUSEL_CONNECTION_TIMEOUT": "5", "CAROUSEL_MAX_CONNECTIONS": "200",
+            "CAROUSEL_CONNECTION_MEMORY": "32768",
+            "CAROUSEL_MAX_BODY": "2048",
+        ]
+        let fromEnvironment = try configuration(environment: environment, files: ["config/carousel.json": file])
+        #expect(fromEnvironment.connectionTimeout == 5)
+        #expect(fromEnvironment.maxConnections == 200)
+        #expect(fromEnvironment.connectionMemory == 32768)
+        #expect(fromEnvironment.maxBody == 2048)
+        let fromFlags = try configuration(
+            ["--connection-timeout", "7", "--max-connections=300", "--connection-memory", "4096", "--max-body", "64"],
+            environment: environment, files: ["config/carousel.json": file])
+        #expect(fromFlags.connectionTimeout == 7)
+        #expect(fromFlags.maxConnections == 300)
+        #expect(fromFlags.connectionMemory == 4096)
+        #expect(fromFlags.maxBody == 64)
+    }
+
     @Test func theControlTokenComesFromTheEnvironment() throws {
         #expect(
             try configuration(environment: ["CAROUSEL_CONTROL_TOKEN": "s3cret-Token_1"]).controlToken
@@ -150,6 +181,14 @@ struct LaunchTests {
             "CAROUSEL_CORS_ORIGINS: 'HTTPS://SHOUT.EXAMPLE' must be * or an origin like https://shop.example.com (lowercase, no path)"
         ),
         ([], ["CAROUSEL_HEARTBEAT": "0.001"], "CAROUSEL_HEARTBEAT: must be at least 0.01 seconds, got 0.001"),
+        (
+            ["--max-connections", "0"], [:],
+            "--max-connections: '0' must be a whole number of connections from 1 to 1000000"
+        ),
+        (
+            [], ["CAROUSEL_CONNECTION_TIMEOUT": "15s"],
+            "CAROUSEL_CONNECTION_TIMEOUT: '15s' must be a whole number of seconds from 1 to 3600"
+        ),
         ([], ["CAROUSEL_THREADS": "many"], "CAROUSEL_THREADS: 'many' is not a thread count from 1 to 256"),
         (
             ["--log-level", "loud"], [:],
@@ -203,7 +242,7 @@ struct ConfigurationFileTests {
         ("[]", "config/carousel.json: (document): must be a JSON object, got an array"),
         (
             #"{"intervall": 3}"#,
-            "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, corsOrigins, heartbeat, banners"
+            "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, corsOrigins, heartbeat, connectionTimeout, maxConnections, connectionMemory, maxBody, banners"
         ),
         (#"{"corsOrigins": "*"}"#, "config/carousel.json: corsOrigins: must be an array, got a string"),
         (#"{"corsOrigins": [7]}"#, "config/carousel.json: corsOrigins[0]: must be a string, got a number"),
@@ -212,6 +251,17 @@ struct ConfigurationFileTests {
             "config/carousel.json: corsOrigins[1]: must be * or an origin like https://shop.example.com (lowercase, no path)"
         ),
         (#"{"heartbeat": 0}"#, "config/carousel.json: heartbeat: must be a number of seconds greater than 0, got 0.0"),
+        (
+            #"{"connectionTimeout": 0}"#,
+            "config/carousel.json: connectionTimeout: must be a whole number of seconds from 1 to 3600, got 0"
+        ),
+        (
+            #"{"maxBody": 1.5}"#, "config/carousel.json: maxBody: must be an integer, got a number"
+        ),
+        (
+            #"{"connectionMemory": 1024}"#,
+            "config/carousel.json: connectionMemory: must be a whole number of bytes from 4096 to 1048576, got 1024"
+        ),
         (#"{"threads": 0}"#, "config/carousel.json: threads: must be from 1 to 256, got 0"),
         (#"{"threads": 2.5}"#, "config/carousel.json: threads: must be an integer, got a number"),
         (#"{"interval": 0}"#, "config/carousel.json: interval: must be a number of seconds greater than 0, got 0.0"),

@@ -1,0 +1,84 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Cuts connections that are too slow to deliver a request — slowloris clients that trickle
+/// headers or a body a byte at a time, which libmicrohttpd's idle timeout never catches because
+/// every byte counts as activity.
+///
+/// A connection has `timeout` to send its request headers once it is ready for a request
+/// (accepted, or done with the previous one), and `timeout` again for the body. While a request
+/// is being answered — deferred work and event streams included — its clock stops. A connection
+/// past its deadline is shut down; libmicrohttpd then sees the end of the stream and closes it.
+final class ConnectionWatchdog: Sendable {
+    /// One connection's deadline, kept in libmicrohttpd's per-connection socket context.
+    final class Watch: Sendable {
+        let descriptor: Int32
+        /// CLOCK_MONOTONIC nanoseconds by which the awaited part must be in; 0 while answering.
+        let deadline = Atomic<Int64>(0)
+
+        init(descriptor: Int32) {
+            self.descriptor = descriptor
+        }
+    }
+
+    /// How long each awaited part of a request may take, in nanoseconds.
+    let timeout: Int64
+    private let watches = Mutex<[ObjectIdentifier: Watch]>([:])
+    /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
+    nonisolated(unsafe) private let sweeper: DispatchSourceTimer
+
+    init(timeoutSeconds: Int) {
+        timeout = Int64(timeoutSeconds) * 1_000_000_000
+        sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "microhttp.watchdog"))
+        // Sweeping four times per timeout keeps the overshoot to a quarter of it.
+        let interval = DispatchTimeInterval.nanoseconds(Int(max(timeout / 4, 10_000_000)))
+        sweeper.schedule(deadline: .now() + interval, repeating: interval)
+        sweeper.setEventHandler { [weak self] in self?.sweep() }
+        sweeper.resume()
+    }
+
+    func connectionOpened(descriptor: Int32) -> Watch {
+        let watch = Watch(descriptor: descriptor)
+        waitForRequest(watch)
+        watches.withLock { $0[ObjectIdentifier(watch)] = watch }
+        return watch
+    }
+
+    /// Called before libmicrohttpd closes the descriptor, so a sweep never touches a reused one.
+    func connectionClosed(_ watch: Watch) {
+        watches.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
+    /// Ready for a request (or its headers are in and the body is awaited): start the clock.
+    func waitForRequest(_ watch: Watch) {
+        watch.deadline.store(Self.now() + timeout, ordering: .relaxed)
+    }
+
+    /// The request is in: stop the clock while it is answered.
+    func answering(_ watch: Watch) {
+        watch.deadline.store(0, ordering: .relaxed)
+    }
+
+    func stop() {
+        sweeper.cancel()
+    }
+
+    private func sweep() {
+        let now = Self.now()
+        watches.withLock { watches in
+            for watch in watches.values {
+                let deadline = watch.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline < now else { continue }
+                watch.deadline.store(0, ordering: .relaxed)
+                shutdown(watch.descriptor, Int32(SHUT_RDWR))
+            }
+        }
+    }
+
+    private static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}

@@ -14,7 +14,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift
 
-.PHONY: all deps bench-deps browser-deps build debug run test test-browser lint format bench bench-smoke clean
+.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize lint format bench \
+	bench-smoke clean
 
 all: build
 
@@ -68,6 +69,15 @@ test: deps lint
 test-browser: browser-deps
 	$(SWIFT) build --product banner-server
 	$(SYSTEM_PYTHON) Tests/browser/test_web_client.py
+
+## test-sanitize: the Swift test suite (live servers and child processes included) under
+## ThreadSanitizer, then AddressSanitizer with LeakSanitizer (suppressions in Tests/sanitizers)
+test-sanitize: deps
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(SWIFT) test --sanitize=thread --build-path .build/tsan
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0 \
+		$(SWIFT) test --sanitize=address --build-path .build/asan
 
 ## lint: fail on any swift-format finding (configuration in .swift-format)
 lint:

@@ -1,6 +1,6 @@
 import Dispatch
+import Locking
 import MicroHTTP
-import Synchronization
 
 /// The subscribers of `GET /banner/events` and what they are sent: on subscribing, the current
 /// state; then one event per change of the carousel; between events, a heartbeat comment.
@@ -15,18 +15,18 @@ final class EventHub: Sendable {
     /// How long a browser's EventSource waits before reconnecting.
     static let retryMilliseconds = 2000
 
-    private let state: Mutex<HubState>
+    private let state: Lock<HubState>
     /// A repeating Dispatch timer; thread-safe, but its protocol is not marked Sendable.
     nonisolated(unsafe) private let heartbeatTimer: DispatchSourceTimer
 
-    private struct HubState: ~Copyable {
+    private struct HubState {
         var latestEvent: [UInt8]
         var subscribers: [ObjectIdentifier: ResponseStream] = [:]
         var isStopped = false
     }
 
     init(version: UInt64, stateJSON: [UInt8], heartbeat: Duration) {
-        state = Mutex(HubState(latestEvent: Self.event(version: version, stateJSON: stateJSON)))
+        state = Lock(HubState(latestEvent: Self.event(version: version, stateJSON: stateJSON)))
         heartbeatTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.heartbeat"))
         let interval = DispatchTimeInterval.nanoseconds(Int(heartbeat.nanoseconds))
         heartbeatTimer.schedule(deadline: .now() + interval, repeating: interval)

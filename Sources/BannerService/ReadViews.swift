@@ -1,6 +1,6 @@
 import Carousel
+import Locking
 import MicroHTTP
-import Synchronization
 
 /// The read endpoints' responses for the latest carousel state, built once per change (inside
 /// the engine, before the command that caused it returns) and queued as they are by every read:
@@ -32,13 +32,13 @@ final class ReadViews: Sendable {
     private let variantOrigins: [String?]
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
     private let instance: String
-    private let latest: Mutex<Views>
+    private let latest: Lock<Views>
 
     init(initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance()) {
         self.cors = cors
         self.variantOrigins = cors.variants
         self.instance = instance
-        latest = Mutex(
+        latest = Lock(
             Self.views(of: carousel, banners: EncodedBanners(carousel.banners), cors: cors, instance: instance))
     }
 

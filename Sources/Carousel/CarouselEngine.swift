@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Owns the live `Carousel`: applies commands in order, advances it on time with a `Ticker`,
 /// and publishes a snapshot after every change. Request threads read `snapshot` without `await`.
@@ -6,7 +6,7 @@ public actor CarouselEngine {
     private var carousel: Carousel
     private let clock: @Sendable () -> Timestamp
     private let onChange: @Sendable (Carousel) -> Void
-    private let published: Mutex<Carousel>
+    private let published: Lock<Carousel>
     private let ticker = Ticker(label: "carousel.ticker")
 
     /// - Parameters:
@@ -21,7 +21,7 @@ public actor CarouselEngine {
         self.carousel = carousel
         self.clock = clock
         self.onChange = onChange
-        published = Mutex(carousel)
+        published = Lock(carousel)
     }
 
     /// The latest published state; safe from any thread, never waits on the actor.

@@ -1,13 +1,13 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 
 /// A one-shot wall-clock timer, re-armed for each due time. Its handler receives the time it
 /// was armed for, so the receiver can tell a tick that still matches its schedule from a stale one.
 final class Ticker: Sendable {
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
-    private let armedFor = Mutex<Timestamp?>(nil)
+    private let armedFor = Lock<Timestamp?>(nil)
 
     init(label: String) {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))

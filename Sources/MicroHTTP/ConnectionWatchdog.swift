@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 import Synchronization
 
 /// Cuts connections that are too slow to deliver a request — slowloris clients that trickle
@@ -24,7 +25,7 @@ final class ConnectionWatchdog: Sendable {
 
     /// How long each awaited part of a request may take, in nanoseconds.
     let timeout: Int64
-    private let watches = Mutex<[ObjectIdentifier: Watch]>([:])
+    private let watches = Lock<[ObjectIdentifier: Watch]>([:])
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
     nonisolated(unsafe) private let sweeper: DispatchSourceTimer
 

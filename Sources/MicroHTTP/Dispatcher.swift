@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import Locking
 import Synchronization
 
 /// The state libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the body
@@ -14,15 +15,15 @@ final class Dispatcher: Sendable {
     static let discardLimit = 1 << 20
     /// Requests between their first handler call and their completion notification.
     let activeRequests = Atomic<Int>(0)
-    private let suspensions = Mutex(Suspensions())
-    private let streams = Mutex(OpenStreams())
+    private let suspensions = Lock(Suspensions())
+    private let streams = Lock(OpenStreams())
 
-    private struct OpenStreams: ~Copyable {
+    private struct OpenStreams {
         var streams: [ObjectIdentifier: ResponseStream] = [:]
         var stopping = false
     }
 
-    private struct Suspensions: ~Copyable {
+    private struct Suspensions {
         var connections: [ObjectIdentifier: SuspendedConnection] = [:]
         var stopping = false
     }

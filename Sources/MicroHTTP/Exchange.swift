@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// What libmicrohttpd keeps in a connection's `req_cls` slot for one request, from its first
 /// access-handler call to the request-completed notification.
@@ -23,5 +23,5 @@ final class Exchange: @unchecked Sendable {
     var rejected = false
     /// The answer of deferred work, set just before the connection is resumed. Its own lock,
     /// not the dispatcher's: one writer, then one reader, so it is never contended.
-    let completion = Mutex<PreparedResponse?>(nil)
+    let completion = Lock<PreparedResponse?>(nil)
 }

@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Glibc
-import Synchronization
+import Locking
 
 /// An HTTP/1.1 server on libmicrohttpd: epoll, one worker thread per core, keep-alive, a body
 /// cap, and suspend/resume for handlers that answer asynchronously. It owns the daemon: the
@@ -13,7 +13,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let dispatcher: Dispatcher
     private let logger: UnsafeMutablePointer<cmhd_logger>
     /// The running daemon; nil once stopped.
-    private let daemon: Mutex<DaemonHandle?>
+    private let daemon: Lock<DaemonHandle?>
 
     private struct DaemonHandle: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -68,7 +68,7 @@ public final class HTTPServer: @unchecked Sendable {
             close(socket.descriptor)
             throw .daemonDidNotStart
         }
-        daemon = Mutex(DaemonHandle(pointer: started))
+        daemon = Lock(DaemonHandle(pointer: started))
     }
 
     /// Stops accepting connections, ends every stream, lets requests in progress finish (up to

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Locking
 import Synchronization
 
 /// A response whose body is written over time, such as Server-Sent Events: the status and
@@ -15,13 +16,13 @@ public final class ResponseStream: Sendable {
     /// A client that lets this much go unread is too slow: its stream is ended, so it reconnects
     /// and starts afresh rather than growing a backlog here.
     public let maxQueuedBytes: Int
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// How often libmicrohttpd asked for content: tests check that an idle stream does not spin.
     private let readCount = Atomic<Int>(0)
     var readCalls: Int { readCount.load(ordering: .relaxed) }
-    private let closeHandler = Mutex<(@Sendable () -> Void)?>(nil)
+    private let closeHandler = Lock<(@Sendable () -> Void)?>(nil)
 
-    private struct State: ~Copyable {
+    private struct State {
         /// Chunks not yet handed to libmicrohttpd; chunks are shared, not copied, per stream.
         var queue: [[UInt8]] = []
         /// How much of `queue[0]` was already handed over.

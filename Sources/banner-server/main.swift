@@ -2,15 +2,7 @@
 import BannerService
 import Glibc
 
-// SIGTERM and SIGINT must be blocked in every thread, so that they stay pending until `sigwait`
-// below takes them; a thread with them unblocked would let the default action kill the process.
-// Threads inherit the mask of their creator, so block them before any thread exists. (This is also
-// why there is no top-level `await` here: it would hand the main thread to Dispatch's main queue.)
-var stopSignals = sigset_t()
-sigemptyset(&stopSignals)
-sigaddset(&stopSignals, SIGTERM)
-sigaddset(&stopSignals, SIGINT)
-pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+StopSignals.install()
 
 let configuration: ServiceConfiguration
 let notes: [String]
@@ -42,9 +34,8 @@ do {
 }
 StandardStream.output.writeLine("listening on \(configuration.url(boundPort: service.port))")
 
-var received: Int32 = 0
-sigwait(&stopSignals, &received)
-logger.notice("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"); stopping")
+let received = StopSignals.wait()
+logger.notice("received \(StopSignals.name(received)); stopping")
 service.stop()
 logger.notice("stopped")
 exit(0)

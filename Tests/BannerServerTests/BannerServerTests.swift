@@ -116,13 +116,13 @@ struct BannerServerTests {
             executable: URL(fileURLWithPath: "/usr/bin/taskset"),
             arguments: ["-c", "0", ServerProcess.executable.path, "--config", config.path])
         _ = try await pinned.waitForPort()
-        #expect(pinned.standardError.contains(", 1 worker thread\n"))
+        #expect(await pinned.standardErrorShows(", 1 worker thread\n"))
         pinned.signal(SIGTERM)
         #expect(await pinned.waitForExit(seconds: 5) == 0)
 
         let configured = try ServerProcess(arguments: ["--config", config.path, "--threads", "3"])
         _ = try await configured.waitForPort()
-        #expect(configured.standardError.contains(", 3 worker threads\n"))
+        #expect(await configured.standardErrorShows(", 3 worker threads\n"))
         configured.signal(SIGTERM)
         #expect(await configured.waitForExit(seconds: 5) == 0)
     }
@@ -138,7 +138,7 @@ struct BannerServerTests {
             executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
             arguments: ["--nofile=1024:\(hardText)", ServerProcess.executable.path, "--config", config.path])
         _ = try await roomy.waitForPort()
-        let limits = try String(contentsOfFile: "/proc/\(roomy.process.processIdentifier)/limits", encoding: .utf8)
+        let limits = try String(contentsOfFile: "/proc/\(roomy.processIdentifier)/limits", encoding: .utf8)
         // 16,384 connections and 64 descriptors to spare, as far as the hard limit allows.
         let expected = min(16448, hardLimit)
         #expect(limits.contains("Max open files            \(expected)"), "\(limits)")
@@ -149,7 +149,7 @@ struct BannerServerTests {
             executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
             arguments: ["--nofile=512:512", ServerProcess.executable.path, "--config", config.path])
         _ = try await tight.waitForPort()
-        #expect(tight.standardError.contains("warning [banner-server] open-file limit is 512 (hard limit)"))
+        #expect(await tight.standardErrorShows("warning [banner-server] open-file limit is 512 (hard limit)"))
         tight.signal(SIGTERM)
         #expect(await tight.waitForExit(seconds: 5) == 0)
     }
@@ -212,7 +212,8 @@ struct BannerServerTests {
         let server = try ServerProcess(arguments: ["--host", "127.0.0.1", "--port", "0"], workingDirectory: directory)
         let port = try await server.waitForPort()
         #expect(try await httpRequest(port: port, "GET", "/banner").json["count"] as? Int == 0)
-        #expect(server.standardError.contains("warning [banner-server] no configuration file at config/carousel.json"))
+        #expect(
+            await server.standardErrorShows("warning [banner-server] no configuration file at config/carousel.json"))
         server.signal(SIGTERM)
         #expect(await server.waitForExit(seconds: 5) == 0)
     }

@@ -61,11 +61,12 @@ struct EventStreamTests {
             let event = try await events.nextEvent()
             let state = try stateOf(event)
             #expect(event?.id == String(state["version"] as? Int ?? -1))
-            #expect(state["index"] as? Int == ((previous["index"] as? Int ?? 0) + 1) % 5)
-            #expect(
-                try timestamp(state["nextAdvanceAt"]).timeIntervalSince(try timestamp(previous["nextAdvanceAt"]))
-                    > 0.0995,
-                "each event promises the next advance one interval later")
+            // Usually one advance per event; a stalled machine catches up several in one.
+            let gap = try timestamp(state["nextAdvanceAt"]).timeIntervalSince(try timestamp(previous["nextAdvanceAt"]))
+            let advances = Int((gap / 0.1).rounded())
+            #expect(advances >= 1)
+            #expect(abs(gap - Double(advances) * 0.1) < 0.0015, "the schedule stays on whole intervals")
+            #expect(state["index"] as? Int == ((previous["index"] as? Int ?? 0) + advances) % 5)
             previous = state
         }
     }

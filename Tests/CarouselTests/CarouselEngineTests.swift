@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 
@@ -6,7 +6,7 @@ import Testing
 
 /// States passed to `onChange`, in order.
 final class ChangeRecorder: Sendable {
-    private let states = Mutex<[Carousel]>([])
+    private let states = Lock<[Carousel]>([])
 
     func record(_ carousel: Carousel) { states.withLock { $0.append(carousel) } }
 

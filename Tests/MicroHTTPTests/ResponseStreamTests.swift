@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 
@@ -7,7 +7,7 @@ import Testing
 
 /// Answers every request with a new stream and hands the streams to the test.
 final class StreamingHandler: HTTPHandler {
-    let streams = Mutex<[ResponseStream]>([])
+    let streams = Lock<[ResponseStream]>([])
     let closed = Counter()
     let maxQueuedBytes: Int
 

@@ -1,11 +1,11 @@
 import Carousel
-import Synchronization
+import Locking
 
 /// A clock the test sets by hand, for exact times without sleeping.
 public final class ManualClock: Sendable {
-    private let time: Mutex<Timestamp>
+    private let time: Lock<Timestamp>
 
-    public init(_ start: Timestamp) { time = Mutex(start) }
+    public init(_ start: Timestamp) { time = Lock(start) }
 
     public func set(_ timestamp: Timestamp) { time.withLock { $0 = timestamp } }
 

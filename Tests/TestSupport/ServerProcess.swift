@@ -1,14 +1,16 @@
 import Foundation
-import Synchronization
+import Locking
 
-/// The real `banner-server` executable, run as a child process with a clean environment.
+/// The real `banner-server` executable (or another program), run as a child process with a clean
+/// environment and its output captured.
+///
+/// Spawned with posix_spawn rather than Foundation's Process, whose start-up reads past a buffer
+/// under AddressSanitizer (`make test-sanitize` runs these tests too).
 public final class ServerProcess: @unchecked Sendable {
-    public let process = Process()
-    private let output = CapturedOutput()
-
-    private final class CapturedOutput: Sendable {
-        let streams = Mutex<(standardOutput: [UInt8], standardError: [UInt8])>(([], []))
-    }
+    public let processIdentifier: pid_t
+    private let output = Lock((standardOutput: [UInt8](), standardError: [UInt8]()))
+    /// The exit status once reaped: the code, or 128 + the signal number.
+    private let exitStatus = Lock<Int32?>(nil)
 
     /// `banner-server`, built next to the test bundle by `swift build --build-tests`.
     public static var executable: URL {
@@ -16,33 +18,93 @@ public final class ServerProcess: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent("banner-server")
     }
 
-    /// Starts the server. Only `environment` is passed (plus PATH): the test runner's own
-    /// `CAROUSEL_*` variables must not leak in.
+    /// Starts the program. Only `environment` is passed, plus PATH and the sanitizers' options
+    /// (`make test-sanitize` sets them for the child too): the test runner's own `CAROUSEL_*`
+    /// variables must not leak in.
     public init(
         executable: URL = ServerProcess.executable, arguments: [String], environment: [String: String] = [:],
         workingDirectory: URL? = nil
     ) throws {
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
-        let standardOutput = Pipe()
-        let standardError = Pipe()
-        process.standardOutput = standardOutput
-        process.standardError = standardError
-        standardOutput.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            output.streams.withLock { $0.standardOutput.append(contentsOf: data) }
+        var standardOutput: [Int32] = [0, 0]
+        var standardError: [Int32] = [0, 0]
+        guard pipe(&standardOutput) == 0, pipe(&standardError) == 0 else { throw POSIXError(.EMFILE) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, standardOutput[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, standardError[1], 2)
+        for descriptor in standardOutput + standardError { posix_spawn_file_actions_addclose(&actions, descriptor) }
+
+        // The test runner's threads block signals; the child must start with the defaults.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        // posix_spawn_file_actions_addchdir_np needs _GNU_SOURCE; env -C changes directory instead.
+        let command = workingDirectory.map { ["/usr/bin/env", "-C", $0.path, executable.path] } ?? [executable.path]
+        let argv = (command + arguments).map { strdup($0) } + [nil]
+        var inherited = ["PATH": "/usr/bin:/bin"]
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { inherited[name] = value }
         }
-        standardError.fileHandleForReading.readabilityHandler = { [output] handle in
-            let data = handle.availableData
-            output.streams.withLock { $0.standardError.append(contentsOf: data) }
+        let envp = environment.merging(inherited) { mine, _ in mine }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for string in argv + envp { free(string) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
+        close(standardOutput[1])
+        close(standardError[1])
+        guard status == 0 else {
+            close(standardOutput[0])
+            close(standardError[0])
+            throw POSIXError(POSIXErrorCode(rawValue: status) ?? .ENOENT)
         }
-        try process.run()
+        processIdentifier = pid
+        collect(standardOutput[0]) { output, bytes in output.standardOutput += bytes }
+        collect(standardError[0]) { output, bytes in output.standardError += bytes }
     }
 
-    public var standardOutput: String { output.streams.withLock { String(decoding: $0.standardOutput, as: UTF8.self) } }
-    public var standardError: String { output.streams.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
+    /// Reads a pipe to its end on a thread of its own: the read blocks for the process's life,
+    /// which would hold a Dispatch worker (a limited pool that the test clients use).
+    private func collect(
+        _ descriptor: Int32,
+        into append: @escaping @Sendable (inout (standardOutput: [UInt8], standardError: [UInt8]), [UInt8]) -> Void
+    ) {
+        Thread { [output] in
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                let chunk = Array(buffer[..<count])
+                output.withLock { append(&$0, chunk) }
+            }
+            close(descriptor)
+        }.start()
+    }
+
+    public var standardOutput: String { output.withLock { String(decoding: $0.standardOutput, as: UTF8.self) } }
+    public var standardError: String { output.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
+
+    /// False once the process has exited (and then it is reaped).
+    public var isRunning: Bool {
+        exitStatus.withLock { exitStatus in
+            guard exitStatus == nil else { return false }
+            var status: Int32 = 0
+            guard waitpid(processIdentifier, &status, WNOHANG) == processIdentifier else { return true }
+            let signal = status & 0x7F
+            exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+            return false
+        }
+    }
 
     /// The port from the `listening on http://HOST:PORT` line, once it is printed.
     public func waitForPort(seconds: Double = 20) async throws -> Int {
@@ -50,7 +112,7 @@ public final class ServerProcess: @unchecked Sendable {
         _ = await eventually(within: seconds) {
             port = standardOutput.split(separator: "\n").first { $0.hasPrefix("listening on http://") }
                 .flatMap { $0.split(separator: ":").last }.flatMap { Int($0) }
-            return port != nil || !process.isRunning
+            return port != nil || !isRunning
         }
         guard let port else {
             throw HTTPClientError.protocolViolation(
@@ -59,23 +121,28 @@ public final class ServerProcess: @unchecked Sendable {
         return port
     }
 
-    public func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+    /// True once standard error contains `text` (its reader runs apart from standard output's).
+    public func standardErrorShows(_ text: String, within seconds: Double = 10) async -> Bool {
+        await eventually(within: seconds) { standardError.contains(text) }
     }
 
-    /// The exit status, or nil if the process is still running after `seconds`.
+    public func signal(_ signal: Int32) {
+        kill(processIdentifier, signal)
+    }
+
+    /// The exit status (the code, or 128 + the signal), or nil if still running after `seconds`.
     public func waitForExit(seconds: Double) async -> Int32? {
-        guard await eventually(within: seconds, { !process.isRunning }) else { return nil }
-        process.waitUntilExit()
+        guard await eventually(within: seconds, { !isRunning }) else { return nil }
         // Give the pipes' readers a moment to take the last bytes.
         try? await Task.sleep(for: .milliseconds(200))
-        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        return exitStatus.withLock { $0 }
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if isRunning {
+            kill(processIdentifier, SIGKILL)
+            var status: Int32 = 0
+            waitpid(processIdentifier, &status, 0)
         }
     }
 }

@@ -12,10 +12,10 @@ SYSTEM_PYTHON    := /usr/bin/python3
 BENCH_TOOLS  := wrk:wrk nginx:nginx-light h2load:nghttp2-client valgrind:valgrind $(CC):gcc python3:python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
-SWIFT_FILES  := Sources Tests Package.swift
+SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize lint format bench \
-	bench-smoke clean
+.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize fuzz lint format \
+	bench bench-smoke clean
 
 all: build
 
@@ -78,6 +78,28 @@ test-sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --build-path .build/asan
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestLine
+# SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.
+FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library -Xswiftc -enable-testing \
+	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+
+## fuzz: each libFuzzer target (Fuzz/) for FUZZ_SECONDS (60), seeded from Fuzz/corpus; new
+## inputs go to .build/fuzz/corpus, crashes to .build/fuzz/artifacts (and fail the run)
+fuzz: deps
+	@mkdir -p .build/fuzz/artifacts && ln -sfn $(CURDIR) .build/fuzz/banner-carousel
+	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build/fuzz/corpus/$$target; \
+		echo "fuzzing $$target for $(FUZZ_SECONDS) s"; \
+		Fuzz/.build/debug/$$target -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=.build/fuzz/artifacts/$$target- .build/fuzz/corpus/$$target Fuzz/corpus/$$target \
+			> .build/fuzz/$$target.log 2>&1; status=$$?; \
+		grep -E "DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" .build/fuzz/$$target.log; \
+		[ $$status -eq 0 ] || { echo "$$target failed: see .build/fuzz/$$target.log"; exit 1; }; \
+		echo "corpus: $$(ls .build/fuzz/corpus/$$target | wc -l) new inputs beside $$(ls Fuzz/corpus/$$target | wc -l) seeds"; \
+	done
 
 ## lint: fail on any swift-format finding (configuration in .swift-format)
 lint:

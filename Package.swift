@@ -4,7 +4,9 @@ import PackageDescription
 let package = Package(
     name: "banner-carousel",
     products: [
-        .executable(name: "banner-server", targets: ["banner-server"])
+        .executable(name: "banner-server", targets: ["banner-server"]),
+        // For the fuzz targets in Fuzz/, a package of their own.
+        .library(name: "BannerService", targets: ["BannerService"]),
     ],
     targets: [
         // libmicrohttpd from Debian (`libmicrohttpd-dev`), found with pkg-config.

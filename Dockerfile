@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
-# Two stages: the Swift toolchain builds a release binary with the Swift runtime linked in
-# statically; a slim Debian runtime adds only libmicrohttpd. (Verifying this image without a
-# Docker engine is issue 7.)
+# banner-server in a container. Two stages: the Swift toolchain builds a release binary with the
+# Swift runtime linked in statically; a slim Debian runtime adds only the shared libraries it
+# still needs. `make container-check` builds the runtime stage's root filesystem from Debian
+# packages (with the RUNTIME_PACKAGES below) and runs the service in it, without a Docker engine.
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
@@ -13,16 +14,24 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product banner-server \
-    && install -D "$(swift build -c release --show-bin-path)/banner-server" /out/banner-server
+    && install -D "$(swift build -c release --static-swift-stdlib --show-bin-path)/banner-server" /out/banner-server
 
 FROM debian:bookworm-slim
+# What the binary links to besides glibc: libmicrohttpd (and, through it, GnuTLS) and the C++
+# runtime the Swift runtime is written in. Nothing -dev.
+ARG RUNTIME_PACKAGES="libmicrohttpd12 libstdc++6"
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libmicrohttpd12 \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin carousel
+    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin carousel
 COPY --from=build /out/banner-server /usr/local/bin/banner-server
-COPY config/carousel.json /etc/banner-carousel/carousel.json
-ENV CAROUSEL_CONFIG=/etc/banner-carousel/carousel.json
+COPY config/carousel.json /etc/banner/carousel.json
+# Mount another file over /etc/banner/carousel.json, or override single settings with CAROUSEL_*.
+ENV CAROUSEL_CONFIG=/etc/banner/carousel.json
 USER carousel
 EXPOSE 8080
+# No curl in the image: the binary asks /healthz itself.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["/usr/local/bin/banner-server", "healthcheck"]
+# Exec form: banner-server is PID 1 and gets SIGTERM itself, then stops gracefully.
 ENTRYPOINT ["/usr/local/bin/banner-server"]

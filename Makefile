@@ -14,8 +14,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize fuzz lint format \
-	bench bench-smoke clean
+.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize fuzz container-check \
+	lint format bench bench-smoke clean
 
 all: build
 
@@ -100,6 +100,14 @@ fuzz: deps
 		[ $$status -eq 0 ] || { echo "$$target failed: see .build/fuzz/$$target.log"; exit 1; }; \
 		echo "corpus: $$(ls .build/fuzz/corpus/$$target | wc -l) new inputs beside $$(ls Fuzz/corpus/$$target | wc -l) seeds"; \
 	done
+
+## container-check: the Dockerfile's runtime stage without a Docker engine: a debootstrapped
+## Debian root filesystem with its runtime packages, the static binary run in it (needs root)
+container-check: deps
+	@command -v debootstrap >/dev/null || { echo "installing debootstrap"; \
+		$(APT_INSTALL) debootstrap || { $(SUDO) apt-get update && $(APT_INSTALL) debootstrap; }; }
+	$(SWIFT) build -c release --static-swift-stdlib --product banner-server --build-path .build/static
+	$(SUDO) Tests/container/container-check.sh
 
 ## lint: fail on any swift-format finding (configuration in .swift-format)
 lint:

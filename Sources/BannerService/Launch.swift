@@ -4,6 +4,8 @@ import Glibc
 /// What the command line asks for: run with a configuration, or print the usage.
 public enum Launch: Equatable, Sendable {
     case run(ServiceConfiguration, notes: [String])
+    /// `banner-server healthcheck`: ask the configured host and port for /healthz, then exit.
+    case healthCheck(ServiceConfiguration)
     case help
 
     public static let defaultConfigPath = "config/carousel.json"
@@ -11,6 +13,7 @@ public enum Launch: Equatable, Sendable {
     public static let usage = """
         Usage: banner-server [--config PATH] [--host HOST] [--port PORT] [--threads N]
                              [--interval SECONDS] [--log-level LEVEL]
+               banner-server healthcheck [the same options]
 
         Serves a banner carousel over HTTP (see README.md for the API).
 
@@ -28,6 +31,10 @@ public enum Launch: Equatable, Sendable {
           --connection-memory B    bytes per connection for request line and headers (16384)
           --max-body B             largest request body in bytes (16384)
           -h, --help           print this help
+
+        `banner-server healthcheck` asks the service at the configured host and port for
+        /healthz (2 s timeout) and exits 0 when it answers ok, 1 otherwise: for a container
+        HEALTHCHECK or a Kubernetes exec probe.
 
         CAROUSEL_CONTROL_TOKEN, when set, is required as `Authorization: Bearer <token>` on every
         POST and PUT. CAROUSEL_CORS_ORIGINS (comma-separated, or *) lets web pages on those origins
@@ -57,7 +64,8 @@ public enum Launch: Equatable, Sendable {
         arguments: [String], environment: [String: String],
         readFile: (String) -> FileContents = FileContents.read
     ) throws(ConfigurationError) -> Launch {
-        let flags = try Flags.parse(arguments)
+        let isHealthCheck = arguments.first == "healthcheck"
+        let flags = try Flags.parse(isHealthCheck ? Array(arguments.dropFirst()) : arguments)
         if flags.help { return .help }
         var configuration = ServiceConfiguration()
         var notes: [String] = []
@@ -113,7 +121,7 @@ public enum Launch: Equatable, Sendable {
         if let token = environment["CAROUSEL_CONTROL_TOKEN"] {
             configuration.controlToken = try controlToken(token)
         }
-        return .run(configuration, notes: notes)
+        return isHealthCheck ? .healthCheck(configuration) : .run(configuration, notes: notes)
     }
 
     private static func host(_ value: String, source: String) throws(ConfigurationError) -> String {

@@ -41,6 +41,9 @@ enum SystemErrno {
             EMFILE: ("EMFILE", "too many open files in this process"),
             ENFILE: ("ENFILE", "too many open files on this system"),
             EINVAL: ("EINVAL", "invalid argument"),
+            ECONNREFUSED: ("ECONNREFUSED", "connection refused; nothing listens there"),
+            ETIMEDOUT: ("ETIMEDOUT", "timed out"),
+            EHOSTUNREACH: ("EHOSTUNREACH", "host unreachable"),
         ]
         if let (name, message) = known[code] {
             return "\(message) (\(name))"

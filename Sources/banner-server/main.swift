@@ -13,6 +13,8 @@ do {
     case .help:
         StandardStream.output.writeLine(Launch.usage)
         exit(0)
+    case .healthCheck(let target):
+        exit(HealthCheck.run(target))
     case .run(let parsed, let parsedNotes):
         configuration = parsed
         notes = parsedNotes

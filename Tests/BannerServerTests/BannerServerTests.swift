@@ -172,6 +172,36 @@ struct BannerServerTests {
         #expect(server.standardError.contains("--prot: unknown option; see --help"))
     }
 
+    @Test func theHealthcheckSubcommandAsksTheConfiguredAddress() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        let healthy = try ServerProcess(arguments: ["healthcheck", "--config", config.path, "--port", String(port)])
+        #expect(await healthy.waitForExit(seconds: 10) == 0)
+        #expect(healthy.standardError.isEmpty)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+
+        let nobody = try ServerProcess(arguments: ["healthcheck", "--config", config.path, "--port", String(port)])
+        #expect(await nobody.waitForExit(seconds: 10) == 1)
+        #expect(
+            nobody.standardError
+                == "banner-server healthcheck: cannot connect to 127.0.0.1:\(port): connection refused; nothing listens there (ECONNREFUSED)\n"
+        )
+    }
+
+    @Test func theHealthcheckSubcommandRefusesAnAnswerThatIsNotHealthy() async throws {
+        // Something else on the port, answering 404 to /healthz.
+        let config = try temporaryFile(contents: validConfiguration)
+        let other = try ServerProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/python3"),
+            arguments: ["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        let port = try await other.waitForPythonPort()
+        let check = try ServerProcess(arguments: ["healthcheck", "--config", config.path, "--port", String(port)])
+        #expect(await check.waitForExit(seconds: 10) == 1)
+        #expect(check.standardError == "banner-server healthcheck: /healthz answered 404\n")
+    }
+
     @Test func helpPrintsUsageAndExitsZero() async throws {
         let server = try ServerProcess(arguments: ["--help"])
         #expect(await server.waitForExit(seconds: 10) == 0)

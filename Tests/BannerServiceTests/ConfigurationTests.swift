@@ -159,6 +159,19 @@ struct LaunchTests {
         #expect(configuration.url(boundPort: 1) == "http://localhost:1")
     }
 
+    @Test func healthcheckTakesTheSameOptions() throws {
+        guard
+            case .healthCheck(let configuration) = try Launch.parse(
+                arguments: ["healthcheck", "--port", "9999"], environment: ["CAROUSEL_HOST": "::"], readFile: files([:])
+            )
+        else {
+            Issue.record("expected .healthCheck")
+            return
+        }
+        #expect(configuration.port == 9999)
+        #expect(configuration.host == "::")
+    }
+
     @Test func helpIsRecognised() throws {
         #expect(try Launch.parse(arguments: ["--help"], environment: [:], readFile: files([:])) == .help)
         #expect(try Launch.parse(arguments: ["-h"], environment: [:], readFile: files([:])) == .help)

@@ -121,6 +121,17 @@ public final class ServerProcess: @unchecked Sendable {
         return port
     }
 
+    /// The port from Python's `Serving HTTP on 127.0.0.1 port N` line.
+    public func waitForPythonPort(seconds: Double = 20) async throws -> Int {
+        var port: Int?
+        _ = await eventually(within: seconds) {
+            port = (standardOutput + standardError).firstMatch(of: #/ port (\d+) /#).flatMap { Int($0.1) }
+            return port != nil
+        }
+        guard let port else { throw HTTPClientError.protocolViolation("no port from python: \(standardError)") }
+        return port
+    }
+
     /// True once standard error contains `text` (its reader runs apart from standard output's).
     public func standardErrorShows(_ text: String, within seconds: Double = 10) async -> Bool {
         await eventually(within: seconds) { standardError.contains(text) }

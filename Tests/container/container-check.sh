@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# make container-check: the Dockerfile's runtime stage, verified without a Docker engine.
+#
+# Builds a minimal Debian bookworm root filesystem with debootstrap (cached in
+# .build/container), installs into it exactly the RUNTIME_PACKAGES the Dockerfile names, creates
+# the same unprivileged user, copies in the static release binary and the configuration where
+# the Dockerfile puts them, checks that the binary finds every library it links to, then runs the
+# service in a chroot as that user and checks /healthz, GET /banner, the healthcheck subcommand,
+# and that SIGTERM ends it with status 0. Every process and mount it starts is cleaned up.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cache="$root/.build/container"
+rootfs="$cache/rootfs-bookworm"
+mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+binary="$root/.build/static/release/banner-server"
+user=carousel
+
+say() { printf 'container-check: %s\n' "$*"; }
+fail() { say "FAILED: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap and chroot); run: sudo make container-check"
+command -v debootstrap >/dev/null || fail "debootstrap is missing (make container-check installs it)"
+[ -x "$binary" ] || fail "no static binary at $binary (make container-check builds it)"
+
+# The Dockerfile is the source of truth: its runtime packages, user and paths.
+packages=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$root/Dockerfile")
+[ -n "$packages" ] || fail "no 'ARG RUNTIME_PACKAGES=\"…\"' line in the Dockerfile"
+grep -q 'COPY config/carousel.json /etc/banner/carousel.json' "$root/Dockerfile" \
+    || fail "the Dockerfile no longer copies the configuration to /etc/banner/carousel.json"
+grep -q "useradd --system --uid 10001 --user-group .* $user\$" "$root/Dockerfile" \
+    || fail "the Dockerfile no longer creates the user $user (uid 10001)"
+
+# --- the root filesystem, cached --------------------------------------------------------------
+if [ ! -f "$rootfs/.bootstrapped" ]; then
+    say "debootstrap --variant=minbase bookworm from $mirror (once; cached in $cache)"
+    rm -rf "$rootfs" && mkdir -p "$cache"
+    debootstrap --variant=minbase bookworm "$rootfs" "$mirror" > "$cache/debootstrap.log" 2>&1 \
+        || fail "debootstrap failed; see $cache/debootstrap.log"
+    touch "$rootfs/.bootstrapped"
+fi
+if [ "$(cat "$rootfs/.runtime-packages" 2>/dev/null)" != "$packages" ]; then
+    say "installing the runtime packages: $packages"
+    cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
+    chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive sh -c \
+        "apt-get update -q && apt-get install -y -q --no-install-recommends $packages" > "$cache/apt.log" 2>&1 \
+        || fail "apt-get install in the root filesystem failed; see $cache/apt.log"
+    chroot "$rootfs" rm -rf /var/lib/apt/lists
+    echo "$packages" > "$rootfs/.runtime-packages"
+fi
+chroot "$rootfs" id -u "$user" >/dev/null 2>&1 \
+    || chroot "$rootfs" useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin "$user"
+install -D -m 0755 "$binary" "$rootfs/usr/local/bin/banner-server"
+install -D -m 0644 "$root/config/carousel.json" "$rootfs/etc/banner/carousel.json"
+
+# --- libraries ----------------------------------------------------------------------------------
+missing=$(chroot "$rootfs" ldd /usr/local/bin/banner-server | grep 'not found' || true)
+[ -z "$missing" ] || fail "the binary needs libraries the runtime stage does not install: $missing"
+say "every library the binary links to is in the runtime filesystem"
+
+# --- run it -------------------------------------------------------------------------------------
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+log="$cache/service.log"
+server=""
+cleanup() {
+    [ -n "$server" ] && kill -KILL "$server" 2>/dev/null || true
+    mountpoint -q "$rootfs/proc" && umount "$rootfs/proc" || true
+}
+trap cleanup EXIT
+mount -t proc proc "$rootfs/proc"
+uid=$(chroot "$rootfs" id -u "$user")
+gid=$(chroot "$rootfs" id -g "$user")
+# As the Dockerfile runs it: its user, its configuration path, nothing else from this environment.
+in_container=(chroot --userspec="$uid:$gid" "$rootfs" /usr/bin/env -i PATH=/usr/bin:/bin
+    CAROUSEL_CONFIG=/etc/banner/carousel.json CAROUSEL_HOST=127.0.0.1 CAROUSEL_PORT="$port")
+"${in_container[@]}" /usr/local/bin/banner-server > "$log" 2>&1 &
+server=$!
+for _ in $(seq 100); do grep -q '^listening on ' "$log" && break; sleep 0.1; done
+grep -q "^listening on http://127.0.0.1:$port" "$log" || fail "the service did not start; see $log"
+[ "$(ps -o user= -p "$server")" != root ] || fail "the service runs as root"
+say "running as $(ps -o user= -p "$server" | tr -d ' ') (uid $(ps -o uid= -p "$server" | tr -d ' ')), port $port"
+
+fetch() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")' "$1"; }
+[ "$(fetch "http://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ] || fail "GET /healthz"
+fetch "http://127.0.0.1:$port/banner" | grep -q '"count":5' || fail "GET /banner"
+say "GET /healthz and GET /banner answer"
+"${in_container[@]}" /usr/local/bin/banner-server healthcheck || fail "banner-server healthcheck inside the root filesystem"
+say "banner-server healthcheck exits 0"
+
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+server=""
+[ "$status" = 0 ] || fail "SIGTERM ended the service with status $status; see $log"
+grep -q 'received SIGTERM; stopping' "$log" || fail "no stop message in $log"
+say "SIGTERM: exit status 0"
+say "passed"

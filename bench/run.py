@@ -439,6 +439,17 @@ def main():
     print(f"written to {results_file.relative_to(ROOT)}")
 
 
+def rounds_table(leading, last, number, rows):
+    """Markdown rows: the leading columns, one column per round, and the median in bold."""
+    rounds = len(rows[0][1])
+    lines = ["| " + " | ".join(leading + [f"round {r + 1}" for r in range(rounds)] + [last]) + " |",
+             "|---|" + "---:|" * (len(leading) - 1 + rounds + 1)]
+    for cells, values in rows:
+        median = number.format(statistics.median(values))
+        lines.append("| " + " | ".join(cells + [number.format(v) for v in values] + [f"**{median}**"]) + " |")
+    return lines
+
+
 def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
            timing, allocations):
     service = rates["service"]
@@ -462,33 +473,17 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         f"rotates every round. The C reference has the service's daemon settings (epoll thread pool, "
         "16 KiB per connection, no MHD_USE_TURBO) and sends the service's headers (ETag included).",
         "",
-        "| server | response bytes | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median req/s |",
-        "|---|---:|" + "---:|" * rounds + "---:|",
-    ]
-    for target in targets:
-        values = rates[target.name]
-        lines.append(f"| {target.label} | {sizes[target.name]} | "
-                     + " | ".join(f"{v:,.0f}" for v in values) + f" | **{statistics.median(values):,.0f}** |")
-    lines += [
+        *rounds_table(["server", "response bytes"], "median req/s", "{:,.0f}",
+                      [([target.label, str(sizes[target.name])], rates[target.name]) for target in targets]),
         "",
-        "| ratio | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median |",
-        "|---|" + "---:|" * rounds + "---:|",
-        "| banner-server / nginx | " + " | ".join(f"{v:.2f}" for v in versus_nginx)
-        + f" | **{statistics.median(versus_nginx):.2f}** |",
-        "| banner-server / C libmicrohttpd | " + " | ".join(f"{v:.2f}" for v in versus_c)
-        + f" | **{statistics.median(versus_c):.2f}** |",
+        *rounds_table(["ratio"], "median", "{:.2f}", [(["banner-server / nginx"], versus_nginx),
+                                                      (["banner-server / C libmicrohttpd"], versus_c)]),
         "",
         "Server CPU time (user + system, all threads and processes) per request in the same runs, a figure "
         "less swayed by what else the machine is doing than req/s:",
         "",
-        "| server | " + " | ".join(f"round {r + 1}" for r in range(rounds)) + " | median µs/request |",
-        "|---|" + "---:|" * rounds + "---:|",
-    ]
-    for target in targets:
-        values = cpu[target.name]
-        lines.append(f"| {target.label} | " + " | ".join(f"{v:.2f}" for v in values)
-                     + f" | **{statistics.median(values):.2f}** |")
-    lines += [
+        *rounds_table(["server"], "median µs/request", "{:.2f}",
+                      [([target.label], cpu[target.name]) for target in targets]),
         "",
         f"Heap allocations per keep-alive `GET /banner` in the service, counted by valgrind's dhat over "
         f"{arguments.reads_counted:,} reads (the difference from a run with none): **{allocations:.3f}**.",

@@ -225,13 +225,6 @@ public func httpRequest(
     try await HTTPConnection(port: port).send(method, path, headers: headers, body: body)
 }
 
-/// Runs blocking work on a Dispatch thread instead of the Swift concurrency pool.
-public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 /// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`.
 /// For waiting on things that happen by themselves (a timer, a process), never for timing them.
 public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {

@@ -4,8 +4,9 @@ import Locking
 import Synchronization
 
 /// The state libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the body
-/// cap, and the connections suspended while deferred work runs. Kept apart from `HTTPServer` so
-/// the callbacks never touch an object that is being deinitialised.
+/// cap, the connection watchdog, the connections suspended while deferred work runs, and the open
+/// streams. Kept apart from `HTTPServer` so the callbacks never touch an object that is being
+/// deinitialised.
 final class Dispatcher: Sendable {
     let handler: any HTTPHandler
     let maxBodySize: Int
@@ -58,8 +59,8 @@ final class Dispatcher: Sendable {
     // MARK: Access handler steps (on the connection's worker thread)
 
     /// First call for a request: headers are in, no body yet. Nothing may be queued here
-    /// without losing keep-alive (DESIGN.md §6.1) — except to refuse a declared oversize body,
-    /// where closing the connection is what we want anyway.
+    /// without losing keep-alive (DESIGN.md §6.1) — except to refuse an ambiguous request or a
+    /// declared oversize body, where closing the connection is what we want anyway.
     func begin(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
         version: UnsafePointer<CChar>?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>

@@ -68,16 +68,13 @@ final class Dispatcher: Sendable {
         slot.pointee = RequestSlot.headersReceived
         activeRequests.add(1, ordering: .relaxed)
         watch(of: connection).map(watchdog.waitForRequest)  // the headers are in; now the body
-        if let problem = Self.framingProblem(of: connection, version: version) {
-            let exchange = exchange(in: slot)
-            exchange.rejected = true
+        let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
+        if let problem = Self.framingProblem(of: connection, hasLength: declaredLength != nil, version: version) {
             let rejection = Rejection.malformed(
                 reason: problem, method: String(cString: method), path: String(cString: path))
-            return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
+            return reject(exchange(in: slot), rejection, on: connection)
         }
-        if let declared = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
-            let length = Int(String(cString: declared)), length > maxBodySize
-        {
+        if let declaredLength, let length = Int(String(cString: declaredLength)), length > maxBodySize {
             return rejectOversize(exchange(in: slot), method: method, path: path, on: connection)
         }
         return .YES
@@ -86,8 +83,10 @@ final class Dispatcher: Sendable {
     /// What libmicrohttpd 0.9.75 lets through but a proxy in front of us may read differently
     /// (request smuggling): several Content-Length headers, or one with Transfer-Encoding. Also
     /// HTTP/1.1 without Host, which RFC 9112 says to refuse.
-    private static func framingProblem(of connection: OpaquePointer, version: UnsafePointer<CChar>?) -> String? {
-        if MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length") != nil {
+    private static func framingProblem(
+        of connection: OpaquePointer, hasLength: Bool, version: UnsafePointer<CChar>?
+    ) -> String? {
+        if hasLength {
             if countHeaders(named: "content-length", on: connection) > 1 {
                 return "several Content-Length headers; send exactly one"
             }
@@ -294,13 +293,18 @@ final class Dispatcher: Sendable {
 
     // MARK: Helpers
 
+    /// Answers the request with the handler's response to `rejection`; the rest of it is ignored.
+    private func reject(_ exchange: Exchange, _ rejection: Rejection, on connection: OpaquePointer) -> MHD_Result {
+        exchange.rejected = true
+        return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
+    }
+
     private func rejectOversize(
         _ exchange: Exchange, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, on connection: OpaquePointer
     ) -> MHD_Result {
-        exchange.rejected = true
         let rejection = Rejection.bodyTooLarge(
             limit: maxBodySize, method: String(cString: method), path: String(cString: path))
-        return queue(PreparedResponse(handler.respond(to: rejection)), on: connection)
+        return reject(exchange, rejection, on: connection)
     }
 
     private func queue(_ response: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {

@@ -82,13 +82,13 @@ test-sanitize: deps
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestLine
 # SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.
-FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library -Xswiftc -enable-testing \
+FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
 
 ## fuzz: each libFuzzer target (Fuzz/) for FUZZ_SECONDS (60), seeded from Fuzz/corpus; new
 ## inputs go to .build/fuzz/corpus, crashes to .build/fuzz/artifacts (and fail the run)
 fuzz: deps
-	@mkdir -p .build/fuzz/artifacts && ln -sfn $(CURDIR) .build/fuzz/banner-carousel
+	@mkdir -p .build/fuzz/artifacts
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p .build/fuzz/corpus/$$target; \

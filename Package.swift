@@ -1,12 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Modules, lowest first; each uses only modules above it (docs/ARCHITECTURE.md says what lives
+// where and why).
 let package = Package(
     name: "banner-carousel",
     products: [
-        .executable(name: "banner-server", targets: ["banner-server"]),
-        // For the fuzz targets in Fuzz/, a package of their own.
-        .library(name: "BannerService", targets: ["BannerService"]),
+        .executable(name: "banner-server", targets: ["banner-server"])
     ],
     targets: [
         // libmicrohttpd from Debian (`libmicrohttpd-dev`), found with pkg-config.
@@ -17,21 +17,38 @@ let package = Package(
         ),
         // A lock ThreadSanitizer can see; its pthread mutex is the one other unsafe pointer.
         .target(name: "Locking"),
-        // The only module that imports CMicroHTTPD and the only one with unsafe pointers.
+        // HTTP server over libmicrohttpd; the only module that imports CMicroHTTPD. Knows nothing of carousels.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
-        // The domain: banners, the pure Carousel state machine and the engine actor.
+        // Strict JSON reading and writing; knows nothing of carousels.
+        .target(name: "JSON"),
+        // The domain: banners, the pure Carousel state machine, the engine actor, timestamps.
         .target(name: "Carousel", dependencies: ["Locking"]),
-        // The application: configuration, routes, JSON, errors, logging.
-        .target(name: "BannerService", dependencies: ["Carousel", "MicroHTTP", "Locking"]),
-        .executableTarget(name: "banner-server", dependencies: ["BannerService"]),
+        // The value-type logger every layer is handed.
+        .target(name: "Logging", dependencies: ["Carousel"]),
+        // The web client's files, compiled in.
+        .target(name: "WebClient", resources: [.embedInCode("web")]),
+        // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
+        .target(
+            name: "BannerAPI",
+            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"]
+        ),
+        // Wiring: settings, configuration, launch, signals, the health-check client.
+        .target(
+            name: "BannerService",
+            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "BannerAPI"]
+        ),
+        .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
 
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
         .target(name: "TestSupport", dependencies: ["Carousel", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(
             name: "BannerServiceTests",
-            dependencies: ["BannerService", "Carousel", "MicroHTTP", "TestSupport"]
+            dependencies: [
+                "BannerService", "BannerAPI", "JSON", "Carousel", "Logging", "MicroHTTP", "WebClient", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "BannerServerTests",

@@ -1,21 +1,30 @@
 // swift-tools-version:6.0
 // libFuzzer targets for the parsers that read untrusted bytes. A package of its own because a
 // fuzz target has no `main` (libFuzzer brings it), which the main package's builds would refuse.
-// Built and run by `make fuzz` in the parent folder, which links ../.build/fuzz/banner-carousel
-// to the main package: a path dependency is known by its folder's name, and a clone's folder
-// may be called anything.
+// It compiles the service's modules from their sources (`Modules` is a link to ../Sources), so
+// the main package needs no library product for it, and the targets use only public interfaces.
+// Built and run by `make fuzz` in the parent folder.
 import PackageDescription
 
 let package = Package(
     name: "banner-carousel-fuzz",
-    dependencies: [.package(path: "../.build/fuzz/banner-carousel")],
     targets: [
-        .executableTarget(
-            name: "FuzzCommandBody", dependencies: [.product(name: "BannerService", package: "banner-carousel")]),
-        .executableTarget(
-            name: "FuzzConfiguration", dependencies: [.product(name: "BannerService", package: "banner-carousel")]),
-        .executableTarget(
-            name: "FuzzRequestLine", dependencies: [.product(name: "BannerService", package: "banner-carousel")]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Modules/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
+        .target(name: "Locking", path: "Modules/Locking"),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], path: "Modules/MicroHTTP"),
+        .target(name: "JSON", path: "Modules/JSON"),
+        .target(name: "Carousel", dependencies: ["Locking"], path: "Modules/Carousel"),
+        .target(name: "Logging", dependencies: ["Carousel"], path: "Modules/Logging"),
+        .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
+        .target(
+            name: "BannerAPI", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"],
+            path: "Modules/BannerAPI"),
+        .target(
+            name: "BannerService", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "BannerAPI"],
+            path: "Modules/BannerService"),
+        .executableTarget(name: "FuzzCommandBody", dependencies: ["BannerAPI", "Carousel", "Logging", "MicroHTTP"]),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Carousel"]),
+        .executableTarget(name: "FuzzRequestLine", dependencies: ["BannerAPI", "Carousel", "Logging", "MicroHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,11 +1,12 @@
+import BannerAPI
 import Carousel
+import JSON
 
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
     static let fields =
         ["host", "port", "threads", "interval", "autoplay", "corsOrigins", "heartbeat"]
         + IntegerSetting.limits.map(\.field) + ["banners"]
-    static let bannerFields = ["id", "image", "caption", "link", "duration"]
 
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
     static func apply(_ bytes: [UInt8], from path: String, to configuration: inout ServiceConfiguration)
@@ -44,7 +45,7 @@ enum ConfigurationFile {
             configuration.threads = value
         }
         if let interval = try root.optional("interval", .number) {
-            configuration.interval = try duration(interval, field: "interval")
+            configuration.interval = try BannerDecoding.interval(interval, field: "interval")
         }
         if let autoplay = try root.optional("autoplay", .bool) {
             configuration.autoplay = autoplay
@@ -75,48 +76,7 @@ enum ConfigurationFile {
             configuration[keyPath: setting.keyPath] = value
         }
         if let banners = try root.optional("banners", .array) {
-            configuration.banners = try parseBanners(banners)
-        }
-    }
-
-    private static func parseBanners(_ elements: [JSONValue]) throws(FieldError) -> [Banner] {
-        var banners: [Banner] = []
-        var positions: [String: Int] = [:]
-        for (position, element) in elements.enumerated() {
-            let fields = try JSONFields(element, path: "banners[\(position)]")
-            try fields.rejectUnknown(allowing: bannerFields)
-            let id = try fields.required("id", .string)
-            guard Validation.isBannerID(id) else {
-                throw FieldError(
-                    field: fields.fieldPath("id"),
-                    message: "'\(id)' is not a valid id; use 1 to 64 of A-Z a-z 0-9 . _ -")
-            }
-            if let first = positions.updateValue(position, forKey: id) {
-                throw FieldError(
-                    field: fields.fieldPath("id"), message: "duplicate id '\(id)' (also banners[\(first)])")
-            }
-            let image = try fields.required("image", .string)
-            guard Validation.isAbsoluteHTTPURL(image) else {
-                throw FieldError(field: fields.fieldPath("image"), message: "not an absolute http(s) URL")
-            }
-            let caption = try fields.optional("caption", .string) ?? ""
-            let link = try fields.optional("link", JSONKind<String>.string.orNull) ?? nil
-            if let link, !Validation.isAbsoluteHTTPURL(link) {
-                throw FieldError(field: fields.fieldPath("link"), message: "not an absolute http(s) URL")
-            }
-            var duration: Duration?
-            if let seconds = try fields.optional("duration", JSONKind<JSONNumber>.number.orNull) ?? nil {
-                duration = try self.duration(seconds, field: fields.fieldPath("duration"))
-            }
-            banners.append(Banner(id: id, image: image, caption: caption, link: link, duration: duration))
-        }
-        return banners
-    }
-
-    private static func duration(_ number: JSONNumber, field: String) throws(FieldError) -> Duration {
-        switch Validation.duration(seconds: number.double, within: Carousel.intervals) {
-        case .success(let duration): return duration
-        case .failure(let problem): throw FieldError(field: field, message: problem.message)
+            configuration.banners = try BannerDecoding.banners(banners)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Logging
 import MicroHTTP
 
 /// `banner-server healthcheck`: what a container's HEALTHCHECK or a Kubernetes exec probe runs.

@@ -1,5 +1,7 @@
+import BannerAPI
 import Carousel
 import Glibc
+import Logging
 
 /// What the command line asks for: run with a configuration, or print the usage.
 public enum Launch: Equatable, Sendable {

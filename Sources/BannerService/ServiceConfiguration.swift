@@ -1,4 +1,5 @@
 import Carousel
+import Logging
 
 /// Everything the service is started with, after merging flags, environment, file and defaults.
 public struct ServiceConfiguration: Sendable, Equatable {

@@ -1,5 +1,5 @@
-// The C side of MicroHTTP: libmicrohttpd's header plus wrappers for what Swift cannot call
-// directly (variadic functions and va_list callbacks). Nothing else belongs here.
+// The C side of MicroHTTP: libmicrohttpd's header plus wrappers for the C that Swift cannot call
+// directly (variadic functions such as MHD_start_daemon and syscall(), va_list callbacks).
 #ifndef CMICROHTTPD_SHIM_H
 #define CMICROHTTPD_SHIM_H
 

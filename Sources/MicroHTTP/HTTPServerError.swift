@@ -30,9 +30,9 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Readable names for the errno values a listening server meets.
-enum SystemErrno {
-    static func describe(_ code: Int32) -> String {
+/// Readable names for the errno values a listening server or a client probe meets.
+public enum SystemErrno {
+    public static func describe(_ code: Int32) -> String {
         let known: [Int32: (String, String)] = [
             EADDRINUSE: ("EADDRINUSE", "address already in use; another process holds the port"),
             EADDRNOTAVAIL: ("EADDRNOTAVAIL", "address not available on this machine"),

@@ -1,6 +1,7 @@
 // banner-server: parse flags, start, wait for SIGTERM/SIGINT, stop.
 import BannerService
 import Glibc
+import Logging
 
 StopSignals.install()
 

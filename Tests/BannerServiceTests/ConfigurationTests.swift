@@ -1,7 +1,10 @@
 import Carousel
 import Foundation
+import JSON
+import Logging
 import Testing
 
+@testable import BannerAPI
 @testable import BannerService
 
 /// A file system with the given files, for `Launch.parse`.

@@ -1,6 +1,7 @@
 import BannerService
 import Carousel
 import Foundation
+import Logging
 import TestSupport
 import Testing
 

@@ -1,8 +1,11 @@
 import Carousel
 import Foundation
+import JSON
+import Logging
 import MicroHTTP
 import TestSupport
 
+@testable import BannerAPI
 @testable import BannerService
 
 /// 2026-11-29T20:00:00Z
@@ -25,14 +28,10 @@ struct RouterHarness {
         banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil,
         corsOrigins: [String] = []
     ) {
-        var configuration = ServiceConfiguration()
-        configuration.banners = sampleBanners(banners)
-        configuration.interval = interval
-        configuration.autoplay = autoplay
-        configuration.controlToken = token
-        configuration.corsOrigins = corsOrigins
         parts = ServiceParts(
-            configuration: configuration, logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
+            carousel: Carousel(banners: sampleBanners(banners), interval: interval, autoplay: autoplay, now: t0),
+            corsOrigins: corsOrigins, heartbeat: .seconds(15), controlToken: token,
+            logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
     }
 
     func send(

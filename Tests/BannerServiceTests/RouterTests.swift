@@ -1,8 +1,11 @@
 import Carousel
 import Foundation
+import JSON
+import Logging
 import MicroHTTP
 import Testing
 
+@testable import BannerAPI
 @testable import BannerService
 
 @Suite("Routes and reads")

@@ -1,3 +1,4 @@
+import JSON
 import MicroHTTP
 
 /// An error answer in RFC 9457 form: `{"type": "about:blank", "title": …, "status": …, "detail": …}`.

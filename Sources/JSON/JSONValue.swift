@@ -25,6 +25,10 @@ public enum JSONValue: Hashable, Sendable {
 public struct JSONNumber: Hashable, Sendable {
     public let literal: String
 
+    public init(literal: String) {
+        self.literal = literal
+    }
+
     /// The nearest Double (infinite when the literal is beyond Double's range).
     public var double: Double { Double(literal) ?? .nan }
 

@@ -1,4 +1,5 @@
 import Carousel
+import JSON
 
 /// The API's JSON documents (DESIGN.md §3), fields in the documented order.
 enum CarouselJSON {

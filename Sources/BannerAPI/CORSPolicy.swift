@@ -1,7 +1,7 @@
 import MicroHTTP
 
 /// Which web origins may call the API from a browser (CORS). Off by default.
-struct CORSPolicy: Sendable, Equatable {
+public struct CORSPolicy: Sendable, Equatable {
     /// `*`, or the listed origins exactly (`https://shop.example.com`).
     let origins: [String]
 
@@ -43,7 +43,7 @@ struct CORSPolicy: Sendable, Equatable {
     }
 
     /// `*` or `http(s)://host[:port]` with nothing after: what a browser sends as Origin.
-    static func isValidOrigin(_ origin: String) -> Bool {
+    public static func isValidOrigin(_ origin: String) -> Bool {
         if origin == "*" { return true }
         guard Validation.isAbsoluteHTTPURL(origin) else { return false }
         let afterScheme = origin.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)

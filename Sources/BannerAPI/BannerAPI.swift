@@ -1,21 +1,22 @@
 import Carousel
+import Logging
 import MicroHTTP
 
-/// The HTTP API of DESIGN.md §3. Reads are answered on the calling thread from pre-built
+/// The HTTP API (docs/API.md). Reads are answered on the calling thread from pre-built
 /// responses; commands are checked (route, token, body) on the calling thread, then run in the
 /// engine while the connection is suspended. A refused request never reaches the engine.
-struct BannerAPI: HTTPHandler {
+public struct BannerAPI: HTTPHandler {
     let engine: CarouselEngine
     let views: ReadViews
     let events: EventHub
-    let web: WebClient
+    let web: WebAssets
     let controlToken: ControlToken?
     let cors: CORSPolicy
     let logger: Logger
     private let health = ReadViews.prepare(Array("{\"status\":\"ok\"}\n".utf8))
 
     init(
-        engine: CarouselEngine, views: ReadViews, events: EventHub, web: WebClient, controlToken: ControlToken?,
+        engine: CarouselEngine, views: ReadViews, events: EventHub, web: WebAssets, controlToken: ControlToken?,
         cors: CORSPolicy, logger: Logger
     ) {
         self.engine = engine
@@ -27,7 +28,7 @@ struct BannerAPI: HTTPHandler {
         self.logger = logger
     }
 
-    func respond(to request: borrowing Request) -> Reply {
+    public func respond(to request: borrowing Request) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do {
@@ -37,8 +38,8 @@ struct BannerAPI: HTTPHandler {
                     views.response(resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
             case .health:
                 return .prepared(health)
-            case .web(let asset):
-                return .prepared(web.response(asset, ifNoneMatch: request.header("If-None-Match")))
+            case .web(let path):
+                return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
                 return .stream(events.subscribe(headers: cors.headers(for: origin)))
             case .preflight(let allow):
@@ -72,7 +73,7 @@ struct BannerAPI: HTTPHandler {
         return Response(status: 204, headers: headers)
     }
 
-    func respond(to rejection: Rejection) -> Response {
+    public func respond(to rejection: Rejection) -> Response {
         switch rejection {
         case .bodyTooLarge(let limit, let method, let path):
             logger.notice("\(method) \(path) refused: 413 body larger than \(limit) bytes")

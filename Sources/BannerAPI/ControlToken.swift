@@ -1,4 +1,5 @@
 /// The bearer token that guards mutating requests.
+
 struct ControlToken: Sendable {
     private let expected: [UInt8]
 

@@ -1,4 +1,5 @@
 import Glibc
+import MicroHTTP
 
 /// A minimal HTTP/1.1 GET for health checks: one request, one connection, a hard timeout, the
 /// status and body back. No keep-alive, no redirects, no chunked bodies.

@@ -1,9 +1,9 @@
 import Carousel
 
 /// Field rules shared by every way banners and durations enter the service.
-enum Validation {
+public enum Validation {
     /// `[A-Za-z0-9._-]{1,64}`
-    static func isBannerID(_ id: String) -> Bool {
+    public static func isBannerID(_ id: String) -> Bool {
         (1...64).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in
                 switch byte {
@@ -17,7 +17,7 @@ enum Validation {
 
     /// An absolute http or https URL with a host, in printable ASCII (non-ASCII must be
     /// percent-encoded) and at most 2048 bytes.
-    static func isAbsoluteHTTPURL(_ text: String) -> Bool {
+    public static func isAbsoluteHTTPURL(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count <= 2048, bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else { return false }
         let lowercased = String(decoding: bytes.prefix(8), as: UTF8.self).lowercased()
@@ -36,7 +36,8 @@ enum Validation {
     }
 
     /// A duration in seconds within `range`, or the reason it is not.
-    static func duration(seconds: Double, within range: ClosedRange<Duration>) -> Result<Duration, FieldProblem> {
+    public static func duration(seconds: Double, within range: ClosedRange<Duration>) -> Result<Duration, FieldProblem>
+    {
         guard seconds.isFinite, seconds > 0 else {
             return .failure(FieldProblem("must be a number of seconds greater than 0, got \(seconds)"))
         }
@@ -53,7 +54,7 @@ enum Validation {
 }
 
 /// What is wrong with a value, before it is known which field it came from.
-struct FieldProblem: Error {
-    let message: String
-    init(_ message: String) { self.message = message }
+public struct FieldProblem: Error {
+    public let message: String
+    public init(_ message: String) { self.message = message }
 }

@@ -1,7 +1,5 @@
-import Carousel
+import JSON
 import Testing
-
-@testable import BannerService
 
 @Suite("JSON parser")
 struct JSONParserTests {
@@ -25,7 +23,10 @@ struct JSONParserTests {
         }
         #expect(big.isIntegerLiteral)
         #expect(big.integer == nil, "too large for Int")
-        guard case .number(let fraction) = try JSONParser.parse(Array("2.0".utf8)) else { return }
+        guard case .number(let fraction) = try JSONParser.parse(Array("2.0".utf8)) else {
+            Issue.record("2.0 is not a number")
+            return
+        }
         #expect(!fraction.isIntegerLiteral)
         #expect(fraction.double == 2)
     }
@@ -73,7 +74,7 @@ struct JSONParserTests {
     }
 }
 
-@Suite("JSON writer and times")
+@Suite("JSON writer")
 struct JSONWriterTests {
     @Test func writesFieldsInOrderWithEscapes() {
         var object = JSONObject()
@@ -88,46 +89,5 @@ struct JSONWriterTests {
             String(decoding: object.bytes, as: UTF8.self)
                 == #"{"text":"quote\" backslash\\ newline\n tab\t bell\u0007 é","int":42,"double":0.25,"whole":4.0,"flag":true,"nothing":null,"list":[1,2]}"#
         )
-    }
-
-    @Test(arguments: [
-        (Int64(0), "1970-01-01T00:00:00.000Z"),
-        (1_795_982_404_000_000_000, "2026-11-29T20:00:04.000Z"),
-        (1_709_251_199_999_999_999, "2024-02-29T23:59:59.999Z"),
-        (951_782_400_123_000_000, "2000-02-29T00:00:00.123Z"),
-        (-1_000_000, "1969-12-31T23:59:59.999Z"),
-    ])
-    func formatsRFC3339WithMilliseconds(_ nanoseconds: Int64, _ text: String) {
-        #expect(Timestamp(nanosecondsSinceEpoch: nanoseconds).rfc3339 == text)
-    }
-}
-
-@Suite("Field validation")
-struct ValidationTests {
-    @Test(arguments: ["welcome", "spring-sale", "a.b_c-1", String(repeating: "x", count: 64)])
-    func acceptsValidIDs(_ id: String) {
-        #expect(Validation.isBannerID(id))
-    }
-
-    @Test(arguments: ["", "with space", "ümlaut", "slash/", String(repeating: "x", count: 65)])
-    func refusesInvalidIDs(_ id: String) {
-        #expect(!Validation.isBannerID(id))
-    }
-
-    @Test(arguments: [
-        "https://cdn.example.com/a.png", "http://localhost:8080/x?y=1#z", "HTTPS://EXAMPLE.COM",
-        "https://user@host.example/path", "http://[::1]:8080/",
-    ])
-    func acceptsAbsoluteHTTPURLs(_ url: String) {
-        #expect(Validation.isAbsoluteHTTPURL(url))
-    }
-
-    @Test(arguments: [
-        "", "cdn.example.com/a.png", "/relative.png", "ftp://example.com/a", "https://", "https:///path",
-        "https://exa mple.com", "javascript:alert(1)", "https://example.com/é", "https://<script>/",
-        "https://" + String(repeating: "a", count: 2048),
-    ])
-    func refusesEverythingElse(_ url: String) {
-        #expect(!Validation.isAbsoluteHTTPURL(url))
     }
 }

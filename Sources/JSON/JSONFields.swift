@@ -3,16 +3,21 @@ public struct FieldError: Error, Hashable {
     /// The field's path, as an operator would write it: `banners[2].image`.
     public let field: String
     public let message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
 }
 
 /// Typed, path-aware access to the members of one JSON object, so that every error names the
 /// field it is about. Used for the configuration file and for request bodies.
-struct JSONFields {
-    let path: String
+public struct JSONFields: Sendable {
+    public let path: String
     private let members: [String: JSONValue]
 
     /// - Parameter path: the object's own path ("" for the document, `banners[2]` for an element).
-    init(_ value: JSONValue, path: String = "") throws(FieldError) {
+    public init(_ value: JSONValue, path: String = "") throws(FieldError) {
         guard case .object(let members) = value else {
             throw FieldError(
                 field: path.isEmpty ? "(document)" : path,
@@ -22,12 +27,12 @@ struct JSONFields {
         self.members = members
     }
 
-    func fieldPath(_ key: String) -> String {
+    public func fieldPath(_ key: String) -> String {
         path.isEmpty ? key : "\(path).\(key)"
     }
 
     /// Refuses fields this object does not define (a typo must not be silently ignored).
-    func rejectUnknown(allowing known: [String]) throws(FieldError) {
+    public func rejectUnknown(allowing known: [String]) throws(FieldError) {
         guard let unknown = members.keys.filter({ !known.contains($0) }).sorted().first else { return }
         let expected =
             known.isEmpty ? "this object takes no fields" : "expected one of: \(known.joined(separator: ", "))"
@@ -35,7 +40,7 @@ struct JSONFields {
     }
 
     /// The field converted by `kind`; nil when absent. Present with another type is an error.
-    func optional<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value? {
+    public func optional<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value? {
         guard let value = members[key] else { return nil }
         guard let converted = kind.convert(value) else {
             throw FieldError(field: fieldPath(key), message: "must be \(kind.name), got \(value.kindDescription)")
@@ -43,7 +48,7 @@ struct JSONFields {
         return converted
     }
 
-    func required<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value {
+    public func required<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value {
         guard let value = try optional(key, kind) else {
             throw FieldError(field: fieldPath(key), message: "required field is missing; must be \(kind.name)")
         }
@@ -52,29 +57,29 @@ struct JSONFields {
 }
 
 /// A JSON type a field must have, with its name for error messages.
-struct JSONKind<Value> {
-    let name: String
-    let convert: (JSONValue) -> Value?
+public struct JSONKind<Value> {
+    public let name: String
+    public let convert: (JSONValue) -> Value?
 
-    static var string: JSONKind<String> {
+    public static var string: JSONKind<String> {
         JSONKind<String>(name: "a string") { if case .string(let s) = $0 { s } else { nil } }
     }
-    static var bool: JSONKind<Bool> {
+    public static var bool: JSONKind<Bool> {
         JSONKind<Bool>(name: "true or false") { if case .bool(let b) = $0 { b } else { nil } }
     }
-    static var number: JSONKind<JSONNumber> {
+    public static var number: JSONKind<JSONNumber> {
         JSONKind<JSONNumber>(name: "a number") { if case .number(let n) = $0 { n } else { nil } }
     }
     /// A number written without fraction or exponent (its value may still be out of Int range).
-    static var integer: JSONKind<JSONNumber> {
+    public static var integer: JSONKind<JSONNumber> {
         JSONKind<JSONNumber>(name: "an integer") { if case .number(let n) = $0, n.isIntegerLiteral { n } else { nil } }
     }
-    static var array: JSONKind<[JSONValue]> {
+    public static var array: JSONKind<[JSONValue]> {
         JSONKind<[JSONValue]>(name: "an array") { if case .array(let a) = $0 { a } else { nil } }
     }
 
     /// This kind, or null (given as `.some(nil)`, distinct from an absent field).
-    var orNull: JSONKind<Value?> {
+    public var orNull: JSONKind<Value?> {
         JSONKind<Value?>(name: "\(name) or null") { value in
             if case .null = value { return .some(nil) }
             return convert(value).map { .some($0) }

@@ -1,7 +1,9 @@
 /// What a request asks for, once its path and method are known.
+
 enum Action: Sendable, Equatable {
     case read(ReadViews.Resource)
-    case web(WebClient.Asset)
+    /// A file of the web client, by its path.
+    case web(path: String)
     case health
     case events
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
@@ -14,7 +16,7 @@ enum CommandRoute: Sendable, Equatable {
     case next, previous, jump, pause, resume
 }
 
-/// The route table of DESIGN.md §3: path → method → action.
+/// The route table (docs/API.md lists it): path → method → action.
 enum Routes {
     private static let table: [String: [(method: String, action: Action)]] = [
         "/banner": [("GET", .read(.state)), ("HEAD", .read(.state))],
@@ -26,11 +28,7 @@ enum Routes {
         "/banner/pause": [("POST", .command(.pause))],
         "/banner/resume": [("POST", .command(.resume))],
         "/healthz": [("GET", .health), ("HEAD", .health)],
-        "/": [("GET", .web(.page)), ("HEAD", .web(.page))],
-        "/app.js": [("GET", .web(.script)), ("HEAD", .web(.script))],
-        "/app.css": [("GET", .web(.style)), ("HEAD", .web(.style))],
-        "/favicon.svg": [("GET", .web(.icon)), ("HEAD", .web(.icon))],
-    ]
+    ].merging(WebAssets.paths.map { ($0, [("GET", .web(path: $0)), ("HEAD", .web(path: $0))]) }) { api, _ in api }
 
     /// The action, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
     /// With `preflight`, OPTIONS is answered on every path (CORS is on).

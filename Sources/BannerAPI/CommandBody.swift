@@ -1,4 +1,5 @@
 import Carousel
+import JSON
 import MicroHTTP
 
 /// Turns a command request's body into a `CarouselCommand`, or the 400/415/422 that explains

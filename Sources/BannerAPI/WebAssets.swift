@@ -1,0 +1,46 @@
+import MicroHTTP
+import WebClient
+
+/// The web client's files (module WebClient) as responses, built once at start: each with an
+/// ETag of its content and a strict Content-Security-Policy (no inline code, nothing from other
+/// hosts but banner images).
+struct WebAssets: Sendable {
+    private let representations: [String: Representation]
+
+    init(cors: CORSPolicy) {
+        let security = [
+            HTTPHeader("Content-Security-Policy", Self.contentSecurityPolicy(framedBy: cors)),
+            HTTPHeader("X-Content-Type-Options", "nosniff"),
+            HTTPHeader("Referrer-Policy", "strict-origin-when-cross-origin"),
+            HTTPHeader("Cache-Control", "no-cache"),
+        ]
+        var representations: [String: Representation] = [:]
+        for asset in WebClient.assets {
+            representations[asset.path] = Representation(
+                etag: "\"web-\(String(Self.fingerprint(asset.content), radix: 36))\"", body: asset.content,
+                headers: [HTTPHeader("Content-Type", asset.contentType)] + security)
+        }
+        self.representations = representations
+    }
+
+    /// The paths served, each for GET and HEAD.
+    static var paths: [String] { WebClient.assets.map(\.path) }
+
+    func response(_ path: String, ifNoneMatch: String?) -> PreparedResponse {
+        representations[path]!.response(ifNoneMatch: ifNoneMatch)
+    }
+
+    /// Scripts, styles and requests only from this service; banner images from anywhere on the
+    /// web. The page may be framed by the origins CORS allows (a shop's home page), else only by
+    /// this service.
+    static func contentSecurityPolicy(framedBy cors: CORSPolicy) -> String {
+        let ancestors = cors.allowsAnyOrigin ? "*" : (["'self'"] + cors.origins).joined(separator: " ")
+        return "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; "
+            + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors \(ancestors)"
+    }
+
+    /// FNV-1a, 64-bit: stable across runs, so browsers keep their copy over restarts.
+    static func fingerprint(_ bytes: [UInt8]) -> UInt64 {
+        bytes.reduce(0xcbf2_9ce4_8422_2325) { hash, byte in (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    }
+}

@@ -1,0 +1,299 @@
+"use strict";
+// The web client of the banner carousel service: shows the shared carousel, follows it live
+// (Server-Sent Events, or ETag polling where a stream cannot get through), and drives it.
+(() => {
+    const $ = (selector) => document.querySelector(selector);
+    const ui = {
+        carousel: $(".carousel"),
+        status: $(".status"),
+        stage: $(".stage"),
+        slide: $(".slide"),
+        link: $(".slide-link"),
+        image: $(".slide-image"),
+        caption: $(".slide-caption"),
+        empty: $(".empty"),
+        bar: $(".progress-bar"),
+        previous: $(".previous-button"),
+        next: $(".next-button"),
+        pause: $(".pause-button"),
+        dots: $(".dots"),
+        error: $(".error"),
+        dialog: $(".token-dialog"),
+        tokenForm: $(".token-form"),
+        tokenInput: $(".token-input"),
+        tokenMessage: $(".token-message"),
+        tokenCancel: $(".token-cancel"),
+        preload: [new Image(), new Image()],
+    };
+    const tokenKey = "banner-carousel-token";
+    const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+
+    let state = null;
+    let skewMs = null; // this clock minus the service's, estimated from events
+    let etag = null;
+    let pollTimer = null;
+    let events = null;
+
+    // ----- Showing the state ---------------------------------------------------------------
+
+    function render(next) {
+        const previous = state;
+        state = next;
+        ui.carousel.dataset.version = String(next.version);
+        const hasBanner = next.banner !== null;
+        ui.empty.hidden = hasBanner;
+        ui.stage.hidden = !hasBanner;
+        for (const button of [ui.previous, ui.next]) button.disabled = next.count < 2;
+        ui.pause.textContent = next.paused ? "Resume" : "Pause";
+        ui.pause.setAttribute("aria-pressed", String(next.paused));
+        renderDots(next);
+        if (hasBanner && (!previous || previous.banner === null || previous.banner.id !== next.banner.id
+            || previous.banner.image !== next.banner.image || previous.banner.caption !== next.banner.caption
+            || previous.banner.link !== next.banner.link)) {
+            showBanner(next.banner, direction(previous, next));
+        }
+        // The three-view idea: the neighbours' images are fetched before they are needed.
+        ui.preload[0].src = next.previous ? next.previous.image : "";
+        ui.preload[1].src = next.next ? next.next.image : "";
+    }
+
+    function direction(previous, next) {
+        if (!previous || previous.index === null || next.index === null || next.count < 2) return "none";
+        if (next.index === (previous.index + 1) % next.count) return "forward";
+        if (previous.index === (next.index + 1) % next.count) return "backward";
+        return "jump";
+    }
+
+    function showBanner(banner, movement) {
+        ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");
+        ui.slide.style.setProperty("--placeholder-hue", String(hue(banner.id)));
+        ui.image.src = banner.image;
+        ui.image.alt = banner.caption || banner.id;
+        ui.caption.textContent = banner.caption;
+        ui.caption.hidden = banner.caption === "";
+        if (banner.link) {
+            ui.link.href = banner.link;
+        } else {
+            ui.link.removeAttribute("href");
+        }
+        ui.slide.dataset.bannerId = banner.id;
+        if (movement !== "none" && !reducedMotion.matches) {
+            void ui.slide.offsetWidth; // restart the animation
+            ui.slide.classList.add("enter-" + movement);
+        }
+    }
+
+    // A banner whose image cannot be loaded still shows its caption, on a colour of its own.
+    ui.image.addEventListener("error", () => ui.slide.classList.add("missing-image"));
+    ui.image.addEventListener("load", () => ui.slide.classList.remove("missing-image"));
+
+    function hue(text) {
+        let hash = 0;
+        for (const character of text) hash = (hash * 31 + character.codePointAt(0)) % 360;
+        return hash;
+    }
+
+    function renderDots(next) {
+        if (ui.dots.children.length !== next.count) {
+            ui.dots.replaceChildren(...Array.from({length: next.count}, (_, index) => {
+                const item = document.createElement("li");
+                const button = document.createElement("button");
+                button.type = "button";
+                button.className = "dot";
+                button.setAttribute("aria-label", `Show banner ${index + 1} of ${next.count}`);
+                button.addEventListener("click", () => command("PUT", "/banner/index", {index}));
+                item.append(button);
+                return item;
+            }));
+        }
+        Array.from(ui.dots.querySelectorAll(".dot")).forEach((dot, index) => {
+            if (index === next.index) {
+                dot.setAttribute("aria-current", "true");
+            } else {
+                dot.removeAttribute("aria-current");
+            }
+        });
+    }
+
+    // The countdown to the next automatic advance, on the service's clock.
+    function tick() {
+        let fraction = 0;
+        if (state && !state.paused && state.nextAdvanceAt !== null) {
+            const due = Date.parse(state.nextAdvanceAt);
+            const now = Date.now() - (skewMs ?? 0);
+            fraction = Math.min(1, Math.max(0, 1 - (due - now) / (state.interval * 1000)));
+        }
+        ui.bar.style.transform = `scaleX(${fraction})`;
+        requestAnimationFrame(tick);
+    }
+
+    // Every event after the first is sent when its change happens, and a change restarts the
+    // countdown: the service's clock then read nextAdvanceAt − interval. The smallest gap seen
+    // is the best estimate (delivery only adds delay).
+    function learnSkew(next) {
+        if (next.paused || next.nextAdvanceAt === null) return;
+        const serviceNow = Date.parse(next.nextAdvanceAt) - next.interval * 1000;
+        const gap = Date.now() - serviceNow;
+        skewMs = skewMs === null ? gap : Math.min(skewMs, gap);
+    }
+
+    // ----- Following the service -----------------------------------------------------------
+
+    function setReachable(reachable) {
+        ui.status.hidden = reachable;
+        ui.status.textContent = reachable ? "" : "The carousel service is unreachable — retrying…";
+        ui.carousel.classList.toggle("offline", !reachable);
+    }
+
+    function follow() {
+        if (!("EventSource" in window)) {
+            startPolling();
+            return;
+        }
+        events = new EventSource("/banner/events");
+        let first = true;
+        events.addEventListener("open", () => {
+            setReachable(true);
+            stopPolling();
+        });
+        events.addEventListener("state", (event) => {
+            const next = JSON.parse(event.data);
+            if (!first) learnSkew(next);
+            first = false;
+            setReachable(true);
+            render(next);
+        });
+        events.addEventListener("error", () => {
+            first = true;
+            // The browser reconnects by itself (the stream says retry: 2000); meanwhile poll,
+            // which also covers a proxy that holds streams back.
+            startPolling();
+            if (events.readyState === EventSource.CLOSED) setTimeout(follow, 2000);
+        });
+    }
+
+    function startPolling() {
+        if (pollTimer === null) {
+            poll();
+            pollTimer = setInterval(poll, 1000);
+        }
+    }
+
+    function stopPolling() {
+        if (pollTimer !== null) clearInterval(pollTimer);
+        pollTimer = null;
+    }
+
+    async function poll() {
+        try {
+            const response = await fetch("/banner", {headers: etag ? {"If-None-Match": etag} : {}, cache: "no-store"});
+            if (response.status === 304) {
+                setReachable(true);
+                return;
+            }
+            if (!response.ok) throw new Error(`status ${response.status}`);
+            etag = response.headers.get("ETag");
+            setReachable(true);
+            render(await response.json());
+        } catch {
+            setReachable(false);
+        }
+    }
+
+    // ----- Driving it ------------------------------------------------------------------------
+
+    async function command(method, path, body) {
+        hideError();
+        const headers = {};
+        const token = sessionStorage.getItem(tokenKey);
+        if (token) headers["Authorization"] = `Bearer ${token}`;
+        if (body !== undefined) headers["Content-Type"] = "application/json";
+        let response;
+        try {
+            response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+        } catch {
+            showError("The carousel service cannot be reached; the command was not sent.");
+            return;
+        }
+        if (response.status === 401) {
+            sessionStorage.removeItem(tokenKey);
+            const message = token
+                ? "That control token was refused. Enter the service's CAROUSEL_CONTROL_TOKEN."
+                : "This carousel is protected. Enter the control token to change it.";
+            if (await askForToken(message)) await command(method, path, body);
+            else showError(token ? "The control token was refused." : "Changing this carousel needs its control token.");
+            return;
+        }
+        if (!response.ok) {
+            const problem = await response.json().catch(() => null);
+            showError(problem && problem.detail ? problem.detail : `The service answered ${response.status}.`);
+            return;
+        }
+        render(await response.json());
+    }
+
+    function askForToken(message) {
+        ui.tokenMessage.textContent = message;
+        ui.tokenInput.value = "";
+        ui.dialog.showModal();
+        ui.tokenInput.focus();
+        return new Promise((resolve) => {
+            const finish = (accepted) => {
+                ui.tokenForm.removeEventListener("submit", submit);
+                ui.tokenCancel.removeEventListener("click", cancel);
+                ui.dialog.removeEventListener("cancel", cancel);
+                ui.dialog.close();
+                resolve(accepted);
+            };
+            const submit = (event) => {
+                event.preventDefault();
+                const token = ui.tokenInput.value.trim();
+                if (token === "") return;
+                sessionStorage.setItem(tokenKey, token);
+                finish(true);
+            };
+            const cancel = (event) => {
+                event.preventDefault();
+                finish(false);
+            };
+            ui.tokenForm.addEventListener("submit", submit);
+            ui.tokenCancel.addEventListener("click", cancel);
+            ui.dialog.addEventListener("cancel", cancel);
+        });
+    }
+
+    function showError(text) {
+        ui.error.textContent = text;
+        ui.error.hidden = false;
+    }
+
+    function hideError() {
+        ui.error.hidden = true;
+    }
+
+    const goPrevious = () => command("POST", "/banner/previous");
+    const goNext = () => command("POST", "/banner/next");
+    const togglePause = () => command("POST", state && state.paused ? "/banner/resume" : "/banner/pause");
+
+    ui.previous.addEventListener("click", goPrevious);
+    ui.next.addEventListener("click", goNext);
+    ui.pause.addEventListener("click", togglePause);
+    document.addEventListener("keydown", (event) => {
+        if (ui.dialog.open || event.altKey || event.ctrlKey || event.metaKey) return;
+        const onControl = event.target instanceof HTMLButtonElement || event.target instanceof HTMLInputElement;
+        if (event.key === "ArrowLeft") {
+            event.preventDefault();
+            goPrevious();
+        } else if (event.key === "ArrowRight") {
+            event.preventDefault();
+            goNext();
+        } else if (event.key === " " && !onControl) {
+            event.preventDefault();
+            togglePause();
+        }
+    });
+
+    poll();
+    follow();
+    requestAnimationFrame(tick);
+})();

@@ -1,7 +1,7 @@
 import Carousel
 import JSON
 
-/// The API's JSON documents (DESIGN.md §3), fields in the documented order.
+/// The API's JSON documents (docs/API.md), fields in the documented order.
 enum CarouselJSON {
     /// `GET /banner` and the answer of every command.
     static func state(_ carousel: Carousel, banners: EncodedBanners) -> [UInt8] {

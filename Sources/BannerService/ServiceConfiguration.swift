@@ -45,7 +45,7 @@ struct IntegerSetting {
     let unit: String
     let keyPath: WritableKeyPath<ServiceConfiguration, Int>
 
-    /// The limits of DESIGN.md's hardening: each a field, a variable and a flag.
+    /// The limits of docs/OPERATIONS.md (limits and hardening): each a field, a variable and a flag.
     static var limits: [IntegerSetting] {
         [
             IntegerSetting(

@@ -1,7 +1,7 @@
 /// The carousel as a pure value: which banner is current, whether it is playing, and when it
 /// next changes by itself. Every transition takes `now`; nothing here reads a clock or does I/O.
 ///
-/// Rules (DESIGN.md §2): the list wraps around both ways; while playing, the current banner
+/// Rules (docs/API.md, the carousel): the list wraps around both ways; while playing, the current banner
 /// advances when its interval (its own `duration`, else `interval`) has elapsed since the
 /// countdown started, and each next countdown starts at the previous due time, not at "now", so
 /// late processing never accumulates drift; a manual move restarts the countdown; a pause stops

@@ -33,7 +33,7 @@ public actor CarouselEngine {
     /// the clock and the arming of the timer happen inside the engine, in order with commands.
     public nonisolated func start() {
         ticker.start { [weak self] expected in
-            // Dispatch on Linux cannot run actor code directly (DESIGN.md §5): hop in.
+            // Dispatch on Linux cannot run actor code directly (docs/ARCHITECTURE.md, the timer path): hop in.
             Task { await self?.tick(expected: expected) }
         }
         Task { await self.catchUp() }

@@ -59,7 +59,7 @@ final class Dispatcher: Sendable {
     // MARK: Access handler steps (on the connection's worker thread)
 
     /// First call for a request: headers are in, no body yet. Nothing may be queued here
-    /// without losing keep-alive (DESIGN.md §6.1) — except to refuse an ambiguous request or a
+    /// without losing keep-alive (docs/ARCHITECTURE.md, first call) — except to refuse an ambiguous request or a
     /// declared oversize body, where closing the connection is what we want anyway.
     func begin(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,

@@ -135,8 +135,9 @@ public final class HTTPServer: @unchecked Sendable {
 }
 
 // MARK: - libmicrohttpd callbacks
-// Plain functions, not closures from a MainActor context: libmicrohttpd calls them on its own
-// threads (DESIGN.md §6.2). Their context is the Dispatcher, passed through `Unmanaged`.
+// Plain nonisolated functions, not closures from a MainActor context (Swift 6 would assert the
+// main actor when libmicrohttpd calls them on its own threads; docs/ARCHITECTURE.md). Their
+// context is the Dispatcher, passed through `Unmanaged`.
 
 private func dispatcher(_ context: UnsafeMutableRawPointer?) -> Dispatcher {
     Unmanaged<Dispatcher>.fromOpaque(context!).takeUnretainedValue()

@@ -53,7 +53,7 @@ public enum SystemErrno {
 }
 
 /// The libmicrohttpd this server needs: 0.9.75, the first with the fix for CVE-2023-27371 in
-/// Debian's build and the version DESIGN.md's facts were checked on.
+/// Debian's build and the version docs/ARCHITECTURE.md's calling convention was checked on.
 enum LibraryVersion {
     static let minimum = "0.9.75"
 

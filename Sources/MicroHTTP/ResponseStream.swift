@@ -7,7 +7,7 @@ import Synchronization
 /// leaving, or the server stopping.
 ///
 /// No thread waits for it. While nothing is queued, the connection is suspended inside
-/// libmicrohttpd's content reader (DESIGN.md §6.4: returning 0 without suspending would
+/// libmicrohttpd's content reader (docs/ARCHITECTURE.md: returning 0 without suspending would
 /// busy-loop); `send` resumes it. A suspended connection does not notice a client that hung up,
 /// so the stream learns of it at the next `send`, when the write fails.
 public final class ResponseStream: Sendable {

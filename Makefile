@@ -14,7 +14,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps bench-deps browser-deps build debug run test test-browser test-sanitize fuzz container-check \
+.PHONY: all deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi test-sanitize \
+	fuzz container-check \
 	lint format bench bench-smoke clean
 
 all: build
@@ -44,6 +45,20 @@ browser-deps: deps
 		$(APT_INSTALL) $(BROWSER_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(BROWSER_PACKAGES); }; \
 	fi
 
+# Test tools from PyPI live in a virtual environment of their own under .build/.
+VENV         := .build/venv
+SCHEMATHESIS := $(VENV)/bin/schemathesis
+
+## openapi-deps: schemathesis from PyPI into $(VENV) when missing (and Debian's python3-venv for it)
+openapi-deps:
+	@if [ ! -x $(SCHEMATHESIS) ]; then \
+		python3 -m venv $(VENV) 2>/dev/null || { echo "installing python3-venv"; \
+			$(APT_INSTALL) python3-venv || { $(SUDO) apt-get update && $(APT_INSTALL) python3-venv; }; \
+			rm -rf $(VENV); python3 -m venv $(VENV); }; \
+		echo "installing schemathesis into $(VENV)"; \
+		$(VENV)/bin/pip install --quiet --disable-pip-version-check schemathesis; \
+	fi
+
 ## build: the release binary, .build/release/banner-server
 build: deps
 	$(SWIFT) build -c release
@@ -56,13 +71,19 @@ debug: deps
 run: build
 	.build/release/banner-server --config $(CONFIG)
 
-## test: check formatting, build, run every test (Swift, then the browser test), then a short
-## run of the benchmark harness
+## test: check formatting, build, run every test (Swift, the OpenAPI document with schemathesis,
+## the browser test), then a short run of the benchmark harness
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) test-openapi
 	$(MAKE) test-browser
 	$(MAKE) bench-smoke
+
+## test-openapi: schemathesis, every check, fixed seed, against the debug build and /openapi.json
+test-openapi: deps openapi-deps
+	$(SWIFT) build --product banner-server
+	python3 Tests/openapi/test_openapi.py $(SCHEMATHESIS) .build/debug/banner-server
 
 ## test-browser: the web client in headless Chromium against the debug build (screenshots in
 ## .build/browser-artifacts/)

@@ -30,7 +30,8 @@ let package = Package(
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
         .target(
             name: "BannerAPI",
-            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"]
+            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"],
+            resources: [.embedInCode("Resources/openapi.json")]
         ),
         // Wiring: settings, configuration, launch, signals, the health-check client.
         .target(

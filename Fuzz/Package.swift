@@ -18,7 +18,7 @@ let package = Package(
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"],
-            path: "Modules/BannerAPI"),
+            path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(
             name: "BannerService", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "BannerAPI"],
             path: "Modules/BannerService"),

@@ -9,14 +9,21 @@ public struct BannerAPI: HTTPHandler {
     let engine: CarouselEngine
     let views: ReadViews
     let events: EventHub
-    let web: WebAssets
+    let web: StaticAssets
     let controlToken: ControlToken?
     let cors: CORSPolicy
     let logger: Logger
-    private let health = ReadViews.prepare(Array("{\"status\":\"ok\"}\n".utf8))
+    /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
+    private let health = PreparedResponse(
+        Response(
+            status: 200,
+            headers: [
+                HTTPHeader("Content-Type", "application/json; charset=utf-8"), HTTPHeader("Cache-Control", "no-store"),
+            ],
+            body: Array("{\"status\":\"ok\"}\n".utf8)))
 
     init(
-        engine: CarouselEngine, views: ReadViews, events: EventHub, web: WebAssets, controlToken: ControlToken?,
+        engine: CarouselEngine, views: ReadViews, events: EventHub, web: StaticAssets, controlToken: ControlToken?,
         cors: CORSPolicy, logger: Logger
     ) {
         self.engine = engine

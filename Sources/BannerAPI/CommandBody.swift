@@ -34,11 +34,12 @@ enum CommandBody {
             guard let fields else {
                 throw Problem.badRequest("missing body; send {\"index\": i} with Content-Type: application/json")
             }
+            // 1.0 is an integer to JSON Schema (and to the OpenAPI document); 1.5 is not.
             let index = try reading { () throws(FieldError) -> JSONNumber in
                 try fields.rejectUnknown(allowing: ["index"])
-                return try fields.required("index", .integer)
+                return try fields.required("index", .integralNumber)
             }
-            guard let value = index.integer else {
+            guard let value = index.integralValue else {
                 throw Problem.unprocessable("index \(index.literal) is out of range; there are \(bannerCount) banners")
             }
             return .jump(to: value)

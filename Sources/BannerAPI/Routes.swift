@@ -28,7 +28,13 @@ enum Routes {
         "/banner/pause": [("POST", .command(.pause))],
         "/banner/resume": [("POST", .command(.resume))],
         "/healthz": [("GET", .health), ("HEAD", .health)],
-    ].merging(WebAssets.paths.map { ($0, [("GET", .web(path: $0)), ("HEAD", .web(path: $0))]) }) { api, _ in api }
+    ].merging(StaticAssets.paths.map { ($0, [("GET", .web(path: $0)), ("HEAD", .web(path: $0))]) }) { api, _ in api }
+
+    /// Every path with a route.
+    static var paths: [String] { Array(table.keys) }
+
+    /// The methods `path` answers (OPTIONS aside, which only CORS adds).
+    static func methods(of path: String) -> [String] { table[path]?.map(\.method) ?? [] }
 
     /// The action, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
     /// With `preflight`, OPTIONS is answered on every path (CORS is on).

@@ -26,7 +26,7 @@ public struct ServiceParts: Sendable {
         self.views = views
         self.events = events
         api = BannerAPI(
-            engine: engine, views: views, events: events, web: WebAssets(cors: cors),
+            engine: engine, views: views, events: events, web: StaticAssets(cors: cors),
             controlToken: controlToken.map(ControlToken.init), cors: cors, logger: logger)
     }
 

@@ -74,6 +74,11 @@ public struct JSONKind<Value> {
     public static var integer: JSONKind<JSONNumber> {
         JSONKind<JSONNumber>(name: "an integer") { if case .number(let n) = $0, n.isIntegerLiteral { n } else { nil } }
     }
+    /// A number with an integral value, however written (`2`, `2.0`, `2e0`), as JSON Schema's
+    /// `integer` counts it.
+    public static var integralNumber: JSONKind<JSONNumber> {
+        JSONKind<JSONNumber>(name: "an integer") { if case .number(let n) = $0, n.isIntegral { n } else { nil } }
+    }
     public static var array: JSONKind<[JSONValue]> {
         JSONKind<[JSONValue]>(name: "an array") { if case .array(let a) = $0 { a } else { nil } }
     }

@@ -37,4 +37,19 @@ public struct JSONNumber: Hashable, Sendable {
 
     /// The value as an Int when it is an integer literal that fits.
     public var integer: Int? { isIntegerLiteral ? Int(literal) : nil }
+
+    /// True when the value is a whole number, whatever the notation (`2.0`, `-3e2`).
+    public var isIntegral: Bool {
+        if isIntegerLiteral { return true }
+        let value = double
+        return value.isFinite && value.rounded(.towardZero) == value
+    }
+
+    /// The value as an Int when it is a whole number that fits (`2.0` → 2; `1e300` → nil).
+    public var integralValue: Int? {
+        if let integer { return integer }
+        let value = double
+        guard isIntegral, value >= -9.2e18, value <= 9.2e18 else { return nil }
+        return Int(value)
+    }
 }

@@ -9,6 +9,12 @@ public enum WebClient {
         public let path: String
         public let contentType: String
         public let content: [UInt8]
+
+        public init(path: String, contentType: String, content: [UInt8]) {
+            self.path = path
+            self.contentType = contentType
+            self.content = content
+        }
     }
 
     public static let assets: [Asset] = [

@@ -179,9 +179,9 @@ struct WebClientAssetTests {
 
     /// FNV-1a of the content, so another process (a restart) serves the same tags.
     @Test func tagsAreAFingerprintOfTheContentAlone() async {
-        #expect(WebAssets.fingerprint([]) == 0xcbf2_9ce4_8422_2325)
-        #expect(WebAssets.fingerprint(Array("a".utf8)) == 0xaf63_dc4c_8601_ec8c)
-        #expect(WebAssets.fingerprint(Array("foobar".utf8)) == 0x8594_4171_f739_67e8)
+        #expect(StaticAssets.fingerprint([]) == 0xcbf2_9ce4_8422_2325)
+        #expect(StaticAssets.fingerprint(Array("a".utf8)) == 0xaf63_dc4c_8601_ec8c)
+        #expect(StaticAssets.fingerprint(Array("foobar".utf8)) == 0x8594_4171_f739_67e8)
         let first = await RouterHarness().send("GET", "/app.js").header("ETag")
         let second = await RouterHarness(banners: 2, corsOrigins: ["*"]).send("GET", "/app.js").header("ETag")
         #expect(first != nil)
@@ -189,10 +189,10 @@ struct WebClientAssetTests {
     }
 
     @Test func framingFollowsTheCORSOrigins() {
-        #expect(WebAssets.contentSecurityPolicy(framedBy: .off).hasSuffix("frame-ancestors 'self'"))
+        #expect(StaticAssets.contentSecurityPolicy(framedBy: .off).hasSuffix("frame-ancestors 'self'"))
         #expect(
-            WebAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["https://shop.example.com"]))
+            StaticAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["https://shop.example.com"]))
                 .hasSuffix("frame-ancestors 'self' https://shop.example.com"))
-        #expect(WebAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["*"])).hasSuffix("frame-ancestors *"))
+        #expect(StaticAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["*"])).hasSuffix("frame-ancestors *"))
     }
 }

@@ -42,6 +42,23 @@ struct RouterReadTests {
         let response = await RouterHarness().send("GET", "/healthz")
         #expect(response.status == 200)
         #expect(response.text == "{\"status\":\"ok\"}\n")
+        #expect(response.header("Cache-Control") == "no-store", "no validator to revalidate a cached copy with")
+    }
+
+    /// The OpenAPI document names every route the table answers, with the same methods
+    /// (schemathesis then holds the answers to it: Tests/openapi).
+    @Test func theOpenAPIDocumentDescribesEveryRoute() async throws {
+        let response = await RouterHarness().send("GET", "/openapi.json")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+        let document = try response.json
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        #expect(Set(paths.keys) == Set(Routes.paths))
+        for (path, operations) in paths {
+            let documented = Set(operations.keys.map { $0.uppercased() })
+            #expect(documented == Set(Routes.methods(of: path)), "\(path)")
+        }
     }
 
     @Test(arguments: ["/banner", "/banners", "/banner/index", "/healthz"])
@@ -129,6 +146,14 @@ struct RouterCommandTests {
         let response = await RouterHarness().sendJSON("PUT", "/banner/index", #"{"index": 3}"#)
         #expect(response.status == 200)
         #expect(try response.json["index"] as? Int == 3)
+    }
+
+    /// JSON Schema counts 2.0 as an integer, so the OpenAPI document's clients may send it.
+    @Test(arguments: ["2.0", "2e0", "0.2e1"])
+    func anIntegralIndexInAnyNotationJumps(_ literal: String) async throws {
+        let response = await RouterHarness().sendJSON("PUT", "/banner/index", #"{"index": \#(literal)}"#)
+        #expect(response.status == 200)
+        #expect(try response.json["index"] as? Int == 2)
     }
 
     @Test func pauseWithAndWithoutSecondsAndResume() async throws {

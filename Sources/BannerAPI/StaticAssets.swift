@@ -1,10 +1,20 @@
 import MicroHTTP
 import WebClient
 
-/// The web client's files (module WebClient) as responses, built once at start: each with an
-/// ETag of its content and a strict Content-Security-Policy (no inline code, nothing from other
-/// hosts but banner images).
-struct WebAssets: Sendable {
+/// The files the service serves as they are — the web client's (module WebClient) and the OpenAPI
+/// document (`Resources/openapi.json`) — as responses built once at start: each with an ETag of
+/// its content and a strict Content-Security-Policy (no inline code, nothing from other hosts but
+/// banner images).
+struct StaticAssets: Sendable {
+    /// Every file, by the path it is served at.
+    static let files =
+        WebClient.assets
+        + [
+            WebClient.Asset(
+                path: "/openapi.json", contentType: "application/json; charset=utf-8",
+                content: PackageResources.openapi_json)
+        ]
+
     private let representations: [String: Representation]
 
     init(cors: CORSPolicy) {
@@ -15,7 +25,7 @@ struct WebAssets: Sendable {
             HTTPHeader("Cache-Control", "no-cache"),
         ]
         var representations: [String: Representation] = [:]
-        for asset in WebClient.assets {
+        for asset in Self.files {
             representations[asset.path] = Representation(
                 etag: "\"web-\(String(Self.fingerprint(asset.content), radix: 36))\"", body: asset.content,
                 headers: [HTTPHeader("Content-Type", asset.contentType)] + security)
@@ -24,7 +34,7 @@ struct WebAssets: Sendable {
     }
 
     /// The paths served, each for GET and HEAD.
-    static var paths: [String] { WebClient.assets.map(\.path) }
+    static var paths: [String] { files.map(\.path) }
 
     func response(_ path: String, ifNoneMatch: String?) -> PreparedResponse {
         representations[path]!.response(ifNoneMatch: ifNoneMatch)

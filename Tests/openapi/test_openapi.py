@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Holds the service to its OpenAPI document with schemathesis, a third party.
+
+Starts the debug `banner-server` on 127.0.0.1 and a free port with a sample carousel, runs
+`schemathesis run` with every check against `/openapi.json`, with a fixed seed so that a finding
+can be replayed, and fails on any finding. The event stream is left out: it never ends, which
+schemathesis cannot read (Tests/BannerServiceTests cover it).
+
+Usage: test_openapi.py SCHEMATHESIS [BANNER_SERVER]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+SEED = 20261201
+EXAMPLES_PER_OPERATION = 100
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis.toml")
+
+
+def start_service(executable, config_path, token=None):
+    """The service as a child, and its port once it printed `listening on`."""
+    env = {"PATH": "/usr/bin:/bin"}
+    if token:
+        env["CAROUSEL_CONTROL_TOKEN"] = token
+    process = subprocess.Popen(
+        [executable, "--config", config_path, "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    errors = []
+    stderr_reader = threading.Thread(target=lambda: errors.extend(process.stderr), daemon=True)
+    stderr_reader.start()
+    line = process.stdout.readline()  # blocks until the line, or EOF if the service failed
+    if not line.startswith("listening on http://"):
+        process.wait(timeout=30)
+        stderr_reader.join(timeout=30)
+        raise SystemExit(f"banner-server did not start: {line!r} {''.join(errors)}")
+    return process, int(line.strip().rsplit(":", 1)[1]), stderr_reader, errors
+
+
+def main():
+    schemathesis = sys.argv[1]
+    executable = sys.argv[2] if len(sys.argv) > 2 else ".build/debug/banner-server"
+    banners = [
+        {"id": f"b{n}", "image": f"https://cdn.example.com/{n}.png", "caption": f"Banner {n}",
+         "link": "https://shop.example.com/" if n % 2 == 0 else None, "duration": 2.5 if n == 1 else None}
+        for n in range(5)
+    ]
+    failures = 0
+    with tempfile.TemporaryDirectory() as directory:
+        config_path = os.path.join(directory, "carousel.json")
+        with open(config_path, "w") as config:
+            json.dump({"interval": 4.0, "banners": banners}, config)
+        # Open commands, then commands behind a token: the 401s must conform as well.
+        for token in (None, "openapi-test-token"):
+            process, port, stderr_reader, errors = start_service(executable, config_path, token)
+            try:
+                command = [
+                    schemathesis, "--config-file", CONFIG, "run", f"http://127.0.0.1:{port}/openapi.json",
+                    "--checks", "all", "--seed", str(SEED), "--max-examples", str(EXAMPLES_PER_OPERATION),
+                    "--no-color", "--workers", "1", "--request-timeout", "10",
+                    "--exclude-path", "/banner/events",
+                ]
+                if token:
+                    command += ["--header", f"Authorization: Bearer {token}"]
+                print("$", " ".join(command), flush=True)
+                result = subprocess.run(command)
+                failures += result.returncode != 0
+            finally:
+                process.terminate()
+                status = process.wait(timeout=60)
+                stderr_reader.join(timeout=60)
+                if status != 0:
+                    print(f"banner-server exited {status}: {''.join(errors)}")
+                    failures += 1
+    print(f"{2 - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,9 +14,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi test-sanitize \
-	fuzz container-check \
-	lint format bench bench-smoke clean
+.PHONY: all deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
+	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke clean
 
 all: build
 
@@ -72,13 +71,19 @@ run: build
 	.build/release/banner-server --config $(CONFIG)
 
 ## test: check formatting, build, run every test (Swift, the OpenAPI document with schemathesis,
-## the browser test), then a short run of the benchmark harness
+## the browser test, heap allocations per read), then a short run of the benchmark harness
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) test-openapi
 	$(MAKE) test-browser
+	$(MAKE) test-allocations
 	$(MAKE) bench-smoke
+
+## test-allocations: heap blocks per keep-alive GET /banner (valgrind's dhat, release build) stay
+## far below one
+test-allocations: bench-deps build
+	python3 Tests/allocations/test_read_allocations.py
 
 ## test-openapi: schemathesis, every check, fixed seed, against the debug build and /openapi.json
 test-openapi: deps openapi-deps

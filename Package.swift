@@ -53,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BannerServerTests",
-            dependencies: ["banner-server", "TestSupport"]
+            dependencies: ["banner-server", "Locking", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import TestSupport
 import Testing
 
@@ -59,30 +60,29 @@ struct BannerServerTests {
         let config = try temporaryFile(contents: validConfiguration)
         let server = try ServerProcess(arguments: ["--config", config.path])
         let port = try await server.waitForPort()
+        let answered = Lock(0)
         let load = Task {
-            try await withThrowingTaskGroup(of: Int.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in 0..<8 {
                     group.addTask {
-                        var answered = 0
                         let connection = try HTTPConnection(port: port)
                         while !Task.isCancelled {
                             let path = client.isMultiple(of: 2) ? "/banner" : "/banner/next"
                             guard (try? await connection.send(client.isMultiple(of: 2) ? "GET" : "POST", path)) != nil
                             else { break }  // the server closed the connection: it is stopping
-                            answered += 1
+                            answered.withLock { $0 += 1 }
                         }
-                        return answered
                     }
                 }
-                return try await group.reduce(0, +)
+                try await group.waitForAll()
             }
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // The signal lands while reads and commands are in flight on every connection.
+        #expect(await eventually(within: 60) { answered.withLock { $0 } >= 400 }, "the load never got going")
         server.signal(SIGTERM)
         #expect(await server.waitForExit(seconds: 5) == 0)
         load.cancel()
-        let answered = try await load.value
-        #expect(answered > 0, "the load was real")
+        try await load.value
     }
 
     @Test func sigintAlsoStopsItCleanly() async throws {

@@ -40,10 +40,11 @@ let oneBanner = #"{"banners": [{"id": "a", "image": "https://cdn.example.com/a.p
 @Suite("Configuration sources and precedence")
 struct LaunchTests {
     @Test func withoutAFileTheDefaultsApplyAndTheOperatorIsTold() throws {
-        guard
-            case .run(let configuration, let notes) = try Launch.parse(
-                arguments: [], environment: [:], readFile: files([:]))
-        else { return }
+        let launch = try Launch.parse(arguments: [], environment: [:], readFile: files([:]))
+        guard case .run(let configuration, let notes) = launch else {
+            Issue.record("expected a run, got \(launch)")
+            return
+        }
         #expect(configuration == ServiceConfiguration())
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 8080)

@@ -2,6 +2,24 @@ import Foundation
 import TestSupport
 import Testing
 
+/// The seed of the random input: new each run (set CAROUSEL_TEST_SEED to replay one), and in the
+/// test's name, so a failure says how to replay it.
+let randomSeed =
+    ProcessInfo.processInfo.environment["CAROUSEL_TEST_SEED"].flatMap { UInt64($0) }
+    ?? UInt64.random(in: 1...UInt64.max)
+
+/// SplitMix64: the same bytes for the same seed on every machine.
+func randomBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed
+    return (0..<count).map { _ in
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+    }
+}
+
 @Suite("Garbage on the port")
 struct GarbageTests {
     static let inputs: [(String, [UInt8])] = [
@@ -10,7 +28,7 @@ struct GarbageTests {
             [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + Array(repeating: 0, count: 500)
         ),
         ("NUL bytes", Array(repeating: 0, count: 4096)),
-        ("random bytes", (0..<8192).map { _ in UInt8.random(in: 0...255) }),
+        ("random bytes (seed \(randomSeed))", randomBytes(count: 8192, seed: randomSeed)),
         (
             "a 100 KB request line",
             Array("GET /\(String(repeating: "a", count: 100_000)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)

@@ -62,11 +62,20 @@ extension Response {
     }
 
     /// Parsed with Foundation's JSONSerialization, independent of the service's own JSON code.
+    /// A body that is not a JSON object is an error, not an empty object.
     var json: [String: Any] {
         get throws {
-            try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw NotAnObject(text: text)
+            }
+            return object
         }
     }
 
     var problemDetail: String? { (try? json)?["detail"] as? String }
+}
+
+struct NotAnObject: Error, CustomStringConvertible {
+    let text: String
+    var description: String { "the body is not a JSON object: \(text)" }
 }

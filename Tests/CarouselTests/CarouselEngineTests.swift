@@ -63,12 +63,9 @@ struct CarouselEngineTests {
         let engine = CarouselEngine(carousel: Carousel(banners: banners(3), interval: .milliseconds(20), now: start))
         engine.start()
         defer { engine.stop() }
-        var advanced = false
-        for _ in 0..<1000 where !advanced {
-            try await Task.sleep(for: .milliseconds(10))
-            advanced = engine.snapshot.version >= 4
-        }
-        #expect(advanced, "three advances within 10 s of a 20 ms interval")
+        #expect(
+            await eventually(within: 10) { engine.snapshot.version >= 4 },
+            "three advances within 10 s of a 20 ms interval")
         let nextAdvance = try #require(engine.snapshot.nextAdvanceAt)
         #expect((nextAdvance - start).nanoseconds % 20_000_000 == 0, "real ticks stay on start + k × interval")
     }
@@ -80,12 +77,7 @@ struct CarouselEngineTests {
         defer { engine.stop() }
         let paused = try await engine.perform(.pause(for: .milliseconds(30)))
         #expect(paused.isPaused)
-        var resumed = false
-        for _ in 0..<1000 where !resumed {
-            try await Task.sleep(for: .milliseconds(10))
-            resumed = !engine.snapshot.isPaused
-        }
-        #expect(resumed)
+        #expect(await eventually(within: 10) { !engine.snapshot.isPaused })
         #expect(engine.snapshot.nextAdvanceAt == paused.pausedUntil! + .seconds(3600))
     }
 }

@@ -55,7 +55,15 @@ struct ResponseStreamTests {
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")
         let stream = try #require(handler.latest)
-        try await Task.sleep(for: .milliseconds(300))
+        // While it idles, the server's loops turn: 100 chunks go out on another stream, each read
+        // by the client before the next is sent. A reader that polled would run thousands of times.
+        let busy = try HTTPConnection(port: server.port)
+        _ = try await busy.openStream("/busy")
+        let busyStream = try #require(handler.latest)
+        for round in 0..<100 {
+            #expect(busyStream.send(Array("tick \(round)".utf8)))
+            #expect(try await busy.readChunk() == Array("tick \(round)".utf8))
+        }
         #expect(stream.readCalls <= 2, "the content reader ran \(stream.readCalls) times while nothing was queued")
         #expect(stream.send(Array("wake".utf8)))
         #expect(try await connection.readChunk() == Array("wake".utf8))

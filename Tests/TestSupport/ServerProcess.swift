@@ -11,6 +11,8 @@ public final class ServerProcess: @unchecked Sendable {
     private let output = Lock((standardOutput: [UInt8](), standardError: [UInt8]()))
     /// The exit status once reaped: the code, or 128 + the signal number.
     private let exitStatus = Lock<Int32?>(nil)
+    /// Output readers not yet at the end of their pipe: once 0, all the output is in.
+    private let openReaders = Lock(2)
 
     /// `banner-server`, built next to the test bundle by `swift build --build-tests`.
     public static var executable: URL {
@@ -78,7 +80,7 @@ public final class ServerProcess: @unchecked Sendable {
         _ descriptor: Int32,
         into append: @escaping @Sendable (inout (standardOutput: [UInt8], standardError: [UInt8]), [UInt8]) -> Void
     ) {
-        Thread { [output] in
+        Thread { [output, openReaders] in
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(descriptor, &buffer, buffer.count)
@@ -88,6 +90,7 @@ public final class ServerProcess: @unchecked Sendable {
                 output.withLock { append(&$0, chunk) }
             }
             close(descriptor)
+            openReaders.withLock { $0 -= 1 }
         }.start()
     }
 
@@ -141,11 +144,13 @@ public final class ServerProcess: @unchecked Sendable {
         kill(processIdentifier, signal)
     }
 
-    /// The exit status (the code, or 128 + the signal), or nil if still running after `seconds`.
+    /// The exit status (the code, or 128 + the signal), or nil if still running after `seconds`
+    /// (times `sanitizerAllowance`). Returns once both output readers have reached the end of
+    /// their pipes, so `standardOutput` and `standardError` are then complete.
     public func waitForExit(seconds: Double) async -> Int32? {
-        guard await eventually(within: seconds, { !isRunning }) else { return nil }
-        // Give the pipes' readers a moment to take the last bytes.
-        try? await Task.sleep(for: .milliseconds(200))
+        guard await eventually(within: seconds * sanitizerAllowance, { !isRunning }) else { return nil }
+        // The pipes close when the process exits; their readers finish soon after.
+        guard await eventually(within: 30, { openReaders.withLock { $0 == 0 } }) else { return nil }
         return exitStatus.withLock { $0 }
     }
 
@@ -166,3 +171,11 @@ public func temporaryFile(named name: String = "carousel.json", contents: String
     try contents.write(to: file, atomically: true, encoding: .utf8)
     return file
 }
+
+/// How much longer than in a plain build a deadline that stands for a promise ("stops within 5 s")
+/// may take: ThreadSanitizer and AddressSanitizer builds run several times slower.
+public let sanitizerAllowance: Double = {
+    let symbols: [String] = ["__tsan_init", "__asan_init"]
+    let instrumented = symbols.contains { name in dlsym(nil, name) != nil }  // nil: RTLD_DEFAULT
+    return instrumented ? 5 : 1
+}()

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""A keep-alive GET /banner allocates nothing on the heap.
+
+Counts heap blocks with valgrind's dhat (a count, exact for a given binary, unlike any timing):
+the release banner-server answering READS keep-alive reads, minus the same run with none, per
+read. The read path answers from responses built once per state version, so the figure is a
+small fraction (dhat's own and libmicrohttpd's occasional blocks); one allocation per read would
+make it 1 or more. Uses the measuring code of `make bench` (bench/run.py).
+"""
+import importlib.util
+import sys
+from pathlib import Path
+
+READS = 2000
+# Fewer than one block per ten reads: any allocation on every read (or every other) fails.
+LIMIT = 0.1
+
+spec = importlib.util.spec_from_file_location("bench", Path(__file__).resolve().parents[2] / "bench" / "run.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+bench.OUT.mkdir(parents=True, exist_ok=True)
+per_read = bench.heap_blocks_per_read(READS)
+print(f"heap blocks per keep-alive GET /banner over {READS} reads: {per_read:.4f} (limit {LIMIT})")
+if per_read < LIMIT:
+    print("1 passed, 0 failed")
+    sys.exit(0)
+print("0 passed, 1 failed")
+sys.exit(1)

@@ -12,44 +12,45 @@ public enum Launch: Equatable, Sendable {
 
     public static let defaultConfigPath = "config/carousel.json"
 
-    public static let usage = """
-        Usage: banner-server [--config PATH] [--host HOST] [--port PORT] [--threads N]
-                             [--interval SECONDS] [--log-level LEVEL]
-               banner-server healthcheck [the same options]
-
-        Serves a banner carousel over HTTP (see README.md for the API).
-
-          --config PATH        configuration file (default \(defaultConfigPath); env CAROUSEL_CONFIG)
-          --host HOST          address to listen on (default 0.0.0.0; env CAROUSEL_HOST)
-          --port PORT          port, 0 for any free one (default 8080; env CAROUSEL_PORT)
-          --threads N          HTTP worker threads (default one per usable core; env CAROUSEL_THREADS)
-          --interval SECONDS   auto-advance interval, > 0 (default 4; env CAROUSEL_INTERVAL)
-          --log-level LEVEL    trace, debug, info, notice, warning, error or critical
-                               (default info; env CAROUSEL_LOG_LEVEL)
-
-        Limits (each also a file field and a CAROUSEL_ variable; see README):
-          --connection-timeout S   seconds for a whole request, or idle between requests (15)
-          --max-connections N      connections open at once, event streams included (16384)
-          --connection-memory B    bytes per connection for request line and headers (16384)
-          --max-body B             largest request body in bytes (16384)
-          -h, --help           print this help
-
-        `banner-server healthcheck` asks the service at the configured host and port for
-        /healthz (2 s timeout) and exits 0 when it answers ok, 1 otherwise: for a container
-        HEALTHCHECK or a Kubernetes exec probe.
-
-        CAROUSEL_CONTROL_TOKEN, when set, is required as `Authorization: Bearer <token>` on every
-        POST and PUT. CAROUSEL_CORS_ORIGINS (comma-separated, or *) lets web pages on those origins
-        call the API; CAROUSEL_HEARTBEAT sets the seconds between event-stream heartbeats (15).
-        Precedence: flag > environment > file > default.
-        """
+    /// The `--help` text, from `Setting.all`.
+    public static let usage: String = {
+        func row(_ left: String, _ right: String) -> String {
+            "  " + left + String(repeating: " ", count: max(1, 28 - left.count)) + right
+        }
+        let continuation = String(repeating: " ", count: 30)
+        let options = Setting.all.filter { $0.flag != nil }.map { setting in
+            row("\(setting.flag!) \(setting.metavariable)", setting.help) + "\n" + continuation
+                + "default \(setting.defaultValue)\(setting.variable.map { "; env \($0)" } ?? "")"
+        }
+        let variables = Setting.all.filter { $0.flag == nil && $0.variable != nil }.map { setting in
+            row(setting.variable!, setting.help) + "\n" + continuation + "default \(setting.defaultValue)"
+        }
+        let fileOnly = Setting.all.filter { $0.flag == nil && $0.variable == nil }.compactMap(\.field)
+        return
+            ([
+                "Usage: banner-server [OPTIONS]",
+                "       banner-server healthcheck [OPTIONS]",
+                "",
+                "Serves a banner carousel over HTTP (docs/API.md). Precedence: flag > environment > file > default;",
+                "every setting is described in docs/CONFIGURATION.md.",
+                "",
+                "Options:",
+            ] + options + [
+                row("-h, --help", "print this help"),
+                "",
+                "Environment only:",
+            ] + variables + [
+                "",
+                "Configuration file only: \(fileOnly.joined(separator: ", ")).",
+                "",
+                "`banner-server healthcheck` asks the service at the configured host and port for /healthz",
+                "(2 s timeout) and exits 0 when it answers ok, 1 otherwise: for a container HEALTHCHECK or a",
+                "Kubernetes exec probe.",
+            ]).joined(separator: "\n")
+    }()
 
     /// The environment variables the service reads.
-    public static let environmentVariables =
-        [
-            "CAROUSEL_CONFIG", "CAROUSEL_HOST", "CAROUSEL_PORT", "CAROUSEL_THREADS", "CAROUSEL_INTERVAL",
-            "CAROUSEL_CONTROL_TOKEN", "CAROUSEL_LOG_LEVEL", "CAROUSEL_CORS_ORIGINS", "CAROUSEL_HEARTBEAT",
-        ] + IntegerSetting.limits.map(\.variable)
+    public static let environmentVariables = Setting.all.compactMap(\.variable)
 
     /// This process's values of `environmentVariables`.
     public static func processEnvironment() -> [String: String] {
@@ -85,128 +86,27 @@ public enum Launch: Equatable, Sendable {
             throw ConfigurationError(source: path, message: "cannot read: \(reason)")
         }
 
-        /// The values given for one setting, environment first, so that the flag is applied last.
-        func overrides(_ variable: String, _ flag: String) -> [(source: String, value: String)] {
-            [(variable, environment[variable]), (flag, flags.values[flag])].compactMap { source, value in
-                value.map { (source, $0) }
-            }
-        }
-        for (source, value) in overrides("CAROUSEL_HOST", "--host") {
-            configuration.host = try host(value, source: source)
-        }
-        for (source, value) in overrides("CAROUSEL_PORT", "--port") {
-            configuration.port = try port(value, source: source)
-        }
-        for (source, value) in overrides("CAROUSEL_THREADS", "--threads") {
-            configuration.threads = try threads(value, source: source)
-        }
-        for (source, value) in overrides("CAROUSEL_INTERVAL", "--interval") {
-            configuration.interval = try interval(value, source: source)
-        }
-        for (source, value) in overrides("CAROUSEL_LOG_LEVEL", "--log-level") {
-            configuration.logLevel = try logLevel(value, source: source)
-        }
-        for setting in IntegerSetting.limits {
-            for (source, value) in overrides(setting.variable, setting.flag) {
-                guard let number = Int(value), setting.range.contains(number) else {
-                    throw ConfigurationError(source: source, message: "'\(value)' \(setting.rule)")
+        // Environment first, then the flag, so that the flag wins.
+        for setting in Setting.all {
+            guard let fromText = setting.fromText else { continue }
+            let given =
+                [(setting.variable, setting.variable.flatMap { environment[$0] })]
+                + [(setting.flag, setting.flag.flatMap { flags.values[$0] })]
+            for case (let source?, let value?) in given {
+                do {
+                    try fromText(value)(&configuration)
+                } catch {
+                    throw ConfigurationError(source: source, message: error.message)
                 }
-                configuration[keyPath: setting.keyPath] = number
             }
-        }
-        if let origins = environment["CAROUSEL_CORS_ORIGINS"] {
-            configuration.corsOrigins = try corsOrigins(origins)
-        }
-        if let heartbeat = environment["CAROUSEL_HEARTBEAT"] {
-            configuration.heartbeat = try seconds(heartbeat, within: heartbeats, source: "CAROUSEL_HEARTBEAT")
-        }
-        if let token = environment["CAROUSEL_CONTROL_TOKEN"] {
-            configuration.controlToken = try controlToken(token)
         }
         return isHealthCheck ? .healthCheck(configuration) : .run(configuration, notes: notes)
-    }
-
-    private static func host(_ value: String, source: String) throws(ConfigurationError) -> String {
-        guard !value.isEmpty else { throw ConfigurationError(source: source, message: "must not be empty") }
-        return value
-    }
-
-    private static func port(_ value: String, source: String) throws(ConfigurationError) -> Int {
-        guard let port = Int(value), (0...65535).contains(port) else {
-            throw ConfigurationError(source: source, message: "'\(value)' is not a port number from 0 to 65535")
-        }
-        return port
-    }
-
-    /// Worker threads an operator may ask for.
-    static let threadCounts = 1...256
-
-    private static func threads(_ value: String, source: String) throws(ConfigurationError) -> Int {
-        guard let threads = Int(value), threadCounts.contains(threads) else {
-            throw ConfigurationError(source: source, message: "'\(value)' is not a thread count from 1 to 256")
-        }
-        return threads
-    }
-
-    private static func interval(_ value: String, source: String) throws(ConfigurationError) -> Duration {
-        try seconds(value, within: Carousel.intervals, source: source)
-    }
-
-    /// Heartbeats of event streams an operator may ask for.
-    static let heartbeats: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
-    static let originRule = "must be * or an origin like https://shop.example.com (lowercase, no path)"
-
-    private static func seconds(_ value: String, within range: ClosedRange<Duration>, source: String)
-        throws(ConfigurationError) -> Duration
-    {
-        guard let seconds = Double(value) else {
-            throw ConfigurationError(source: source, message: "'\(value)' is not a number of seconds")
-        }
-        switch Validation.duration(seconds: seconds, within: range) {
-        case .success(let duration): return duration
-        case .failure(let problem): throw ConfigurationError(source: source, message: problem.message)
-        }
-    }
-
-    /// A comma-separated list; empty means CORS off.
-    private static func corsOrigins(_ value: String) throws(ConfigurationError) -> [String] {
-        let origins = value.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
-        if let invalid = origins.first(where: { !CORSPolicy.isValidOrigin($0) }) {
-            throw ConfigurationError(source: "CAROUSEL_CORS_ORIGINS", message: "'\(invalid)' \(originRule)")
-        }
-        return origins
-    }
-
-    private static func logLevel(_ value: String, source: String) throws(ConfigurationError) -> Logger.Level {
-        guard let level = Logger.Level(name: value) else {
-            let names = Logger.Level.allCases.map(\.description).joined(separator: ", ")
-            throw ConfigurationError(source: source, message: "'\(value)' is not a log level; use one of \(names)")
-        }
-        return level
-    }
-
-    /// A bearer token (RFC 6750 b64token characters). An empty one is refused rather than
-    /// taken as "no token": it is almost always an unset variable in a deployment template.
-    private static func controlToken(_ value: String) throws(ConfigurationError) -> String {
-        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
-        guard !value.isEmpty else {
-            throw ConfigurationError(
-                source: "CAROUSEL_CONTROL_TOKEN",
-                message: "is set but empty; set a token, or unset it to allow commands without one")
-        }
-        guard value.utf8.count <= 1024, value.utf8.allSatisfy(allowed.contains) else {
-            throw ConfigurationError(
-                source: "CAROUSEL_CONTROL_TOKEN", message: "must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / =")
-        }
-        return value
     }
 }
 
 /// The command-line flags, as given: `--name value` or `--name=value`.
 struct Flags {
-    static var valued: [String] {
-        ["--config", "--host", "--port", "--threads", "--interval", "--log-level"] + IntegerSetting.limits.map(\.flag)
-    }
+    static let valued = Setting.all.compactMap(\.flag)
     var values: [String: String] = [:]
     var help = false
 

@@ -36,36 +36,6 @@ public struct ServiceConfiguration: Sendable, Equatable {
     }
 }
 
-/// A whole-number setting that can come from the file, the environment and a flag.
-struct IntegerSetting {
-    let field: String
-    let variable: String
-    let flag: String
-    let range: ClosedRange<Int>
-    let unit: String
-    let keyPath: WritableKeyPath<ServiceConfiguration, Int>
-
-    /// The limits of docs/OPERATIONS.md (limits and hardening): each a field, a variable and a flag.
-    static var limits: [IntegerSetting] {
-        [
-            IntegerSetting(
-                field: "connectionTimeout", variable: "CAROUSEL_CONNECTION_TIMEOUT", flag: "--connection-timeout",
-                range: 1...3600, unit: "seconds", keyPath: \.connectionTimeout),
-            IntegerSetting(
-                field: "maxConnections", variable: "CAROUSEL_MAX_CONNECTIONS", flag: "--max-connections",
-                range: 1...1_000_000, unit: "connections", keyPath: \.maxConnections),
-            IntegerSetting(
-                field: "connectionMemory", variable: "CAROUSEL_CONNECTION_MEMORY", flag: "--connection-memory",
-                range: 4096...1_048_576, unit: "bytes", keyPath: \.connectionMemory),
-            IntegerSetting(
-                field: "maxBody", variable: "CAROUSEL_MAX_BODY", flag: "--max-body", range: 64...1_048_576,
-                unit: "bytes", keyPath: \.maxBody),
-        ]
-    }
-
-    var rule: String { "must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound)" }
-}
-
 /// A configuration value that cannot be used. `source` is the file, environment variable or
 /// flag it came from; `field` the field inside a file.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {

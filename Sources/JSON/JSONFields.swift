@@ -31,6 +31,9 @@ public struct JSONFields: Sendable {
         path.isEmpty ? key : "\(path).\(key)"
     }
 
+    /// The member named `key`, as it is.
+    public subscript(key: String) -> JSONValue? { members[key] }
+
     /// Refuses fields this object does not define (a typo must not be silently ignored).
     public func rejectUnknown(allowing known: [String]) throws(FieldError) {
         guard let unknown = members.keys.filter({ !known.contains($0) }).sorted().first else { return }

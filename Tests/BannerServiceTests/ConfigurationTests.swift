@@ -358,3 +358,37 @@ struct ConfigurationFileTests {
         #expect(reason == "larger than 1 MiB")
     }
 }
+
+@Suite("One declaration per setting")
+struct SettingsTableTests {
+    /// The rows of docs/CONFIGURATION.md's table, cells without backticks ("" for "—").
+    static func documentedRows() throws -> [[String]] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
+        return text.split(separator: "\n").filter { $0.hasPrefix("| `") || $0.hasPrefix("| —") }.map { line in
+            line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast().map { cell in
+                let trimmed = cell.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "")
+                return trimmed == "—" ? "" : trimmed
+            }
+        }
+    }
+
+    @Test func theDocumentedTableIsTheDeclaredOne() throws {
+        let documented = try Self.documentedRows().filter { !$0[0].hasPrefix("-h") }
+        let declared = Setting.all.map { setting in
+            [
+                setting.flag.map { "\($0) \(setting.metavariable)" } ?? "", setting.variable ?? "",
+                setting.field ?? "", setting.defaultValue,
+            ]
+        }
+        #expect(documented.map { Array($0.prefix(4)) } == declared)
+    }
+
+    @Test func theUsageNamesEveryFlagAndVariable() {
+        for setting in Setting.all {
+            if let flag = setting.flag { #expect(Launch.usage.contains("\(flag) \(setting.metavariable)")) }
+            if let variable = setting.variable { #expect(Launch.usage.contains(variable)) }
+        }
+    }
+}

@@ -42,6 +42,7 @@ let package = Package(
 
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
         .target(name: "TestSupport", dependencies: ["Carousel", "Locking"], path: "Tests/TestSupport"),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -5,6 +5,11 @@ import Glibc
 /// Why not `Synchronization.Mutex`: on Linux it is a bare futex that ThreadSanitizer cannot see,
 /// so every access it guards would be reported as a race and `make test-sanitize` would check
 /// nothing. ThreadSanitizer intercepts pthread mutexes, and uncontended they cost the same.
+///
+/// Every pthread call's result is checked, as swift-nio's `NIOLock` does: a failure is a bug
+/// (a destroyed or corrupted mutex), so it stops the process with the error's name rather than
+/// leaving the state unguarded. Debug builds use an error-checking mutex, so that taking the lock
+/// again on the thread that holds it crashes at once instead of hanging forever.
 public final class Lock<State>: @unchecked Sendable {
     private var state: State
     /// Heap-allocated so that it never moves: a pthread mutex must keep its address.
@@ -14,20 +19,35 @@ public final class Lock<State>: @unchecked Sendable {
         self.state = state
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_mutexattr_t()
+        check(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init")
+        #if DEBUG
+            check(
+                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK)), "pthread_mutexattr_settype")
+        #endif
+        check(pthread_mutex_init(mutex, &attributes), "pthread_mutex_init")
+        check(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy")
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        check(pthread_mutex_destroy(mutex), "pthread_mutex_destroy")
         mutex.deinitialize(count: 1)
         mutex.deallocate()
     }
 
     /// Runs `body` with exclusive access to the state. Keep it short, and never call back into
-    /// code that takes the same lock.
+    /// code that takes the same lock (a debug build stops there with EDEADLK).
     public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
+        defer { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
         return try body(&state)
+    }
+}
+
+/// Stops the process when a pthread call failed; its result is the error number (never errno).
+@inline(__always)
+private func check(_ result: Int32, _ call: StaticString) {
+    guard result == 0 else {
+        fatalError("\(call) failed: \(String(cString: strerror(result))) (\(result))")
     }
 }

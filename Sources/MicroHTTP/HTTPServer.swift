@@ -147,20 +147,21 @@ private let handleAccess: MHD_AccessHandlerCallback = {
     context, connection, url, method, version, uploadData, uploadDataSize, slot in
     guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
     let dispatcher = dispatcher(context)
-    if slot.pointee == nil {
-        return dispatcher.begin(connection, method: method, path: url, version: version, slot: slot)
+    let request = RequestSlot(pointer: slot)
+    if case .new = request.state {
+        return dispatcher.begin(connection, method: method, path: url, version: version, slot: request)
     }
     if uploadDataSize.pointee > 0, let uploadData {
         let count = uploadDataSize.pointee
         uploadDataSize.pointee = 0
-        return dispatcher.receive(uploadData, count: count, slot: slot)
+        return dispatcher.receive(uploadData, count: count, slot: request)
     }
-    return dispatcher.finish(connection, method: method, path: url, slot: slot)
+    return dispatcher.finish(connection, method: method, path: url, slot: request)
 }
 
 private let handleCompletion: MHD_RequestCompletedCallback = { context, connection, slot, _ in
     guard let slot else { return }
-    dispatcher(context).complete(slot, on: connection)
+    dispatcher(context).complete(RequestSlot(pointer: slot), on: connection)
 }
 
 /// A connection opened or closed: its watchdog entry lives in libmicrohttpd's socket context.

@@ -87,23 +87,22 @@ struct Setting: Sendable {
             flag: "--connection-timeout", metavariable: "S", variable: "CAROUSEL_CONNECTION_TIMEOUT",
             field: "connectionTimeout", defaultValue: "15",
             help: "seconds for the headers, again for the body, or idle between requests", range: 1...3600,
-            textRule: "must be a whole number of seconds", fileRule: "must be a whole number of seconds",
+            textRule: "must be a whole number of seconds",
             set: { $0.connectionTimeout = $1 }),
         integer(
             flag: "--max-connections", metavariable: "N", variable: "CAROUSEL_MAX_CONNECTIONS",
             field: "maxConnections", defaultValue: "16384", help: "connections open at once, event streams included",
-            range: 1...1_000_000, textRule: "must be a whole number of connections",
-            fileRule: "must be a whole number of connections", set: { $0.maxConnections = $1 }),
+            range: 1...1_000_000, textRule: "must be a whole number of connections", set: { $0.maxConnections = $1 }),
         integer(
             flag: "--connection-memory", metavariable: "B", variable: "CAROUSEL_CONNECTION_MEMORY",
             field: "connectionMemory", defaultValue: "16384",
             help: "bytes per connection for the request line and headers", range: 4096...1_048_576,
-            textRule: "must be a whole number of bytes", fileRule: "must be a whole number of bytes",
+            textRule: "must be a whole number of bytes",
             set: { $0.connectionMemory = $1 }),
         integer(
             flag: "--max-body", metavariable: "B", variable: "CAROUSEL_MAX_BODY", field: "maxBody",
             defaultValue: "16384", help: "largest request body in bytes", range: 64...1_048_576,
-            textRule: "must be a whole number of bytes", fileRule: "must be a whole number of bytes",
+            textRule: "must be a whole number of bytes",
             set: { $0.maxBody = $1 }),
         Setting(
             flag: nil, metavariable: "", variable: nil, field: "banners", defaultValue: "[]",
@@ -175,10 +174,10 @@ struct Setting: Sendable {
     }
 
     /// A whole number within `range`. Flags and variables say `'<value>' <textRule> from a to b`;
-    /// files say `<fileRule> from a to b, got <value>`.
+    /// files say `<fileRule> from a to b, got <value>` (`fileRule` defaults to `textRule`).
     private static func integer(
         flag: String, metavariable: String, variable: String, field: String, defaultValue: String, help: String,
-        range: ClosedRange<Int>, textRule: String, fileRule: String,
+        range: ClosedRange<Int>, textRule: String, fileRule: String? = nil,
         set: @escaping @Sendable (inout ServiceConfiguration, Int) -> Void
     ) -> Setting {
         let bounds = "from \(range.lowerBound) to \(range.upperBound)"
@@ -195,7 +194,7 @@ struct Setting: Sendable {
             fromJSON: { value, path throws(FieldError) in
                 let number = try convert(value, .integer, path: path)
                 guard let integer = number.integer, range.contains(integer) else {
-                    throw FieldError(field: path, message: "\(fileRule) \(bounds), got \(number.literal)")
+                    throw FieldError(field: path, message: "\(fileRule ?? textRule) \(bounds), got \(number.literal)")
                 }
                 return assign(integer)
             })

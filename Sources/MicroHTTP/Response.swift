@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 
 /// An HTTP response as plain values. Queued through a `PreparedResponse`.
 public struct Response: Sendable {
@@ -16,26 +17,41 @@ public struct Response: Sendable {
 /// A response built once as a libmicrohttpd response and queued any number of times, from any
 /// thread (libmicrohttpd reference-counts it and copies nothing per request). Build one per
 /// content version for hot reads; build one per request for everything else.
+///
+/// The body exists once: copied into a buffer that libmicrohttpd sends from and frees when its
+/// last reference (ours, or a connection still sending it) goes.
 public final class PreparedResponse: @unchecked Sendable {
-    /// The response this was built from (status, headers and body, as values).
-    public let response: Response
-    public var status: Int { response.status }
-    /// The MHD_Response this object owns; immutable after init, so sharing it is safe.
+    public let status: Int
+    public let headers: [HTTPHeader]
+    /// The MHD_Response this object owns a reference to; immutable after init, so sharing it is safe.
     let handle: OpaquePointer
+    /// The body's buffer, owned by `handle`: valid while this object holds its reference.
+    private let bodyStart: UnsafeMutableRawPointer
+    private let bodyCount: Int
 
     /// Headers with a CR or LF in them are refused by libmicrohttpd and left out. For HEAD
     /// requests and 304 answers libmicrohttpd sends the body's length but not the body.
     public init(_ response: Response) {
-        self.response = response
-        handle = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(
-                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+        status = response.status
+        headers = response.headers
+        let count = response.body.count
+        let buffer = malloc(max(count, 1))!
+        response.body.withUnsafeBytes { bytes in
+            if let source = bytes.baseAddress { buffer.copyMemory(from: source, byteCount: bytes.count) }
         }
+        bodyCount = count
+        bodyStart = buffer
+        handle = MHD_create_response_from_buffer_with_free_callback(count, buffer) { free($0) }!
         for header in response.headers {
             _ = MHD_add_response_header(handle, header.name, header.value)
         }
     }
+
+    /// A copy of the body, as libmicrohttpd sends it.
+    public var body: [UInt8] { Array(UnsafeRawBufferPointer(start: bodyStart, count: bodyCount)) }
+
+    /// The response as plain values (a copy).
+    public var response: Response { Response(status: status, headers: headers, body: body) }
 
     deinit {
         MHD_destroy_response(handle)

@@ -15,28 +15,31 @@ final class EventHub: Sendable {
     /// How long a browser's EventSource waits before reconnecting.
     static let retryMilliseconds = 2000
 
-    private let state: Lock<HubState>
+    /// The group of the streams registry this hub's subscribers are kept in.
+    static let group = "events"
+
+    /// The latest event; its lock is held across every publish and subscribe, so that a new
+    /// subscriber gets each change exactly once (in its first event or after it).
+    private let latestEvent: Lock<[UInt8]>
+    private let streams: StreamRegistry
     /// A repeating Dispatch timer; thread-safe, but its protocol is not marked Sendable.
     nonisolated(unsafe) private let heartbeatTimer: DispatchSourceTimer
 
-    private struct HubState {
-        var latestEvent: [UInt8]
-        var subscribers: [ObjectIdentifier: ResponseStream] = [:]
-        var isStopped = false
-    }
-
-    init(version: UInt64, stateJSON: [UInt8], heartbeat: Duration) {
-        state = Lock(HubState(latestEvent: Self.event(version: version, stateJSON: stateJSON)))
+    init(version: UInt64, stateJSON: [UInt8], heartbeat: Duration, streams: StreamRegistry) {
+        latestEvent = Lock(Self.event(version: version, stateJSON: stateJSON))
+        self.streams = streams
         heartbeatTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.heartbeat"))
         let interval = DispatchTimeInterval.nanoseconds(Int(heartbeat.nanoseconds))
         heartbeatTimer.schedule(deadline: .now() + interval, repeating: interval)
-        heartbeatTimer.setEventHandler { [weak self] in self?.broadcast(Self.heartbeatComment) }
+        // A send also finds subscribers that hung up: their write fails and the stream closes.
+        heartbeatTimer.setEventHandler { [streams] in streams.broadcast(Self.heartbeatComment, to: Self.group) }
         heartbeatTimer.resume()
     }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var subscriberCount: Int { streams.count(in: Self.group) }
 
-    /// A new stream that starts with the current state and follows every change.
+    /// A new stream that starts with the current state and follows every change (an ended one
+    /// when the server is stopping).
     func subscribe(headers: [HTTPHeader]) -> ResponseStream {
         let stream = ResponseStream(
             headers: [
@@ -45,18 +48,8 @@ final class EventHub: Sendable {
                 // nginx and similar proxies would otherwise buffer the stream.
                 HTTPHeader("X-Accel-Buffering", "no"),
             ] + headers)
-        let key = ObjectIdentifier(stream)
-        stream.onClose { [weak self] in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: key) }
-        }
-        state.withLock { hub in
-            guard !hub.isStopped else {
-                stream.finish()
-                return
-            }
-            hub.subscribers[key] = stream
-            // Under the lock, so that no change published meanwhile is missed or sent first.
-            stream.send(Self.retryLine + hub.latestEvent)
+        latestEvent.withLock { latest in
+            streams.add(stream, to: Self.group, first: Self.retryLine + latest)
         }
         return stream
     }
@@ -64,27 +57,15 @@ final class EventHub: Sendable {
     /// Sends the new state to every subscriber.
     func publish(version: UInt64, stateJSON: [UInt8]) {
         let event = Self.event(version: version, stateJSON: stateJSON)
-        state.withLock { hub in
-            hub.latestEvent = event
-            for subscriber in hub.subscribers.values { subscriber.send(event) }
+        latestEvent.withLock { latest in
+            latest = event
+            streams.broadcast(event, to: Self.group)
         }
     }
 
-    /// Ends every stream and the heartbeat; later subscribers get an ended stream.
+    /// Stops the heartbeat. The streams themselves are ended by the server when it stops.
     func stop() {
         heartbeatTimer.cancel()
-        let subscribers = state.withLock { hub in
-            hub.isStopped = true
-            return Array(hub.subscribers.values)
-        }
-        for subscriber in subscribers { subscriber.finish() }
-    }
-
-    /// A send also finds subscribers that hung up: their write fails and the stream closes.
-    private func broadcast(_ bytes: [UInt8]) {
-        state.withLock { hub in
-            for subscriber in hub.subscribers.values { subscriber.send(bytes) }
-        }
     }
 
     private static let retryLine = Array("retry: \(retryMilliseconds)\n".utf8)

@@ -9,6 +9,8 @@ public struct ServiceParts: Sendable {
     public let engine: CarouselEngine
     let views: ReadViews
     let events: EventHub
+    /// The service's open streams; the HTTP server in front of `api` must be given it.
+    public let streams = StreamRegistry()
     /// The handler to serve.
     public let api: BannerAPI
 
@@ -18,7 +20,8 @@ public struct ServiceParts: Sendable {
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
         let views = ReadViews(initial: carousel, cors: cors)
-        let events = EventHub(version: carousel.version, stateJSON: views.stateJSON, heartbeat: heartbeat)
+        let events = EventHub(
+            version: carousel.version, stateJSON: views.stateJSON, heartbeat: heartbeat, streams: streams)
         engine = CarouselEngine(carousel: carousel, clock: clock) { changed in
             views.publish(changed)
             events.publish(version: changed.version, stateJSON: views.stateJSON)
@@ -33,6 +36,6 @@ public struct ServiceParts: Sendable {
     /// Clients following an event stream now.
     public var eventSubscribers: Int { events.subscriberCount }
 
-    /// Ends every event stream; later subscribers get an ended stream.
+    /// Stops the event streams' heartbeat (the server ends the streams themselves).
     public func stopEvents() { events.stop() }
 }

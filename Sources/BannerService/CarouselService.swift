@@ -38,7 +38,7 @@ public final class CarouselService: Sendable {
             connectionTimeoutSeconds: configuration.connectionTimeout, connectionLimit: configuration.maxConnections,
             connectionMemoryLimit: configuration.connectionMemory, maxBodySize: configuration.maxBody,
             errorLog: { [logger] level, message in logger.log(level == .warning ? .warning : .notice, message) })
-        let server = try HTTPServer(configuration: serverConfiguration, handler: parts.api)
+        let server = try HTTPServer(configuration: serverConfiguration, handler: parts.api, streams: parts.streams)
         parts.engine.start()
         logger.info(
             "carousel of \(configuration.banners.count) banners, interval \(configuration.interval.seconds) s, "

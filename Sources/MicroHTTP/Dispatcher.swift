@@ -15,17 +15,18 @@ final class Dispatcher: Sendable {
     let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     let watchdog: ConnectionWatchdog
     let deferred = DeferredAnswers()
-    let streams = StreamRegistry()
+    let streams: StreamRegistry
     /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
     static let discardLimit = 1 << 20
     /// Requests between their first handler call and their completion notification.
     let activeRequests = Atomic<Int>(0)
 
     init(
-        handler: any HTTPHandler, maxBodySize: Int, requestTimeoutSeconds: Int,
+        handler: any HTTPHandler, streams: StreamRegistry, maxBodySize: Int, requestTimeoutSeconds: Int,
         errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     ) {
         self.handler = handler
+        self.streams = streams
         self.maxBodySize = maxBodySize
         self.errorLog = errorLog
         watchdog = ConnectionWatchdog(timeoutSeconds: requestTimeoutSeconds)

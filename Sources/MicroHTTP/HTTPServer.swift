@@ -19,7 +19,11 @@ public final class HTTPServer: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    public init(configuration: ServerConfiguration, handler: any HTTPHandler) throws(HTTPServerError) {
+    /// - Parameter streams: where the streams the handler returns are kept; pass the registry
+    ///   that broadcasts to them (the server ends every stream in it when it stops).
+    public init(
+        configuration: ServerConfiguration, handler: any HTTPHandler, streams: StreamRegistry = StreamRegistry()
+    ) throws(HTTPServerError) {
         let libraryVersion = MHD_get_version().map { String(cString: $0) } ?? "unknown"
         guard LibraryVersion.isSupported(libraryVersion) else { throw .unsupportedLibrary(found: libraryVersion) }
         guard configuration.threads >= 1, configuration.connectionLimit >= 1,
@@ -36,7 +40,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.port = socket.port
         dispatcher = Dispatcher(
-            handler: handler, maxBodySize: configuration.maxBodySize,
+            handler: handler, streams: streams, maxBodySize: configuration.maxBodySize,
             requestTimeoutSeconds: configuration.connectionTimeoutSeconds, errorLog: configuration.errorLog)
         logger = .allocate(capacity: 1)
 

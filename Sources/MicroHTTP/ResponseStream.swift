@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Locking
-import Synchronization
 
 /// A response whose body is written over time, such as Server-Sent Events: the status and
 /// headers go out at once, then every chunk passed to `send`, until `finish()`, the client
@@ -17,21 +16,13 @@ public final class ResponseStream: Sendable {
     /// and starts afresh rather than growing a backlog here.
     public let maxQueuedBytes: Int
     private let state = Lock(State())
-    /// How often libmicrohttpd asked for content: tests check that an idle stream does not spin.
-    private let readCount = Atomic<Int>(0)
-    var readCalls: Int { readCount.load(ordering: .relaxed) }
     private let closeHandler = Lock<(@Sendable () -> Void)?>(nil)
 
     private struct State {
-        /// Chunks not yet handed to libmicrohttpd; chunks are shared, not copied, per stream.
-        var queue: [[UInt8]] = []
-        /// How much of `queue[0]` was already handed over.
-        var offset = 0
-        var queuedBytes = 0
+        var queue = StreamQueue()
         /// Set once the response is queued on a connection; nil again when it is closed.
         var connection: ConnectionHandle?
         var isSuspended = false
-        var isFinished = false
         var isClosed = false
     }
 
@@ -58,31 +49,27 @@ public final class ResponseStream: Sendable {
     @discardableResult
     public func send(_ chunk: [UInt8]) -> Bool {
         state.withLock { state in
-            guard !state.isFinished, !state.isClosed else { return false }
-            guard state.queuedBytes + chunk.count <= maxQueuedBytes else {
-                state.isFinished = true
-                Self.wake(&state)
-                return false
-            }
-            state.queue.append(chunk)
-            state.queuedBytes += chunk.count
-            Self.wake(&state)
-            return true
+            guard !state.isClosed else { return false }
+            let wasFinished = state.queue.isFinished
+            let queued = state.queue.enqueue(chunk, limit: maxQueuedBytes)
+            // Queued, or just cut off for being too slow: either way the reader has work.
+            if queued || !wasFinished { Self.wake(&state) }
+            return queued
         }
     }
 
     /// Ends the body once what is queued has been sent.
     public func finish() {
         state.withLock { state in
-            guard !state.isFinished, !state.isClosed else { return }
-            state.isFinished = true
+            guard !state.queue.isFinished, !state.isClosed else { return }
+            state.queue.finish()
             Self.wake(&state)
         }
     }
 
     /// True until the stream has ended.
     public var isOpen: Bool {
-        state.withLock { !$0.isFinished && !$0.isClosed }
+        state.withLock { !$0.queue.isFinished && !$0.isClosed }
     }
 
     /// Resumes the connection if the content reader suspended it. Called with the lock held:
@@ -102,31 +89,20 @@ public final class ResponseStream: Sendable {
 
     /// The content reader: copies queued bytes into libmicrohttpd's buffer; with nothing queued,
     /// suspends the connection and returns 0 (libmicrohttpd then waits for `send` to resume it).
+    /// 0 is returned on that path only.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        readCount.add(1, ordering: .relaxed)
-        return state.withLock { state in
-            var written = 0
-            while written < buffer.count, !state.queue.isEmpty {
-                let chunk = state.queue[0]
-                let count = min(buffer.count - written, chunk.count - state.offset)
-                chunk.withUnsafeBytes { bytes in
-                    buffer.baseAddress!.advanced(by: written).copyMemory(
-                        from: bytes.baseAddress!.advanced(by: state.offset), byteCount: count)
-                }
-                written += count
-                state.offset += count
-                state.queuedBytes -= count
-                if state.offset == chunk.count {
-                    state.queue.removeFirst()
-                    state.offset = 0
-                }
+        state.withLock { state in
+            switch state.queue.take(into: buffer) {
+            case .bytes(let count):
+                return count
+            case .endOfStream:
+                return -1  // MHD_CONTENT_READER_END_OF_STREAM
+            case .waitForMore:
+                guard let connection = state.connection else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+                state.isSuspended = true
+                MHD_suspend_connection(connection.pointer)
+                return 0
             }
-            if written > 0 { return written }
-            if state.isFinished { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
-            guard let connection = state.connection else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
-            state.isSuspended = true
-            MHD_suspend_connection(connection.pointer)
-            return 0
         }
     }
 
@@ -135,8 +111,7 @@ public final class ResponseStream: Sendable {
         state.withLock { state in
             state.isClosed = true
             state.connection = nil
-            state.queue.removeAll()
-            state.queuedBytes = 0
+            state.queue.discard()
         }
         closeHandler.withLock { handler in
             let notify = handler

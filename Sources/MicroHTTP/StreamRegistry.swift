@@ -1,15 +1,57 @@
 import CMicroHTTPD
 import Locking
 
-/// The response streams the server has open, so that a stop can end them all (their connections
-/// may be suspended in the content reader, and must not outlive the daemon). A stream leaves the
-/// registry when libmicrohttpd releases its response.
-final class StreamRegistry: Sendable {
+/// Every response stream open on a server, in named groups: the one registry of open streams.
+/// Whoever builds the service makes it and hands it to the `HTTPServer`, which ends every stream
+/// when it stops (their connections may be suspended in the content reader and must not outlive
+/// the daemon), and to whoever broadcasts, which sends to a group (the event hub). A stream
+/// leaves the registry when libmicrohttpd releases its response.
+public final class StreamRegistry: Sendable {
     private let open = Lock(OpenStreams())
 
     private struct OpenStreams {
-        var streams: [ObjectIdentifier: ResponseStream] = [:]
+        var groups: [String: [ObjectIdentifier: ResponseStream]] = [:]
+        /// The group of each open stream.
+        var membership: [ObjectIdentifier: String] = [:]
         var stopping = false
+
+        mutating func insert(_ stream: ResponseStream, into group: String) {
+            groups[group, default: [:]][ObjectIdentifier(stream)] = stream
+            membership[ObjectIdentifier(stream)] = group
+        }
+    }
+
+    /// Streams a handler returns without adding them to a group first.
+    static let ungrouped = ""
+
+    public init() {}
+
+    /// Adds `stream` to `group` and queues `first` on it in the same step, so that no broadcast
+    /// to the group can come between the two. False once the server is stopping: the stream is
+    /// then finished (and the server answers its request 503).
+    @discardableResult
+    public func add(_ stream: ResponseStream, to group: String, first: [UInt8]) -> Bool {
+        let added = open.withLock { open in
+            guard !open.stopping else { return false }
+            open.insert(stream, into: group)
+            stream.send(first)
+            return true
+        }
+        if !added { stream.finish() }
+        return added
+    }
+
+    /// Queues `chunk` on every stream of `group`. A stream whose client went away finds out at
+    /// this send and closes.
+    public func broadcast(_ chunk: [UInt8], to group: String) {
+        open.withLock { open in
+            for stream in open.groups[group, default: [:]].values { stream.send(chunk) }
+        }
+    }
+
+    /// Streams open in `group` now.
+    public func count(in group: String) -> Int {
+        open.withLock { $0.groups[group]?.count ?? 0 }
     }
 
     /// What libmicrohttpd's content-reader callbacks get as their context.
@@ -23,12 +65,13 @@ final class StreamRegistry: Sendable {
         }
     }
 
-    /// Queues `stream` as the response on `connection`; nil when the server is stopping (the
-    /// stream is then finished, and the caller answers otherwise).
+    /// Queues `stream` as the response on `connection` (adding it to the registry if the handler
+    /// did not); nil when the server is stopping (the stream is then finished, and the caller
+    /// answers otherwise).
     func start(_ stream: ResponseStream, on connection: OpaquePointer) -> MHD_Result? {
         let accepted = open.withLock { open in
             guard !open.stopping else { return false }
-            open.streams[ObjectIdentifier(stream)] = stream
+            if open.membership[ObjectIdentifier(stream)] == nil { open.insert(stream, into: Self.ungrouped) }
             return true
         }
         guard accepted else {
@@ -55,7 +98,12 @@ final class StreamRegistry: Sendable {
 
     /// libmicrohttpd released a stream's response: its connection is done with it.
     func closed(_ stream: ResponseStream) {
-        open.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+        open.withLock { open in
+            let key = ObjectIdentifier(stream)
+            if let group = open.membership.removeValue(forKey: key) {
+                open.groups[group]?.removeValue(forKey: key)
+            }
+        }
         stream.close()
     }
 
@@ -63,7 +111,7 @@ final class StreamRegistry: Sendable {
     func finishAll() {
         let streams = open.withLock { open in
             open.stopping = true
-            return Array(open.streams.values)
+            return open.groups.values.flatMap(\.values)
         }
         for stream in streams { stream.finish() }
     }

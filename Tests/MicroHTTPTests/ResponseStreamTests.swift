@@ -48,15 +48,15 @@ struct ResponseStreamTests {
         #expect(await eventually { handler.closed.count == 1 })
     }
 
-    @Test func anIdleStreamWaitsSuspendedInsteadOfPolling() async throws {
+    /// An idle stream's connection is suspended (the reader's only way to return 0, see
+    /// `StreamQueueTests`), yet other clients are served meanwhile and a send wakes it.
+    @Test func anIdleStreamWakesWhenSentToWhileOthersAreServed() async throws {
         let handler = StreamingHandler()
         let server = try startServer(handler)
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")
         let stream = try #require(handler.latest)
-        // While it idles, the server's loops turn: 100 chunks go out on another stream, each read
-        // by the client before the next is sent. A reader that polled would run thousands of times.
         let busy = try HTTPConnection(port: server.port)
         _ = try await busy.openStream("/busy")
         let busyStream = try #require(handler.latest)
@@ -64,7 +64,6 @@ struct ResponseStreamTests {
             #expect(busyStream.send(Array("tick \(round)".utf8)))
             #expect(try await busy.readChunk() == Array("tick \(round)".utf8))
         }
-        #expect(stream.readCalls <= 2, "the content reader ran \(stream.readCalls) times while nothing was queued")
         #expect(stream.send(Array("wake".utf8)))
         #expect(try await connection.readChunk() == Array("wake".utf8))
     }
@@ -112,5 +111,57 @@ struct ResponseStreamTests {
             #expect(ended == nil, "the stream ended (last chunk or closed connection)")
         }
         #expect(handler.closed.count == 5)
+    }
+}
+
+@Suite("Stream queue: what the content reader does")
+struct StreamQueueTests {
+    private func take(_ queue: inout StreamQueue, capacity: Int) -> (StreamQueue.Take, [UInt8]) {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        let take = buffer.withUnsafeMutableBytes { queue.take(into: $0) }
+        if case .bytes(let count) = take { return (take, Array(buffer[..<count])) }
+        return (take, [])
+    }
+
+    @Test func withNothingQueuedTheReaderWaitsAndNeverEndsTheBody() {
+        var queue = StreamQueue()
+        #expect(take(&queue, capacity: 16).0 == .waitForMore)
+        #expect(take(&queue, capacity: 16).0 == .waitForMore)
+    }
+
+    @Test func chunksGoOutInOrderAcrossBufferBoundaries() {
+        var queue = StreamQueue()
+        let accepted1 = queue.enqueue(Array("hello ".utf8), limit: 100)
+        #expect(accepted1)
+        let accepted2 = queue.enqueue(Array("world".utf8), limit: 100)
+        #expect(accepted2)
+        #expect(queue.queuedBytes == 11)
+        #expect(take(&queue, capacity: 4) == (.bytes(4), Array("hell".utf8)))
+        #expect(take(&queue, capacity: 4) == (.bytes(4), Array("o wo".utf8)))
+        #expect(take(&queue, capacity: 16) == (.bytes(3), Array("rld".utf8)))
+        #expect(queue.queuedBytes == 0)
+        #expect(take(&queue, capacity: 16).0 == .waitForMore)
+    }
+
+    @Test func afterFinishWhatIsQueuedStillGoesOutThenTheBodyEnds() {
+        var queue = StreamQueue()
+        let accepted3 = queue.enqueue(Array("last".utf8), limit: 100)
+        #expect(accepted3)
+        queue.finish()
+        let accepted4 = queue.enqueue(Array("late".utf8), limit: 100)
+        #expect(!accepted4)
+        #expect(take(&queue, capacity: 16) == (.bytes(4), Array("last".utf8)))
+        #expect(take(&queue, capacity: 16).0 == .endOfStream)
+    }
+
+    @Test func aChunkPastTheBacklogLimitEndsTheStream() {
+        var queue = StreamQueue()
+        let accepted5 = queue.enqueue([1, 2, 3], limit: 4)
+        #expect(accepted5)
+        let accepted6 = queue.enqueue([4, 5], limit: 4)
+        #expect(!accepted6)
+        #expect(queue.isFinished)
+        #expect(take(&queue, capacity: 16) == (.bytes(3), [1, 2, 3]))
+        #expect(take(&queue, capacity: 16).0 == .endOfStream)
     }
 }

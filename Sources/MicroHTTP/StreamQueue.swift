@@ -1,0 +1,69 @@
+/// What a stream has queued for its client, and what its content reader does next: a value,
+/// without libmicrohttpd, so the reader's decisions are tested on their own. `ResponseStream`
+/// keeps one behind its lock.
+struct StreamQueue {
+    /// What the content reader should do.
+    enum Take: Equatable {
+        /// This many bytes were copied into the buffer.
+        case bytes(Int)
+        /// Nothing left, and nothing will come: end the body.
+        case endOfStream
+        /// Nothing queued yet: the reader must suspend the connection until `enqueue` wakes it
+        /// (returning 0 without suspending would busy-loop: docs/ARCHITECTURE.md).
+        case waitForMore
+    }
+
+    /// Chunks not yet handed over; chunks are shared, not copied, between streams.
+    private var chunks: [[UInt8]] = []
+    /// How much of `chunks[0]` was already handed over.
+    private var offset = 0
+    private(set) var queuedBytes = 0
+    /// No chunk is accepted any more; what is queued still goes out.
+    private(set) var isFinished = false
+
+    /// Queues `chunk` unless the queue is finished. A chunk that would take the backlog past
+    /// `limit` is refused and finishes the queue (a client that reads too slowly is cut off).
+    mutating func enqueue(_ chunk: [UInt8], limit: Int) -> Bool {
+        guard !isFinished else { return false }
+        guard queuedBytes + chunk.count <= limit else {
+            isFinished = true
+            return false
+        }
+        chunks.append(chunk)
+        queuedBytes += chunk.count
+        return true
+    }
+
+    mutating func finish() {
+        isFinished = true
+    }
+
+    /// Drops what is queued (the connection is gone).
+    mutating func discard() {
+        chunks.removeAll()
+        offset = 0
+        queuedBytes = 0
+    }
+
+    /// Copies as much as fits into `buffer`, across chunks.
+    mutating func take(into buffer: UnsafeMutableRawBufferPointer) -> Take {
+        var written = 0
+        while written < buffer.count, !chunks.isEmpty {
+            let chunk = chunks[0]
+            let count = min(buffer.count - written, chunk.count - offset)
+            chunk.withUnsafeBytes { bytes in
+                buffer.baseAddress!.advanced(by: written).copyMemory(
+                    from: bytes.baseAddress!.advanced(by: offset), byteCount: count)
+            }
+            written += count
+            offset += count
+            queuedBytes -= count
+            if offset == chunk.count {
+                chunks.removeFirst()
+                offset = 0
+            }
+        }
+        if written > 0 { return .bytes(written) }
+        return isFinished ? .endOfStream : .waitForMore
+    }
+}

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The whole service on 127.0.0.1, an ephemeral port, the real clock, spoken to over HTTP.
-final class LiveService {
+final class LiveService: Sendable {
     let service: CarouselService
     var port: Int { service.port }
 

@@ -18,7 +18,7 @@ func sampleBanners(_ count: Int) -> [Banner] {
 }
 
 /// The API called directly, as libmicrohttpd would call it, with an engine on a manual clock.
-struct RouterHarness {
+struct RouterHarness: Sendable {
     let clock = ManualClock(t0)
     let parts: ServiceParts
     var engine: CarouselEngine { parts.engine }

@@ -205,94 +205,114 @@ struct RouterCommandTests {
 
 @Suite("Bad requests change nothing")
 struct RouterBadRequestTests {
-    /// Sends the request, checks status and detail, and that the carousel did not change.
+    /// Sends the request, checks status and detail, and that the carousel did not change — the
+    /// same check through the router and over HTTP.
     func expectRefused(
-        _ method: String, _ path: String, body: String?, contentType: String? = "application/json",
-        status: Int, detail: String, banners: Int = 5, sourceLocation: SourceLocation = #_sourceLocation
-    ) async {
-        let harness = RouterHarness(banners: banners)
-        let before = harness.engine.snapshot
+        on transport: Transport, _ method: String, _ path: String, body: String?,
+        contentType: String? = "application/json", status: Int, detail: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let service = try transport.start()
+        let before = try await service.request("GET", "/banner").text
         let headers = contentType.map { [("Content-Type", $0)] } ?? []
-        let response = await harness.send(method, path, headers: headers, body: body)
+        let response = try await service.request(method, path, headers: headers, body: body)
         #expect(response.status == status, sourceLocation: sourceLocation)
         #expect(response.header("Content-Type") == "application/problem+json", sourceLocation: sourceLocation)
         #expect(response.problemDetail == detail, sourceLocation: sourceLocation)
-        #expect(harness.engine.snapshot == before, "state unchanged", sourceLocation: sourceLocation)
+        let after = try await service.request("GET", "/banner").text
+        #expect(after == before, "state unchanged", sourceLocation: sourceLocation)
     }
 
-    @Test func malformedJSON() async {
-        await expectRefused(
-            "PUT", "/banner/index", body: #"{"index": 1"#, status: 400,
+    @Test(arguments: Transport.allCases)
+    func malformedJSON(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: #"{"index": 1"#, status: 400,
             detail: "request body: invalid JSON at line 1, column 12: expected ',' or '}' in an object")
     }
 
-    @Test func aBodyThatIsNotAnObject() async {
-        await expectRefused(
-            "PUT", "/banner/index", body: "[1]", status: 400, detail: "request body must be a JSON object, got an array"
+    @Test(arguments: Transport.allCases)
+    func aBodyThatIsNotAnObject(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: "[1]", status: 400,
+            detail: "request body must be a JSON object, got an array"
         )
     }
 
-    @Test func aMissingField() async {
-        await expectRefused(
-            "PUT", "/banner/index", body: "{}", status: 400,
+    @Test(arguments: Transport.allCases)
+    func aMissingField(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: "{}", status: 400,
             detail: "field 'index': required field is missing; must be an integer")
     }
 
-    @Test func aMissingBody() async {
-        await expectRefused(
-            "PUT", "/banner/index", body: nil, status: 400,
+    @Test(arguments: Transport.allCases)
+    func aMissingBody(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: nil, status: 400,
             detail: "missing body; send {\"index\": i} with Content-Type: application/json")
     }
 
-    @Test(arguments: [
-        (#"{"index": "2"}"#, "a string"), (#"{"index": 1.5}"#, "a number"), (#"{"index": null}"#, "null"),
-    ])
-    func aWrongFieldType(_ body: String, _ kind: String) async {
-        await expectRefused(
-            "PUT", "/banner/index", body: body, status: 400, detail: "field 'index': must be an integer, got \(kind)")
+    @Test(
+        arguments: Transport.allCases,
+        [
+            (#"{"index": "2"}"#, "a string"), (#"{"index": 1.5}"#, "a number"), (#"{"index": null}"#, "null"),
+        ])
+    func aWrongFieldType(_ transport: Transport, _ example: (String, String)) async throws {
+        let (body, kind) = example
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: body, status: 400,
+            detail: "field 'index': must be an integer, got \(kind)")
     }
 
-    @Test func anUnknownField() async {
-        await expectRefused(
-            "PUT", "/banner/index", body: #"{"index": 1, "animate": true}"#, status: 400,
+    @Test(arguments: Transport.allCases)
+    func anUnknownField(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: #"{"index": 1, "animate": true}"#, status: 400,
             detail: "field 'animate': unknown field; expected one of: index")
-        await expectRefused(
-            "POST", "/banner/next", body: #"{"steps": 2}"#, status: 400,
+        try await expectRefused(
+            on: transport, "POST", "/banner/next", body: #"{"steps": 2}"#, status: 400,
             detail: "field 'steps': unknown field; this object takes no fields")
-        await expectRefused(
-            "POST", "/banner/pause", body: #"{"second": 5}"#, status: 400,
+        try await expectRefused(
+            on: transport, "POST", "/banner/pause", body: #"{"second": 5}"#, status: 400,
             detail: "field 'second': unknown field; expected one of: seconds")
     }
 
-    @Test(arguments: [
-        (#"{"index": 5}"#, "index 5 is out of range: there are 5 banners (0...4)"),
-        (#"{"index": -1}"#, "index -1 is out of range: there are 5 banners (0...4)"),
-        (#"{"index": 99999999999999999999}"#, "index 99999999999999999999 is out of range; there are 5 banners"),
-    ])
-    func anIndexOutOfRangeIs422(_ body: String, _ detail: String) async {
-        await expectRefused("PUT", "/banner/index", body: body, status: 422, detail: detail)
+    @Test(
+        arguments: Transport.allCases,
+        [
+            (#"{"index": 5}"#, "index 5 is out of range: there are 5 banners (0...4)"),
+            (#"{"index": -1}"#, "index -1 is out of range: there are 5 banners (0...4)"),
+            (#"{"index": 99999999999999999999}"#, "index 99999999999999999999 is out of range; there are 5 banners"),
+        ])
+    func anIndexOutOfRangeIs422(_ transport: Transport, _ example: (String, String)) async throws {
+        let (body, detail) = example
+        try await expectRefused(on: transport, "PUT", "/banner/index", body: body, status: 422, detail: detail)
     }
 
-    @Test(arguments: [
-        (#"{"seconds": 0}"#, "field 'seconds' must be a number of seconds greater than 0, got 0.0"),
-        (#"{"seconds": -3}"#, "field 'seconds' must be a number of seconds greater than 0, got -3.0"),
-        (#"{"seconds": 1e400}"#, "field 'seconds' must be a number of seconds greater than 0, got inf"),
-        (#"{"seconds": 40000000}"#, "field 'seconds' must be at most 31536000.0 seconds, got 40000000.0"),
-    ])
-    func anImpossiblePauseIs422(_ body: String, _ detail: String) async {
-        await expectRefused("POST", "/banner/pause", body: body, status: 422, detail: detail)
+    @Test(
+        arguments: Transport.allCases,
+        [
+            (#"{"seconds": 0}"#, "field 'seconds' must be a number of seconds greater than 0, got 0.0"),
+            (#"{"seconds": -3}"#, "field 'seconds' must be a number of seconds greater than 0, got -3.0"),
+            (#"{"seconds": 1e400}"#, "field 'seconds' must be a number of seconds greater than 0, got inf"),
+            (#"{"seconds": 40000000}"#, "field 'seconds' must be at most 31536000.0 seconds, got 40000000.0"),
+        ])
+    func anImpossiblePauseIs422(_ transport: Transport, _ example: (String, String)) async throws {
+        let (body, detail) = example
+        try await expectRefused(on: transport, "POST", "/banner/pause", body: body, status: 422, detail: detail)
     }
 
-    @Test func aWrongPauseTypeIs400() async {
-        await expectRefused(
-            "POST", "/banner/pause", body: #"{"seconds": "5"}"#, status: 400,
+    @Test(arguments: Transport.allCases)
+    func aWrongPauseTypeIs400(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "POST", "/banner/pause", body: #"{"seconds": "5"}"#, status: 400,
             detail: "field 'seconds': must be a number or null, got a string")
     }
 
-    @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", "application/jsonx"])
-    func aNonJSONContentTypeIs415(_ contentType: String) async {
-        await expectRefused(
-            "PUT", "/banner/index", body: #"{"index": 1}"#, contentType: contentType, status: 415,
+    @Test(arguments: Transport.allCases, ["text/plain", "application/x-www-form-urlencoded", "application/jsonx"])
+    func aNonJSONContentTypeIs415(_ transport: Transport, _ contentType: String) async throws {
+        try await expectRefused(
+            on: transport, "PUT", "/banner/index", body: #"{"index": 1}"#, contentType: contentType, status: 415,
             detail: "Content-Type '\(contentType)' is not JSON; send application/json")
     }
 

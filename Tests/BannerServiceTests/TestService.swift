@@ -1,0 +1,60 @@
+import BannerService
+import Carousel
+import Logging
+import MicroHTTP
+import TestSupport
+
+@testable import BannerAPI
+
+/// The service as a test speaks to it. A check written against this protocol runs unchanged
+/// against the handler called directly (`RouterHarness`, no sockets, a manual clock) and against
+/// the whole service over HTTP (`LiveService`), as HummingbirdTesting does for its router and
+/// live server: `@Test(arguments: Transport.allCases)`.
+protocol TestService: Sendable {
+    func request(_ method: String, _ path: String, headers: [(String, String)], body: String?) async throws
+        -> HTTPResponse
+}
+
+extension TestService {
+    func request(_ method: String, _ path: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
+        try await request(method, path, headers: headers, body: nil)
+    }
+}
+
+/// Which way a shared check reaches the service.
+enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// `BannerAPI.respond` called directly, on a manual clock.
+    case router
+    /// `banner-server`'s service on 127.0.0.1 and a free port, over raw sockets.
+    case live
+
+    var description: String { rawValue }
+
+    /// A carousel of `banners` sample banners (an hour apart, so nothing advances by itself while
+    /// the live one is checked).
+    func start(banners: Int = 5, token: String? = nil, corsOrigins: [String] = []) throws -> any TestService {
+        switch self {
+        case .router:
+            RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
+        case .live:
+            try LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
+        }
+    }
+}
+
+extension RouterHarness: TestService {
+    func request(_ method: String, _ path: String, headers: [(String, String)], body: String?) async throws
+        -> HTTPResponse
+    {
+        let response: Response = await send(method, path, headers: headers, body: body)
+        return HTTPResponse(
+            status: response.status, headers: response.headers.map { (name: $0.name, value: $0.value) },
+            body: method == "HEAD" ? [] : response.body)
+    }
+}
+
+extension LiveService: TestService {}
+
+extension HTTPResponse {
+    var problemDetail: String? { (try? json)?["detail"] as? String }
+}

@@ -29,6 +29,7 @@ final class DeferredAnswers: Sendable {
         let accepted = suspended.withLock { state in
             guard !state.stopping else { return false }
             exchange.awaitAnswer()
+            CallbackScope.assertInside("MHD_suspend_connection")
             MHD_suspend_connection(connection)
             state.connections[ObjectIdentifier(exchange)] = SuspendedConnection(
                 exchange: exchange, connection: connection)

@@ -152,15 +152,17 @@ private let handleAccess: MHD_AccessHandlerCallback = {
     guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
     let dispatcher = dispatcher(context)
     let request = RequestSlot(pointer: slot)
-    if case .new = request.state {
-        return dispatcher.begin(connection, method: method, path: url, version: version, slot: request)
+    return CallbackScope.run {
+        if case .new = request.state {
+            return dispatcher.begin(connection, method: method, path: url, version: version, slot: request)
+        }
+        if uploadDataSize.pointee > 0, let uploadData {
+            let count = uploadDataSize.pointee
+            uploadDataSize.pointee = 0
+            return dispatcher.receive(uploadData, count: count, slot: request)
+        }
+        return dispatcher.finish(connection, method: method, path: url, slot: request)
     }
-    if uploadDataSize.pointee > 0, let uploadData {
-        let count = uploadDataSize.pointee
-        uploadDataSize.pointee = 0
-        return dispatcher.receive(uploadData, count: count, slot: request)
-    }
-    return dispatcher.finish(connection, method: method, path: url, slot: request)
 }
 
 private let handleCompletion: MHD_RequestCompletedCallback = { context, connection, slot, _ in

@@ -100,6 +100,7 @@ public final class ResponseStream: Sendable {
             case .waitForMore:
                 guard let connection = state.connection else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
                 state.isSuspended = true
+                CallbackScope.assertInside("MHD_suspend_connection")
                 MHD_suspend_connection(connection.pointer)
                 return 0
             }

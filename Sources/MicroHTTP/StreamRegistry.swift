@@ -124,7 +124,9 @@ public final class StreamRegistry: Sendable {
 private let readStream: MHD_ContentReaderCallback = { context, _, buffer, capacity in
     guard let context, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
     let binding = Unmanaged<StreamRegistry.Binding>.fromOpaque(context).takeUnretainedValue()
-    return binding.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+    return CallbackScope.run {
+        binding.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+    }
 }
 
 private let releaseStream: MHD_ContentReaderFreeCallback = { context in

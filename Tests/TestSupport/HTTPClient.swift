@@ -72,11 +72,10 @@ public final class HTTPConnection: @unchecked Sendable {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw HTTPClientError.connectFailed(code)
-        }
+        // Not closed here: every stored property is set, so `deinit` runs for a throwing init too,
+        // and a second close could hit a descriptor number another thread reused meanwhile (a
+        // server's listening socket, under parallel tests).
+        guard result == 0 else { throw HTTPClientError.connectFailed(errno) }
     }
 
     deinit {

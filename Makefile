@@ -105,6 +105,10 @@ test-sanitize: deps
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --build-path .build/asan
 
+# A crash under a sanitizer gets the sanitizer's own report; Swift's backtracer, which would also
+# run, was seen to hang there (it cannot suspend the sanitizer's threads), holding the run open.
+test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
+
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestLine
 # SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.

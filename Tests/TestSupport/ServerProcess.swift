@@ -20,9 +20,9 @@ public final class ServerProcess: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent("banner-server")
     }
 
-    /// Starts the program. Only `environment` is passed, plus PATH and the sanitizers' options
-    /// (`make test-sanitize` sets them for the child too): the test runner's own `CAROUSEL_*`
-    /// variables must not leak in.
+    /// Starts the program. Only `environment` is passed, plus PATH, the sanitizers' options and
+    /// SWIFT_BACKTRACE (`make test-sanitize` sets them for the child too): the test runner's own
+    /// `CAROUSEL_*` variables must not leak in.
     public init(
         executable: URL = ServerProcess.executable, arguments: [String], environment: [String: String] = [:],
         workingDirectory: URL? = nil
@@ -55,7 +55,7 @@ public final class ServerProcess: @unchecked Sendable {
         let command = workingDirectory.map { ["/usr/bin/env", "-C", $0.path, executable.path] } ?? [executable.path]
         let argv = (command + arguments).map { strdup($0) } + [nil]
         var inherited = ["PATH": "/usr/bin:/bin"]
-        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "SWIFT_BACKTRACE"] {
             if let value = ProcessInfo.processInfo.environment[name] { inherited[name] = value }
         }
         let envp = environment.merging(inherited) { mine, _ in mine }.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -277,29 +277,36 @@ struct RouterBadRequestTests {
             detail: "field 'second': unknown field; expected one of: seconds")
     }
 
+    /// Well-formed, impossible values: 422, naming the value and the allowed range.
     @Test(
         arguments: Transport.allCases,
         [
-            (#"{"index": 5}"#, "index 5 is out of range: there are 5 banners (0...4)"),
-            (#"{"index": -1}"#, "index -1 is out of range: there are 5 banners (0...4)"),
-            (#"{"index": 99999999999999999999}"#, "index 99999999999999999999 is out of range; there are 5 banners"),
+            ("PUT", "/banner/index", #"{"index": 5}"#, "index 5 is out of range: there are 5 banners (0...4)"),
+            ("PUT", "/banner/index", #"{"index": -1}"#, "index -1 is out of range: there are 5 banners (0...4)"),
+            (
+                "PUT", "/banner/index", #"{"index": 99999999999999999999}"#,
+                "index 99999999999999999999 is out of range; there are 5 banners"
+            ),
+            (
+                "POST", "/banner/pause", #"{"seconds": 0}"#,
+                "field 'seconds' must be a number of seconds greater than 0, got 0.0"
+            ),
+            (
+                "POST", "/banner/pause", #"{"seconds": -3}"#,
+                "field 'seconds' must be a number of seconds greater than 0, got -3.0"
+            ),
+            (
+                "POST", "/banner/pause", #"{"seconds": 1e400}"#,
+                "field 'seconds' must be a number of seconds greater than 0, got inf"
+            ),
+            (
+                "POST", "/banner/pause", #"{"seconds": 40000000}"#,
+                "field 'seconds' must be at most 31536000.0 seconds, got 40000000.0"
+            ),
         ])
-    func anIndexOutOfRangeIs422(_ transport: Transport, _ example: (String, String)) async throws {
-        let (body, detail) = example
-        try await expectRefused(on: transport, "PUT", "/banner/index", body: body, status: 422, detail: detail)
-    }
-
-    @Test(
-        arguments: Transport.allCases,
-        [
-            (#"{"seconds": 0}"#, "field 'seconds' must be a number of seconds greater than 0, got 0.0"),
-            (#"{"seconds": -3}"#, "field 'seconds' must be a number of seconds greater than 0, got -3.0"),
-            (#"{"seconds": 1e400}"#, "field 'seconds' must be a number of seconds greater than 0, got inf"),
-            (#"{"seconds": 40000000}"#, "field 'seconds' must be at most 31536000.0 seconds, got 40000000.0"),
-        ])
-    func anImpossiblePauseIs422(_ transport: Transport, _ example: (String, String)) async throws {
-        let (body, detail) = example
-        try await expectRefused(on: transport, "POST", "/banner/pause", body: body, status: 422, detail: detail)
+    func anImpossibleValueIs422(_ transport: Transport, _ example: (String, String, String, String)) async throws {
+        let (method, path, body, detail) = example
+        try await expectRefused(on: transport, method, path, body: body, status: 422, detail: detail)
     }
 
     @Test(arguments: Transport.allCases)

@@ -17,9 +17,7 @@ public struct BannerAPI: HTTPHandler {
     private let health = PreparedResponse(
         Response(
             status: 200,
-            headers: [
-                HTTPHeader("Content-Type", "application/json; charset=utf-8"), HTTPHeader("Cache-Control", "no-store"),
-            ],
+            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
             body: Array("{\"status\":\"ok\"}\n".utf8)))
 
     init(

@@ -5,7 +5,7 @@ import JSON
 /// today; the admin API and `import` next): each error names the field's path
 /// (`banners[2].image: not an absolute http(s) URL`).
 public enum BannerDecoding {
-    public static let fields = ["id", "image", "caption", "link", "duration"]
+    private static let fieldNames = ["id", "image", "caption", "link", "duration"]
 
     /// The banners of a `banners` array, ids unique.
     public static func banners(_ elements: [JSONValue], path: String = "banners") throws(FieldError) -> [Banner] {
@@ -25,7 +25,7 @@ public enum BannerDecoding {
 
     /// One banner object.
     public static func banner(_ fields: JSONFields) throws(FieldError) -> Banner {
-        try fields.rejectUnknown(allowing: Self.fields)
+        try fields.rejectUnknown(allowing: fieldNames)
         let id = try fields.required("id", .string)
         guard Validation.isBannerID(id) else {
             throw FieldError(

@@ -98,8 +98,10 @@ final class ReadViews: Sendable {
         return Views(version: carousel.version, encodedBanners: banners, stateJSON: state, variants: variants)
     }
 
+    static let jsonContentType = HTTPHeader("Content-Type", "application/json; charset=utf-8")
+
     static let jsonHeaders = [
-        HTTPHeader("Content-Type", "application/json; charset=utf-8"),
+        jsonContentType,
         // Caches may keep a copy but must ask first: the banner changes every few seconds.
         HTTPHeader("Cache-Control", "no-cache"),
     ]

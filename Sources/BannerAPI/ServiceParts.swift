@@ -37,5 +37,5 @@ public struct ServiceParts: Sendable {
     public var eventSubscribers: Int { events.subscriberCount }
 
     /// Stops the event streams' heartbeat (the server ends the streams themselves).
-    public func stopEvents() { events.stop() }
+    public func stopHeartbeat() { events.stop() }
 }

@@ -11,7 +11,7 @@ struct StaticAssets: Sendable {
         WebClient.assets
         + [
             WebClient.Asset(
-                path: "/openapi.json", contentType: "application/json; charset=utf-8",
+                path: "/openapi.json", contentType: ReadViews.jsonContentType.value,
                 content: PackageResources.openapi_json)
         ]
 

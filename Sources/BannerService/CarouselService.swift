@@ -52,7 +52,7 @@ public final class CarouselService: Sendable {
     /// refuses requests in progress.
     public func stop() {
         engine.stop()
-        parts.stopEvents()
+        parts.stopHeartbeat()
         server.stop()
     }
 }

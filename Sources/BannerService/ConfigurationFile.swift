@@ -4,7 +4,6 @@ import JSON
 
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
-
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
     static func apply(_ bytes: [UInt8], from path: String, to configuration: inout ServiceConfiguration)
         throws(ConfigurationError)

@@ -73,7 +73,7 @@ public enum Launch: Equatable, Sendable {
         var configuration = ServiceConfiguration()
         var notes: [String] = []
 
-        let explicitPath = flags.values["--config"] ?? environment["CAROUSEL_CONFIG"]
+        let explicitPath = flags.values[Setting.config.flag!] ?? environment[Setting.config.variable!]
         let path = explicitPath ?? defaultConfigPath
         switch readFile(path) {
         case .contents(let bytes):
@@ -89,9 +89,10 @@ public enum Launch: Equatable, Sendable {
         // Environment first, then the flag, so that the flag wins.
         for setting in Setting.all {
             guard let fromText = setting.fromText else { continue }
-            let given =
-                [(setting.variable, setting.variable.flatMap { environment[$0] })]
-                + [(setting.flag, setting.flag.flatMap { flags.values[$0] })]
+            let given = [
+                (setting.variable, setting.variable.flatMap { environment[$0] }),
+                (setting.flag, setting.flag.flatMap { flags.values[$0] }),
+            ]
             for case (let source?, let value?) in given {
                 do {
                     try fromText(value)(&configuration)

@@ -28,10 +28,7 @@ struct Setting: Sendable {
 
     /// Every setting, in the order of the usage, the file's fields and the docs' table.
     static let all: [Setting] = [
-        Setting(
-            flag: "--config", metavariable: "PATH", variable: "CAROUSEL_CONFIG", field: nil,
-            defaultValue: Launch.defaultConfigPath, help: "configuration file",
-            fromText: nil, fromJSON: nil),  // read first, by `Launch.parse`, to find the file
+        config,
         string(
             flag: "--host", metavariable: "HOST", variable: "CAROUSEL_HOST", field: "host", defaultValue: "0.0.0.0",
             help: "address to listen on (IPv4/IPv6 literal or name; :: takes both)",
@@ -55,7 +52,7 @@ struct Setting: Sendable {
             flag: nil, metavariable: "", variable: nil, field: "autoplay", defaultValue: "true",
             help: "false starts paused", fromText: nil,
             fromJSON: { value, path throws(FieldError) in
-                let autoplay = try convert(value, .bool, path: path)
+                let autoplay = try JSONKind<Bool>.bool.read(value, at: path)
                 return { $0.autoplay = autoplay }
             }),
         Setting(
@@ -70,10 +67,10 @@ struct Setting: Sendable {
                 return { $0.corsOrigins = origins }
             },
             fromJSON: { value, path throws(FieldError) in
-                let origins = try convert(value, .array, path: path).enumerated().map {
+                let origins = try JSONKind<[JSONValue]>.array.read(value, at: path).enumerated().map {
                     (position, element) throws(FieldError) in
                     let field = "\(path)[\(position)]"
-                    let origin = try convert(element, .string, path: field)
+                    let origin = try JSONKind<String>.string.read(element, at: field)
                     guard CORSPolicy.isValidOrigin(origin) else { throw FieldError(field: field, message: originRule) }
                     return origin
                 }
@@ -108,7 +105,7 @@ struct Setting: Sendable {
             flag: nil, metavariable: "", variable: nil, field: "banners", defaultValue: "[]",
             help: "the banners, in order", fromText: nil,
             fromJSON: { value, path throws(FieldError) in
-                let banners = try BannerDecoding.banners(convert(value, .array, path: path), path: path)
+                let banners = try BannerDecoding.banners(JSONKind<[JSONValue]>.array.read(value, at: path), path: path)
                 return { $0.banners = banners }
             }),
         Setting(
@@ -138,10 +135,13 @@ struct Setting: Sendable {
             }, fromJSON: nil),
     ]
 
-    static let originRule = "must be * or an origin like https://shop.example.com (lowercase, no path)"
+    /// The configuration file: read first, by `Launch.parse`, to find the file the others may
+    /// come from.
+    static let config = Setting(
+        flag: "--config", metavariable: "PATH", variable: "CAROUSEL_CONFIG", field: nil,
+        defaultValue: Launch.defaultConfigPath, help: "configuration file", fromText: nil, fromJSON: nil)
 
-    /// The setting with this flag, or nil.
-    static func withFlag(_ flag: String) -> Setting? { all.first { $0.flag == flag } }
+    static let originRule = "must be * or an origin like https://shop.example.com (lowercase, no path)"
 
     /// The file's fields, in order.
     static var fields: [String] { all.compactMap(\.field) }
@@ -162,7 +162,7 @@ struct Setting: Sendable {
                 return { set(&$0, value) }
             },
             fromJSON: { raw, path throws(FieldError) in
-                let string = try convert(raw, .string, path: path)
+                let string = try JSONKind<String>.string.read(raw, at: path)
                 let value: String
                 do throws(FieldProblem) {
                     value = try text(string)
@@ -192,7 +192,7 @@ struct Setting: Sendable {
                 return assign(number)
             },
             fromJSON: { value, path throws(FieldError) in
-                let number = try convert(value, .integer, path: path)
+                let number = try JSONKind<JSONNumber>.integer.read(value, at: path)
                 guard let integer = number.integer, range.contains(integer) else {
                     throw FieldError(field: path, message: "\(fileRule ?? textRule) \(bounds), got \(number.literal)")
                 }
@@ -219,7 +219,7 @@ struct Setting: Sendable {
                 return try duration(seconds)
             },
             fromJSON: { value, path throws(FieldError) in
-                let number = try convert(value, .number, path: path)
+                let number = try JSONKind<JSONNumber>.number.read(value, at: path)
                 do throws(FieldProblem) {
                     return try duration(number.double)
                 } catch {
@@ -227,12 +227,4 @@ struct Setting: Sendable {
                 }
             })
     }
-}
-
-/// `value` as `kind`, or the error naming `path`.
-private func convert<Value>(_ value: JSONValue, _ kind: JSONKind<Value>, path: String) throws(FieldError) -> Value {
-    guard let converted = kind.convert(value) else {
-        throw FieldError(field: path, message: "must be \(kind.name), got \(value.kindDescription)")
-    }
-    return converted
 }

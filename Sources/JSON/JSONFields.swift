@@ -45,10 +45,7 @@ public struct JSONFields: Sendable {
     /// The field converted by `kind`; nil when absent. Present with another type is an error.
     public func optional<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value? {
         guard let value = members[key] else { return nil }
-        guard let converted = kind.convert(value) else {
-            throw FieldError(field: fieldPath(key), message: "must be \(kind.name), got \(value.kindDescription)")
-        }
-        return converted
+        return try kind.read(value, at: fieldPath(key))
     }
 
     public func required<Value>(_ key: String, _ kind: JSONKind<Value>) throws(FieldError) -> Value {
@@ -84,6 +81,14 @@ public struct JSONKind<Value> {
     }
     public static var array: JSONKind<[JSONValue]> {
         JSONKind<[JSONValue]>(name: "an array") { if case .array(let a) = $0 { a } else { nil } }
+    }
+
+    /// `value` converted, or the error for the field at `path` (`must be a string, got a number`).
+    public func read(_ value: JSONValue, at path: String) throws(FieldError) -> Value {
+        guard let converted = convert(value) else {
+            throw FieldError(field: path, message: "must be \(name), got \(value.kindDescription)")
+        }
+        return converted
     }
 
     /// This kind, or null (given as `.some(nil)`, distinct from an absent field).

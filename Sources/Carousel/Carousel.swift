@@ -6,7 +6,10 @@
 /// countdown started, and each next countdown starts at the previous due time, not at "now", so
 /// late processing never accumulates drift; a manual move restarts the countdown; a pause stops
 /// auto-advance (optionally until a given time) and a resume restarts the countdown; with fewer
-/// than two banners nothing advances. `version` grows by one with every observable change.
+/// than two banners nothing advances. `version` grows by one with every observable change, and by
+/// one for every automatic advance (each counted, even those a stalled process catches up on at
+/// once), so that the state and `version` at a time are a pure function of the banners, the
+/// interval, an `anchor` and that time (docs/STORE.md).
 public struct Carousel: Sendable, Hashable {
     /// Whether the carousel advances by itself.
     public enum Playback: Sendable, Hashable {
@@ -40,6 +43,23 @@ public struct Carousel: Sendable, Hashable {
         self.index = banners.isEmpty ? nil : 0
         self.playback = autoplay ? .playing(since: now) : .paused(until: nil)
         self.version = version
+    }
+
+    /// A carousel restored from a stored `anchor`. An anchor that does not fit the banners (a
+    /// position past the end) shows the first banner.
+    public init(banners: [Banner], interval: Duration, anchor: CarouselAnchor) {
+        precondition(Self.intervals.contains(interval), "interval outside Carousel.intervals")
+        self.banners = banners
+        self.interval = interval
+        self.index = banners.isEmpty ? nil : (anchor.index.flatMap { banners.indices.contains($0) ? $0 : nil } ?? 0)
+        self.playback = anchor.playback
+        self.version = anchor.version
+    }
+
+    /// What a store keeps of the state; with the banners, the interval and a time it gives the
+    /// state at that time.
+    public var anchor: CarouselAnchor {
+        CarouselAnchor(index: index, playback: playback, version: version)
     }
 
     // MARK: Observable state
@@ -86,7 +106,7 @@ public struct Carousel: Sendable, Hashable {
     /// Applies the schedule up to `now`: ends a timed pause that has run out, then makes every
     /// advance due by `now`, however many (a stalled process catches up to the schedule).
     public mutating func advance(to now: Timestamp) {
-        recordingChange { $0.applySchedule(upTo: now) }
+        version += applySchedule(upTo: now)
     }
 
     /// Brings the schedule up to `now`, then applies `command`. A refused command changes nothing
@@ -111,7 +131,42 @@ public struct Carousel: Sendable, Hashable {
         if observed != before { version += 1 }
     }
 
+    /// An operator's edit at `now`: new banners and interval and, when `autoplay` is given and
+    /// differs from the playback, playing (a fresh countdown) or paused. The current banner stays
+    /// current, its countdown untouched, when its id is still among `banners`; otherwise the first
+    /// banner after it (in the old order) that is still there takes over with a full countdown.
+    /// Always a change: `version` grows by one.
+    public mutating func redefine(
+        banners newBanners: [Banner], interval newInterval: Duration, autoplay: Bool?, at now: Timestamp
+    ) {
+        precondition(Self.intervals.contains(newInterval), "interval outside Carousel.intervals")
+        advance(to: now)
+        let position = newIndex(in: newBanners)
+        let kept = position != nil && currentBanner.map { newBanners[position!].id == $0.id } == true
+        self = Carousel(
+            banners: newBanners, interval: newInterval,
+            anchor: CarouselAnchor(index: position, playback: playback, version: version + 1))
+        switch (autoplay, playback) {
+        case (true?, .paused): playback = .playing(since: now)
+        case (false?, .playing): playback = .paused(until: nil)
+        case (_, .playing) where !kept: playback = .playing(since: now)
+        default: break
+        }
+    }
+
     // MARK: Private
+
+    /// Where the current banner is in `newBanners`, or its first surviving successor; nil when
+    /// `newBanners` is empty.
+    private func newIndex(in newBanners: [Banner]) -> Int? {
+        guard !newBanners.isEmpty else { return nil }
+        guard let index else { return 0 }
+        for offset in 0..<count {
+            let id = banners[(index + offset) % count].id
+            if let found = newBanners.firstIndex(where: { $0.id == id }) { return found }
+        }
+        return 0
+    }
 
     /// What clients can see; `version` moves when this does.
     private struct Observed: Equatable {
@@ -125,12 +180,6 @@ public struct Carousel: Sendable, Hashable {
         Observed(index: index, pausedUntil: pausedUntil, isPaused: isPaused, nextAdvanceAt: nextAdvanceAt)
     }
 
-    private mutating func recordingChange(_ change: (inout Carousel) -> Void) {
-        let before = observed
-        change(&self)
-        if observed != before { version += 1 }
-    }
-
     private func neighbour(offset: Int) -> Int? {
         guard count >= 2, let index else { return nil }
         return (index + offset) % count
@@ -140,12 +189,15 @@ public struct Carousel: Sendable, Hashable {
         (banners[position].duration ?? interval).nanoseconds
     }
 
-    private mutating func applySchedule(upTo now: Timestamp) {
+    /// Returns the number of changes made: the end of a timed pause, and each advance.
+    private mutating func applySchedule(upTo now: Timestamp) -> UInt64 {
+        var changes: UInt64 = 0
         if case .paused(let until?) = playback, until <= now {
             // The countdown restarts when the pause ended, not when we noticed.
             playback = .playing(since: until)
+            changes += 1
         }
-        guard count >= 2, var position = index, case .playing(var since) = playback else { return }
+        guard count >= 2, var position = index, case .playing(var since) = playback else { return changes }
         let lap = (0..<count).reduce(Int64(0)) { $0 + intervalNanoseconds(at: $1) }
         var stepsInLap = 0
         while true {
@@ -154,16 +206,19 @@ public struct Carousel: Sendable, Hashable {
             since = due
             position = (position + 1) % count
             stepsInLap += 1
+            changes += 1
             if stepsInLap == count {
                 // Back where this lap began: skip all further whole laps at once, so a long
                 // stall costs at most two laps of steps.
                 let laps = (now.nanosecondsSinceEpoch - since.nanosecondsSinceEpoch) / lap
                 since = since + .nanoseconds(laps * lap)
+                changes += UInt64(laps) * UInt64(count)
                 stepsInLap = 0
             }
         }
         index = position
         playback = .playing(since: since)
+        return changes
     }
 
     private mutating func move(at now: Timestamp, to target: (_ index: Int, _ count: Int) -> Int) throws(CarouselError)
@@ -188,5 +243,20 @@ public struct Carousel: Sendable, Hashable {
         case .paused(let until?):
             playback = .paused(until: max(until, end))  // Timed pauses extend, never shorten.
         }
+    }
+}
+
+/// The part of a carousel's state a store keeps (docs/STORE.md): which banner, the playback (with
+/// the time the countdown started), and the version. Automatic advances are not written: they
+/// follow from the anchor and the clock.
+public struct CarouselAnchor: Sendable, Hashable {
+    public var index: Int?
+    public var playback: Carousel.Playback
+    public var version: UInt64
+
+    public init(index: Int?, playback: Carousel.Playback, version: UInt64) {
+        self.index = index
+        self.playback = playback
+        self.version = version
     }
 }

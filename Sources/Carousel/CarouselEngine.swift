@@ -46,9 +46,26 @@ public actor CarouselEngine {
 
     /// Applies `command` at the clock's current time and returns the resulting state.
     public func perform(_ command: CarouselCommand) throws(CarouselError) -> Carousel {
-        defer { publish() }  // A refused command may still have caught up with the schedule.
-        try carousel.apply(command, at: clock())
-        return carousel
+        try change { carousel, now throws(CarouselError) in
+            try carousel.apply(command, at: now)
+            return carousel
+        }
+    }
+
+    /// Catches up with the clock, then runs `body` on a copy of the carousel with the current time.
+    /// When `body` returns, the copy becomes the carousel and is published; when it throws, only
+    /// the catch-up (which would have happened anyway) is kept. `body` is where a change is
+    /// written to a store: written, then published (docs/STORE.md). Changes run one at a time.
+    public func change<Result: Sendable, Failure: Error>(
+        _ body: @Sendable (inout Carousel, Timestamp) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let now = clock()
+        carousel.advance(to: now)
+        defer { publish() }
+        var changed = carousel
+        let result = try body(&changed, now)
+        carousel = changed
+        return result
     }
 
     /// The ticker fired for `expected`. Ignored when the schedule moved since it was armed (a

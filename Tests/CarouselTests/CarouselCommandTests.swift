@@ -52,7 +52,7 @@ struct CarouselCommandTests {
         try carousel.apply(.next, at: at(9))  // advances due at 4 and 8 happen first
         #expect(carousel.index == 3)
         #expect(carousel.nextAdvanceAt == at(13))
-        #expect(carousel.version == 3, "one for the catch-up, one for the move")
+        #expect(carousel.version == 4, "one for each of the two advances, one for the move")
     }
 
     @Test func everyObservableChangeIncrementsTheVersionByOne() throws {

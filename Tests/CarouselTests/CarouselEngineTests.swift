@@ -37,6 +37,24 @@ struct CarouselEngineTests {
         #expect(recorder.versions == [])
     }
 
+    struct NotWritten: Error {}
+
+    /// Write, then publish: a change whose write fails is never seen; the catch-up is.
+    @Test func aChangeThatThrowsKeepsOnlyTheCatchUp() async throws {
+        let clock = ManualClock(t0)
+        let recorder = ChangeRecorder()
+        let engine = CarouselEngine(carousel: fiveBanners(), clock: clock.read, onChange: recorder.record)
+        clock.set(at(4.5))
+        await #expect(throws: NotWritten.self) {
+            try await engine.change { carousel, now throws(NotWritten) in
+                try? carousel.apply(.jump(to: 4), at: now)
+                throw NotWritten()
+            }
+        }
+        #expect(engine.snapshot.index == 1)
+        #expect(recorder.versions == [2])
+    }
+
     @Test func aTickAdvancesToWhatTheClockSays() async {
         let clock = ManualClock(t0)
         let engine = CarouselEngine(carousel: fiveBanners(), clock: clock.read)

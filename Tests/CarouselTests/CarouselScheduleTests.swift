@@ -44,12 +44,29 @@ struct CarouselScheduleTests {
         #expect(carousel.nextAdvanceAt == at(24))
     }
 
-    @Test func catchesUpAfterAStallAsOneChange() {
+    @Test func catchesUpAfterAStallCountingEveryAdvance() {
         var carousel = fiveBanners()
         carousel.advance(to: at(29))  // seven advances were due (4, 8, …, 28)
         #expect(carousel.index == 2)
         #expect(carousel.nextAdvanceAt == at(32))
-        #expect(carousel.version == 2)
+        #expect(carousel.version == 8)
+    }
+
+    /// Two processes that loaded the same anchor agree on the state, version included, however
+    /// often each looked at its clock (docs/STORE.md).
+    @Test(arguments: [[29.0], [4, 8, 12, 29], [0.5, 3.99, 17, 28, 28.5, 29]])
+    func theStateAtATimeDoesNotDependOnHowItWasReached(_ stops: [Double]) {
+        var carousel = fiveBanners()
+        for stop in stops { carousel.advance(to: at(stop)) }
+        var direct = fiveBanners()
+        direct.advance(to: at(29))
+        #expect(carousel == direct)
+    }
+
+    @Test func aLongStallCountsTheSkippedLaps() {
+        var carousel = Carousel(banners: banners(5), interval: .milliseconds(1), now: t0)
+        carousel.advance(to: t0 + .milliseconds(1_000_003))
+        #expect(carousel.version == 1 + 1_000_003)
     }
 
     @Test func catchesUpAcrossMillionsOfLapsAtOnce() {

@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
-APT_PACKAGES := libmicrohttpd-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config
 # The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
 BROWSER_PACKAGES := chromium chromium-driver python3-selenium
 SYSTEM_PYTHON    := /usr/bin/python3
@@ -19,10 +19,10 @@ SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 all: build
 
-## deps: install libmicrohttpd-dev and pkg-config with apt when they are missing
+## deps: install libmicrohttpd-dev, libsqlite3-dev and pkg-config with apt when they are missing
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: no 'swift' on PATH; install the Swift 6 toolchain from swift.org"; exit 1; }
-	@if ! pkg-config --exists libmicrohttpd 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi

@@ -23,6 +23,18 @@ let package = Package(
         .target(name: "JSON"),
         // The domain: banners, the pure Carousel state machine, the engine actor, timestamps.
         .target(name: "Carousel", dependencies: ["Locking"]),
+        // What operators edit: carousel definitions and banners, their rules, JSON and messages.
+        .target(name: "Definitions", dependencies: ["Carousel", "JSON"]),
+        // The store protocol and its records; the memory store.
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Locking"]),
+        // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // The SQLite store, the embedded default; the only module that imports CSQLite.
+        .target(name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"]),
         // The value-type logger every layer is handed.
         .target(name: "Logging", dependencies: ["Carousel"]),
         // The web client's files, compiled in.
@@ -30,13 +42,16 @@ let package = Package(
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
         .target(
             name: "BannerAPI",
-            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"],
+            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient"],
             resources: [.embedInCode("Resources/openapi.json")]
         ),
         // Wiring: settings, configuration, launch, signals, the health-check client.
         .target(
             name: "BannerService",
-            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "BannerAPI"]
+            dependencies: [
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
+                "BannerAPI",
+            ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
 
@@ -46,6 +61,10 @@ let package = Package(
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: ["Store", "SQLiteStore", "Definitions", "Carousel", "JSON", "TestSupport"]
+        ),
         .testTarget(
             name: "BannerServiceTests",
             dependencies: [

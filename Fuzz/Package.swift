@@ -14,17 +14,30 @@ let package = Package(
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], path: "Modules/MicroHTTP"),
         .target(name: "JSON", path: "Modules/JSON"),
         .target(name: "Carousel", dependencies: ["Locking"], path: "Modules/Carousel"),
+        .target(name: "Definitions", dependencies: ["Carousel", "JSON"], path: "Modules/Definitions"),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Locking"], path: "Modules/Store"),
+        .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
+        .target(
+            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"],
+            path: "Modules/SQLiteStore"),
         .target(name: "Logging", dependencies: ["Carousel"], path: "Modules/Logging"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
-            name: "BannerAPI", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "WebClient"],
+            name: "BannerAPI",
+            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient"],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(
-            name: "BannerService", dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Logging", "BannerAPI"],
+            name: "BannerService",
+            dependencies: [
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
+                "BannerAPI",
+            ],
             path: "Modules/BannerService"),
         .executableTarget(name: "FuzzCommandBody", dependencies: ["BannerAPI", "Carousel", "Logging", "MicroHTTP"]),
-        .executableTarget(name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Carousel"]),
-        .executableTarget(name: "FuzzRequestLine", dependencies: ["BannerAPI", "Carousel", "Logging", "MicroHTTP"]),
+        .executableTarget(
+            name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
+        .executableTarget(
+            name: "FuzzRequestLine", dependencies: ["BannerAPI", "Definitions", "Carousel", "Logging", "MicroHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

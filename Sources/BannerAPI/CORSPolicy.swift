@@ -1,3 +1,4 @@
+import Definitions
 import MicroHTTP
 
 /// Which web origins may call the API from a browser (CORS). Off by default.

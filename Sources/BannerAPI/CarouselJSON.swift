@@ -1,4 +1,5 @@
 import Carousel
+import Definitions
 import JSON
 
 /// The API's JSON documents (docs/API.md), fields in the documented order.
@@ -36,15 +37,6 @@ enum CarouselJSON {
         return object.bytes + [UInt8(ascii: "\n")]
     }
 
-    static func banner(_ banner: Banner) -> JSONObject {
-        var object = JSONObject()
-        object.add("id", banner.id)
-        object.add("image", banner.image)
-        object.add("caption", banner.caption)
-        object.add("link", banner.link)
-        object.add("duration", banner.duration?.seconds)
-        return object
-    }
 }
 
 /// A carousel's banners, each encoded once: states are re-encoded on every change, the banners
@@ -55,7 +47,7 @@ struct EncodedBanners: Sendable {
 
     init(_ banners: [Banner]) {
         self.banners = banners
-        encoded = banners.map { EncodedJSON(CarouselJSON.banner($0).bytes) }
+        encoded = banners.map { EncodedJSON(BannerDecoding.json($0).bytes) }
     }
 
     /// These, when they still encode `banners` (an O(1) check while the list is unchanged),

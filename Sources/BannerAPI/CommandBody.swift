@@ -1,4 +1,5 @@
 import Carousel
+import Definitions
 import JSON
 import MicroHTTP
 

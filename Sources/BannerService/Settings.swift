@@ -1,5 +1,6 @@
 import BannerAPI
 import Carousel
+import Definitions
 import JSON
 import Logging
 

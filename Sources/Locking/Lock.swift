@@ -37,7 +37,9 @@ public final class Lock<State>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the state. Keep it short, and never call back into
     /// code that takes the same lock (a debug build stops there with EDEADLK).
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
         defer { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
         return try body(&state)

@@ -1,3 +1,4 @@
+import Definitions
 import Testing
 
 @testable import BannerAPI

@@ -163,11 +163,16 @@ public final class ServerProcess: @unchecked Sendable {
     }
 }
 
-/// A file in a fresh temporary directory, for configurations written by a test.
-public func temporaryFile(named name: String = "carousel.json", contents: String) throws -> URL {
+/// A fresh, empty temporary directory.
+public func temporaryDirectory() throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let file = directory.appendingPathComponent(name)
+    return directory
+}
+
+/// A file in a fresh temporary directory, for configurations written by a test.
+public func temporaryFile(named name: String = "carousel.json", contents: String) throws -> URL {
+    let file = try temporaryDirectory().appendingPathComponent(name)
     try contents.write(to: file, atomically: true, encoding: .utf8)
     return file
 }

@@ -4,6 +4,7 @@
 import BannerAPI
 import BannerService
 import Carousel
+import Definitions
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfiguration(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -3,6 +3,7 @@
 // URL and origin checks. Input: "method\npath\nheader value".
 import BannerAPI
 import Carousel
+import Definitions
 import Logging
 import MicroHTTP
 

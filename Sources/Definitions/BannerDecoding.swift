@@ -1,8 +1,8 @@
 import Carousel
 import JSON
 
-/// Banners from JSON, with the rules and messages every way in shares (the configuration file
-/// today; the admin API and `import` next): each error names the field's path
+/// Banners from and to JSON, with the rules and messages every way in shares (the configuration
+/// file, `import` and the admin API): each error names the field's path
 /// (`banners[2].image: not an absolute http(s) URL`).
 public enum BannerDecoding {
     private static let fieldNames = ["id", "image", "caption", "link", "duration"]
@@ -21,6 +21,17 @@ public enum BannerDecoding {
             banners.append(banner)
         }
         return banners
+    }
+
+    /// A banner as the API and files write it: `{"id", "image", "caption", "link", "duration"}`.
+    public static func json(_ banner: Banner) -> JSONObject {
+        var object = JSONObject()
+        object.add("id", banner.id)
+        object.add("image", banner.image)
+        object.add("caption", banner.caption)
+        object.add("link", banner.link)
+        object.add("duration", banner.duration?.seconds)
+        return object
     }
 
     /// One banner object.

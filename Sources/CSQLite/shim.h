@@ -1,0 +1,13 @@
+// The C side of SQLiteStore: SQLite's header plus what Swift cannot spell itself.
+#ifndef CSQLITE_SHIM_H
+#define CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// sqlite3_bind_text with SQLITE_TRANSIENT (SQLite copies the text): the macro is a cast of -1 to
+/// a function pointer, which Swift does not import.
+static inline int csqlite_bind_text(sqlite3_stmt *statement, int index, const char *text, int length) {
+    return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
+}
+
+#endif

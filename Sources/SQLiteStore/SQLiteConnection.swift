@@ -1,0 +1,132 @@
+import CSQLite
+
+/// One SQLite connection (`sqlite3 *`), owned by this object and closed with it. Not thread-safe
+/// (hence `@unchecked Sendable`, to live in a `Lock`):
+/// its owner serialises every use (SQLiteStore keeps each connection behind a lock). Prepared
+/// statements are kept for the life of the connection, by their SQL.
+final class SQLiteConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating when missing) the database at `path`, read-write.
+    init(path: String) throws(SQLiteError) {
+        var opened: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let result = sqlite3_open_v2(path, &opened, flags, nil)
+        guard result == SQLITE_OK, let opened else {
+            let error = SQLiteError(code: result, handle: opened, during: "opening \(path)")
+            sqlite3_close_v2(opened)
+            throw error
+        }
+        handle = opened
+    }
+
+    deinit {
+        statements.removeAll()  // finalized before the connection closes
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL without results (pragmas, schema, BEGIN/COMMIT), one or more statements.
+    func execute(_ sql: String) throws(SQLiteError) {
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw SQLiteError(code: result, handle: handle, during: sql) }
+    }
+
+    /// The prepared statement for `sql`, reset and with its bindings cleared.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var prepared: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard result == SQLITE_OK, let prepared else { throw SQLiteError(code: result, handle: handle, during: sql) }
+        let statement = SQLiteStatement(prepared, connection: handle, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` in a transaction (BEGIN IMMEDIATE: the write lock is taken first, so a busy
+    /// store fails here, not halfway); rolls back when `body` throws.
+    func transaction<Result>(_ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// A prepared statement of a `SQLiteConnection`; bound by position from 1.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private let connection: OpaquePointer
+    let sql: String
+
+    fileprivate init(_ handle: OpaquePointer, connection: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Ends a run early (a read that stopped before the last row), releasing its locks.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds `values` to ?1, ?2, …; nil binds NULL.
+    func bind(_ values: SQLiteValue?...) throws(SQLiteError) -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let position = Int32(offset + 1)
+            let result: Int32 =
+                switch value {
+                case nil: sqlite3_bind_null(handle, position)
+                case .integer(let integer)?: sqlite3_bind_int64(handle, position, integer)
+                case .text(let text)?: csqlite_bind_text(handle, position, text, -1)
+                }
+            guard result == SQLITE_OK else { throw SQLiteError(code: result, handle: connection, during: sql) }
+        }
+        return self
+    }
+
+    /// Steps once: true with a row to read, false when done.
+    func step() throws(SQLiteError) -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let result:
+            let error = SQLiteError(code: result, handle: connection, during: sql)
+            sqlite3_reset(handle)  // releases the statement's locks at once
+            throw error
+        }
+    }
+
+    /// Runs a statement without rows.
+    func run() throws(SQLiteError) {
+        while try step() {}
+    }
+
+    func integer(_ column: Int32) -> Int64? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
+    }
+
+    func text(_ column: Int32) -> String? {
+        sqlite3_column_text(handle, column).map { String(cString: $0) }
+    }
+}
+
+/// A value to bind.
+enum SQLiteValue {
+    case integer(Int64)
+    case text(String)
+}

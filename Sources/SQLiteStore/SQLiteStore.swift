@@ -1,0 +1,370 @@
+import CSQLite
+import Carousel
+import Definitions
+import Glibc
+import JSON
+import Locking
+import Store
+
+/// Carousels in a SQLite file (docs/STORE.md): WAL mode, one process at a time (`StoreLockFile`),
+/// and one connection per purpose: admin changes on a connection that syncs every commit to
+/// disk (`synchronous=FULL`), commands on one that leaves syncing to the WAL checkpoints
+/// (`synchronous=NORMAL`: a commit survives the process being killed, not a power loss).
+public final class SQLiteStore: CarouselStore {
+    /// The schema this build writes; `migrations[n]` takes a store from version n to n + 1.
+    public static let schemaVersion = migrations.count
+    /// How long a write waits, by default, for a lock held by another connection before the
+    /// store is reported unavailable.
+    public static let defaultBusyTimeout: Duration = .seconds(5)
+
+    public let path: String
+    public let identity: String
+    let busyTimeout: Duration
+    public var description: String { "SQLite store \(path)" }
+
+    private let lockFile: StoreLockFile
+    /// Admin changes, loading, import; each commit synced.
+    private let admin: Lock<SQLiteConnection>
+    /// Commands' anchors; each commit in the WAL, synced at checkpoints.
+    private let commands: Lock<SQLiteConnection>
+
+    /// Opens the store at `path`, creating it (and its folder) when missing, and migrates it.
+    /// Throws `.unusable` when another process holds it, its schema is newer than this build's,
+    /// or it is not a store; `.unavailable` when it cannot be read or written now.
+    public init(path: String, busyTimeout: Duration = defaultBusyTimeout) throws(StoreError) {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        try Self.createFolder(of: path)
+        do {
+            lockFile = try StoreLockFile(storePath: path)
+        } catch {
+            throw .unusable(error.message)
+        }
+        do {
+            let admin = try Self.connect(path, synchronous: "FULL", busyTimeout: busyTimeout)
+            identity = try Self.migrate(admin, path: path)
+            self.admin = Lock(admin)
+            commands = Lock(try Self.connect(path, synchronous: "NORMAL", busyTimeout: busyTimeout))
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw Self.failure(error, path: path, busyTimeout: busyTimeout)
+        } catch {
+            throw .unavailable("\(path): \(error)")
+        }
+    }
+
+    // MARK: CarouselStore
+
+    public func loadAll() throws(StoreError) -> [StoredCarousel] {
+        try onAdmin { connection throws(SQLiteError) in try Self.readAll(connection) }.map {
+            (row) throws(StoreError) in try row.decoded(path: path)
+        }
+    }
+
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        let serial = try onAdmin { connection throws(SQLiteError) -> Int64? in
+            try connection.transaction { () throws(SQLiteError) -> Int64? in
+                guard try Self.revision(of: definition.name, in: connection) == nil else { return nil }
+                return try Self.insert(definition, anchor: anchor, revision: 1, into: connection)
+            }
+        }
+        guard let serial else { throw .duplicate(name: definition.name) }
+        return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
+    }
+
+    public func update(
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
+    ) throws(StoreError) -> UInt64 {
+        let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
+            try connection.transaction { () throws(SQLiteError) -> UInt64? in
+                guard let revision = try Self.revision(of: definition.name, in: connection) else { return nil }
+                if revision == expectedRevision {
+                    try Self.replace(definition, anchor: anchor, revision: revision + 1, in: connection)
+                }
+                return revision
+            }
+        }
+        guard let stored else { throw .notFound(name: definition.name) }
+        guard stored == expectedRevision else { throw .conflict(name: definition.name, revision: stored) }
+        return stored + 1
+    }
+
+    public func saveAnchor(_ anchor: CarouselAnchor, of name: String) throws(StoreError) {
+        let changed = try onCommands { connection throws(SQLiteError) -> Int in
+            let columns = AnchorColumns(anchor)
+            try connection.statement(
+                "UPDATE carousels SET position = ?1, playing_since = ?2, paused_until = ?3, version = ?4 WHERE name = ?5"
+            ).bind(columns.position, columns.playingSince, columns.pausedUntil, columns.version, .text(name)).run()
+            return connection.changes
+        }
+        guard changed == 1 else { throw .notFound(name: name) }
+    }
+
+    public func delete(_ name: String, expectedRevision: UInt64) throws(StoreError) {
+        let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
+            try connection.transaction { () throws(SQLiteError) -> UInt64? in
+                guard let revision = try Self.revision(of: name, in: connection) else { return nil }
+                guard revision == expectedRevision else { return revision }
+                try connection.statement("DELETE FROM carousels WHERE name = ?1").bind(.text(name)).run()
+                return revision
+            }
+        }
+        guard let stored else { throw .notFound(name: name) }
+        guard stored == expectedRevision else { throw .conflict(name: name, revision: stored) }
+    }
+
+    public func importDefinitions(
+        _ definitions: [CarouselDefinition],
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+    ) throws(StoreError) {
+        let path = path
+        try onAdmin { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                let existing = try Self.readAll(connection)
+                for definition in definitions {
+                    let current = existing.first { $0.name == definition.name }
+                    let decoded = try? current?.decoded(path: path)
+                    let newAnchor = anchor(definition, decoded)
+                    if let current {
+                        try Self.replace(definition, anchor: newAnchor, revision: current.revision + 1, in: connection)
+                    } else {
+                        _ = try Self.insert(definition, anchor: newAnchor, revision: 1, into: connection)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Connections
+
+    private func onAdmin<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result
+    {
+        do {
+            return try admin.withLock { connection throws(SQLiteError) in try body(connection) }
+        } catch {
+            throw Self.failure(error, path: path, busyTimeout: busyTimeout)
+        }
+    }
+
+    private func onCommands<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError)
+        -> Result
+    {
+        do {
+            return try commands.withLock { connection throws(SQLiteError) in try body(connection) }
+        } catch {
+            throw Self.failure(error, path: path, busyTimeout: busyTimeout)
+        }
+    }
+
+    private static func connect(_ path: String, synchronous: String, busyTimeout: Duration) throws(SQLiteError)
+        -> SQLiteConnection
+    {
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            "PRAGMA busy_timeout = \(busyTimeout.nanoseconds / 1_000_000); PRAGMA journal_mode = WAL; "
+                + "PRAGMA synchronous = \(synchronous); PRAGMA foreign_keys = ON")
+        return connection
+    }
+
+    /// What an operator reads for a failed SQLite call, by result code.
+    static func failure(_ error: SQLiteError, path: String, busyTimeout: Duration) -> StoreError {
+        switch error.primaryCode {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            .unavailable(
+                "the SQLite store \(path) stayed locked by another connection for \(busyTimeout.seconds) s "
+                    + "(\(error.message)); find the process holding it (a backup, a sqlite3 shell) and end its transaction"
+            )
+        case SQLITE_READONLY:
+            .unavailable(
+                "the SQLite store \(path) is read-only (\(error.message)); make the file, its -wal and -shm files "
+                    + "and its folder writable by this process (uid \(getuid()))")
+        case SQLITE_FULL:
+            .unavailable("the disk holding the SQLite store \(path) is full (\(error.message)); free space on it")
+        case SQLITE_IOERR, SQLITE_CANTOPEN:
+            .unavailable("the SQLite store \(path) cannot be read or written: \(error.message)")
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            .unusable("\(path) is not a usable SQLite store: \(error.message); move it away or give another --store")
+        default:
+            .unavailable("the SQLite store \(path) failed: \(error)")
+        }
+    }
+
+    private static func createFolder(of path: String) throws(StoreError) {
+        var folder = ""
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        for (offset, part) in parts.enumerated() {
+            folder += (offset == 0 ? "" : "/") + part
+            guard !part.isEmpty, part != "." else { continue }
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                throw .unusable(
+                    "cannot create the folder \(folder) for the store \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    // MARK: Schema
+
+    /// Each step of the schema, oldest first; a step is never edited once released.
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE carousels (
+            serial INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            definition TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            position INTEGER,
+            playing_since INTEGER,
+            paused_until INTEGER,
+            version INTEGER NOT NULL
+        );
+        """
+    ]
+
+    /// Brings the store to `schemaVersion`; returns its identity.
+    private static func migrate(_ connection: SQLiteConnection, path: String) throws -> String {
+        try connection.transaction { () throws(SQLiteError) in
+            let found = try userVersion(connection)
+            guard found <= schemaVersion else { return }
+            for step in migrations[found...] { try connection.execute(step) }
+            if found == 0 {
+                let identity = String(UInt64.random(in: .min ... .max), radix: 36)
+                try connection.statement("INSERT INTO store (key, value) VALUES ('identity', ?1)")
+                    .bind(.text(identity)).run()
+            }
+            try connection.execute("PRAGMA user_version = \(schemaVersion)")
+        }
+        let version = try userVersion(connection)
+        guard version == schemaVersion else {
+            throw StoreError.unusable(
+                "\(path) has schema version \(version), newer than this banner-server's \(schemaVersion): "
+                    + "run a banner-server at least as new as the one that wrote it, or give another --store")
+        }
+        let statement = try connection.statement("SELECT value FROM store WHERE key = 'identity'")
+        defer { statement.reset() }
+        guard try statement.step(), let identity = statement.text(0) else {
+            throw StoreError.unusable("\(path) has no identity row; it was not written by banner-server")
+        }
+        return identity
+    }
+
+    private static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        let statement = try connection.statement("PRAGMA user_version")
+        defer { statement.reset() }
+        _ = try statement.step()
+        return Int(statement.integer(0) ?? 0)
+    }
+
+    // MARK: Rows
+
+    private static func revision(of name: String, in connection: SQLiteConnection) throws(SQLiteError) -> UInt64? {
+        let statement = try connection.statement("SELECT revision FROM carousels WHERE name = ?1").bind(.text(name))
+        defer { statement.reset() }
+        guard try statement.step(), let revision = statement.integer(0) else { return nil }
+        return UInt64(revision)
+    }
+
+    private static func insert(
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, into connection: SQLiteConnection
+    ) throws(SQLiteError) -> Int64 {
+        let columns = AnchorColumns(anchor)
+        let statement = try connection.statement(
+            """
+            INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING serial
+            """
+        ).bind(
+            .text(definition.name), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
+            columns.playingSince, columns.pausedUntil, columns.version)
+        defer { statement.reset() }
+        _ = try statement.step()
+        return statement.integer(0) ?? 0
+    }
+
+    private static func replace(
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, in connection: SQLiteConnection
+    ) throws(SQLiteError) {
+        let columns = AnchorColumns(anchor)
+        try connection.statement(
+            """
+            UPDATE carousels SET definition = ?2, revision = ?3, position = ?4, playing_since = ?5,
+                paused_until = ?6, version = ?7 WHERE name = ?1
+            """
+        ).bind(
+            .text(definition.name), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
+            columns.playingSince, columns.pausedUntil, columns.version
+        ).run()
+    }
+
+    private static func text(of definition: CarouselDefinition) -> String {
+        String(decoding: definition.json().bytes, as: UTF8.self)
+    }
+
+    private static func readAll(_ connection: SQLiteConnection) throws(SQLiteError) -> [Row] {
+        let statement = try connection.statement(
+            """
+            SELECT serial, name, definition, revision, position, playing_since, paused_until, version
+            FROM carousels ORDER BY name
+            """)
+        var rows: [Row] = []
+        while try statement.step() {
+            rows.append(
+                Row(
+                    serial: statement.integer(0) ?? 0, name: statement.text(1) ?? "",
+                    definition: statement.text(2) ?? "",
+                    revision: UInt64(statement.integer(3) ?? 0), position: statement.integer(4),
+                    playingSince: statement.integer(5), pausedUntil: statement.integer(6),
+                    version: UInt64(bitPattern: statement.integer(7) ?? 1)))
+        }
+        return rows
+    }
+
+    /// A row of `carousels` as read.
+    private struct Row {
+        let serial: Int64
+        let name: String
+        let definition: String
+        let revision: UInt64
+        let position: Int64?
+        let playingSince: Int64?
+        let pausedUntil: Int64?
+        let version: UInt64
+
+        func decoded(path: String) throws(StoreError) -> StoredCarousel {
+            let definition: CarouselDefinition
+            do {
+                definition = try CarouselDefinition.decode(JSONParser.parse(Array(self.definition.utf8)))
+            } catch {
+                throw .unusable("\(path): the stored definition of carousel '\(name)' cannot be read: \(error)")
+            }
+            let playback: Carousel.Playback =
+                if let playingSince { .playing(since: Timestamp(nanosecondsSinceEpoch: playingSince)) } else {
+                    .paused(until: pausedUntil.map(Timestamp.init(nanosecondsSinceEpoch:)))
+                }
+            let anchor = CarouselAnchor(index: position.map { Int($0) }, playback: playback, version: version)
+            return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
+        }
+    }
+
+    /// An anchor as the columns `position, playing_since, paused_until, version`.
+    private struct AnchorColumns {
+        let position: SQLiteValue?
+        let playingSince: SQLiteValue?
+        let pausedUntil: SQLiteValue?
+        let version: SQLiteValue
+
+        init(_ anchor: CarouselAnchor) {
+            position = anchor.index.map { .integer(Int64($0)) }
+            switch anchor.playback {
+            case .playing(let since):
+                playingSince = .integer(since.nanosecondsSinceEpoch)
+                pausedUntil = nil
+            case .paused(let until):
+                playingSince = nil
+                pausedUntil = until.map { .integer($0.nanosecondsSinceEpoch) }
+            }
+            version = .integer(Int64(bitPattern: anchor.version))
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Carousel
+import Definitions
+import Locking
+
+/// Carousels in this process's memory: nothing survives it. For tests and benchmarks
+/// (`--store memory`).
+public final class MemoryStore: CarouselStore {
+    private struct Contents {
+        var carousels: [String: StoredCarousel] = [:]
+        var lastSerial: Int64 = 0
+    }
+
+    private let contents = Lock(Contents())
+    public let identity: String
+    public var description: String { "memory store" }
+
+    public init() {
+        identity = "m" + String(UInt32.random(in: .min ... .max), radix: 36)
+    }
+
+    public func loadAll() throws(StoreError) -> [StoredCarousel] {
+        contents.withLock { $0.carousels.values.sorted { $0.name < $1.name } }
+    }
+
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        try contents.withLock { contents throws(StoreError) in
+            guard contents.carousels[definition.name] == nil else { throw .duplicate(name: definition.name) }
+            contents.lastSerial += 1
+            let stored = StoredCarousel(
+                definition: definition, revision: 1, anchor: anchor, serial: contents.lastSerial)
+            contents.carousels[definition.name] = stored
+            return stored
+        }
+    }
+
+    public func update(
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
+    ) throws(StoreError) -> UInt64 {
+        try contents.withLock { contents throws(StoreError) in
+            guard var stored = contents.carousels[definition.name] else { throw .notFound(name: definition.name) }
+            guard stored.revision == expectedRevision else {
+                throw .conflict(name: definition.name, revision: stored.revision)
+            }
+            stored.definition = definition
+            stored.anchor = anchor
+            stored.revision += 1
+            contents.carousels[definition.name] = stored
+            return stored.revision
+        }
+    }
+
+    public func saveAnchor(_ anchor: CarouselAnchor, of name: String) throws(StoreError) {
+        try contents.withLock { contents throws(StoreError) in
+            guard contents.carousels[name] != nil else { throw .notFound(name: name) }
+            contents.carousels[name]!.anchor = anchor
+        }
+    }
+
+    public func delete(_ name: String, expectedRevision: UInt64) throws(StoreError) {
+        try contents.withLock { contents throws(StoreError) in
+            guard let stored = contents.carousels[name] else { throw .notFound(name: name) }
+            guard stored.revision == expectedRevision else { throw .conflict(name: name, revision: stored.revision) }
+            contents.carousels[name] = nil
+        }
+    }
+
+    public func importDefinitions(
+        _ definitions: [CarouselDefinition],
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+    ) throws(StoreError) {
+        contents.withLock { contents in
+            for definition in definitions {
+                let existing = contents.carousels[definition.name]
+                let serial: Int64
+                if let existing {
+                    serial = existing.serial
+                } else {
+                    contents.lastSerial += 1
+                    serial = contents.lastSerial
+                }
+                contents.carousels[definition.name] = StoredCarousel(
+                    definition: definition, revision: (existing?.revision ?? 0) + 1,
+                    anchor: anchor(definition, existing), serial: serial)
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Carousel
+import Definitions
+import Store
+import TestSupport
+import Testing
+
+@testable import SQLiteStore
+
+/// The same contract, checked against every store this build has (docs/STORE.md).
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
+    case memory, sqlite
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> any CarouselStore {
+        switch self {
+        case .memory: MemoryStore()
+        case .sqlite: try SQLiteStore(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
+        }
+    }
+}
+
+let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
+let lobby = CarouselDefinition(
+    name: "lobby", interval: .milliseconds(2500), autoplay: false,
+    banners: [
+        Banner(
+            id: "a", image: "https://cdn.example.com/a.png", caption: "Spring \"sale\"",
+            link: "https://shop.example.com/"),
+        Banner(id: "b", image: "https://cdn.example.com/b.png", duration: .seconds(10)),
+    ])
+let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7)
+let paused = CarouselAnchor(index: 0, playback: .paused(until: t0 + .seconds(30)), version: 8)
+
+@Suite("Store contract")
+struct StoreContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func aCreatedCarouselIsLoadedAsItWasGiven(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let created = try store.create(lobby, anchor: playing)
+        #expect(created.revision == 1)
+        #expect(try store.loadAll() == [created])
+        #expect(created.definition == lobby && created.anchor == playing)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aNameIsTakenOnce(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        _ = try store.create(lobby, anchor: playing)
+        #expect(throws: StoreError.duplicate(name: "lobby")) { try store.create(lobby, anchor: paused) }
+        #expect(try store.loadAll().map(\.anchor) == [playing])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anUpdateBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        _ = try store.create(lobby, anchor: playing)
+        var edited = lobby
+        edited.banners.removeLast()
+        #expect(try store.update(edited, anchor: paused, expectedRevision: 1) == 2)
+        #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
+            try store.update(lobby, anchor: playing, expectedRevision: 1)
+        }
+        #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
+            try store.delete("lobby", expectedRevision: 1)
+        }
+        let stored = try #require(try store.loadAll().first)
+        #expect(stored.definition == edited && stored.anchor == paused && stored.revision == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anchorsAreSavedWithoutChangingTheRevision(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        _ = try store.create(lobby, anchor: playing)
+        try store.saveAnchor(paused, of: "lobby")
+        let stored = try #require(try store.loadAll().first)
+        #expect(stored.anchor == paused && stored.revision == 1)
+        #expect(throws: StoreError.notFound(name: "hall")) { try store.saveAnchor(paused, of: "hall") }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeletedCarouselComesBackAsAnotherOne(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let first = try store.create(lobby, anchor: playing)
+        try store.delete("lobby", expectedRevision: 1)
+        #expect(try store.loadAll().isEmpty)
+        #expect(throws: StoreError.notFound(name: "lobby")) { try store.delete("lobby", expectedRevision: 1) }
+        let second = try store.create(lobby, anchor: playing)
+        #expect(second.serial != first.serial, "caches must not mistake one for the other")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anImportReplacesWhatItNamesAndCreatesTheRest(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        _ = try store.create(lobby, anchor: playing)
+        var edited = lobby
+        edited.interval = .seconds(9)
+        let hall = CarouselDefinition(name: "hall")
+        try store.importDefinitions([edited, hall]) { definition, existing in
+            existing.map { CarouselAnchor(index: 0, playback: $0.anchor.playback, version: $0.anchor.version + 1) }
+                ?? CarouselAnchor(index: nil, playback: .playing(since: t0), version: 1)
+        }
+        let stored = try store.loadAll()
+        #expect(stored.map(\.name) == ["hall", "lobby"])
+        #expect(stored[1].definition == edited && stored[1].revision == 2 && stored[1].anchor.version == 8)
+        #expect(stored[0].revision == 1)
+    }
+}
+
+@Suite("SQLite store")
+struct SQLiteStoreTests {
+    @Test func everythingSurvivesClosingAndOpeningTheFile() throws {
+        let path = try temporaryDirectory().appendingPathComponent("nested/folder/carousel.db").path
+        var store: SQLiteStore? = try SQLiteStore(path: path)
+        _ = try store!.create(lobby, anchor: playing)
+        try store!.saveAnchor(paused, of: "lobby")
+        let identity = store!.identity
+        store = nil
+        let reopened = try SQLiteStore(path: path)
+        #expect(reopened.identity == identity)
+        let stored = try #require(try reopened.loadAll().first)
+        #expect(stored.definition == lobby && stored.anchor == paused)
+    }
+
+    @Test func aStoreWithANewerSchemaIsRefusedNamingBothVersions() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        try SQLiteConnection(path: path).execute("PRAGMA user_version = 99")
+        #expect(
+            throws: StoreError.unusable(
+                "\(path) has schema version 99, newer than this banner-server's \(SQLiteStore.schemaVersion): "
+                    + "run a banner-server at least as new as the one that wrote it, or give another --store")
+        ) { try SQLiteStore(path: path) }
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefused() throws {
+        let file = try temporaryFile(named: "carousel.db", contents: String(repeating: "not a database\n", count: 200))
+        #expect {
+            try SQLiteStore(path: file.path)
+        } throws: { error in
+            guard case .unusable(let detail) = error as? StoreError else { return false }
+            return detail.hasPrefix("\(file.path) is not a usable SQLite store")
+        }
+    }
+
+    @Test func aWriteWhileAnotherConnectionHoldsTheLockIsReportedUnavailable() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(100))
+        _ = try store.create(lobby, anchor: playing)
+        let intruder = try SQLiteConnection(path: path)
+        try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
+        #expect {
+            try store.saveAnchor(paused, of: "lobby")
+        } throws: { error in
+            guard case .unavailable(let detail) = error as? StoreError else { return false }
+            return detail.contains("stayed locked by another connection")
+        }
+        try intruder.execute("ROLLBACK")
+        #expect(try store.loadAll().first?.anchor == playing)
+    }
+}

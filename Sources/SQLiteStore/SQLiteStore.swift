@@ -65,7 +65,10 @@ public final class SQLiteStore: CarouselStore {
     public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
         let serial = try onAdmin { connection throws(SQLiteError) -> Int64? in
             try connection.transaction { () throws(SQLiteError) -> Int64? in
-                guard try Self.revision(of: definition.name, in: connection) == nil else { return nil }
+                let taken = try connection.statement("SELECT 1 FROM carousels WHERE name = ?1").bind(
+                    .text(definition.name))
+                defer { taken.reset() }
+                guard try !taken.step() else { return nil }
                 return try Self.insert(definition, anchor: anchor, revision: 1, into: connection)
             }
         }
@@ -74,44 +77,46 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func update(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
+        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
     ) throws(StoreError) -> UInt64 {
+        precondition(definition.name == key.name, "a carousel cannot be renamed")
         let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
             try connection.transaction { () throws(SQLiteError) -> UInt64? in
-                guard let revision = try Self.revision(of: definition.name, in: connection) else { return nil }
+                guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
                 if revision == expectedRevision {
-                    try Self.replace(definition, anchor: anchor, revision: revision + 1, in: connection)
+                    try Self.replace(key.serial, definition, anchor: anchor, revision: revision + 1, in: connection)
                 }
                 return revision
             }
         }
-        guard let stored else { throw .notFound(name: definition.name) }
-        guard stored == expectedRevision else { throw .conflict(name: definition.name, revision: stored) }
+        guard let stored else { throw .notFound(name: key.name) }
+        guard stored == expectedRevision else { throw .conflict(name: key.name, revision: stored) }
         return stored + 1
     }
 
-    public func saveAnchor(_ anchor: CarouselAnchor, of name: String) throws(StoreError) {
+    public func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
         let changed = try onCommands { connection throws(SQLiteError) -> Int in
             let columns = AnchorColumns(anchor)
             try connection.statement(
-                "UPDATE carousels SET position = ?1, playing_since = ?2, paused_until = ?3, version = ?4 WHERE name = ?5"
-            ).bind(columns.position, columns.playingSince, columns.pausedUntil, columns.version, .text(name)).run()
+                "UPDATE carousels SET position = ?1, playing_since = ?2, paused_until = ?3, version = ?4 WHERE serial = ?5"
+            ).bind(columns.position, columns.playingSince, columns.pausedUntil, columns.version, .integer(key.serial))
+                .run()
             return connection.changes
         }
-        guard changed == 1 else { throw .notFound(name: name) }
+        guard changed == 1 else { throw .notFound(name: key.name) }
     }
 
-    public func delete(_ name: String, expectedRevision: UInt64) throws(StoreError) {
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
         let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
             try connection.transaction { () throws(SQLiteError) -> UInt64? in
-                guard let revision = try Self.revision(of: name, in: connection) else { return nil }
+                guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
                 guard revision == expectedRevision else { return revision }
-                try connection.statement("DELETE FROM carousels WHERE name = ?1").bind(.text(name)).run()
+                try connection.statement("DELETE FROM carousels WHERE serial = ?1").bind(.integer(key.serial)).run()
                 return revision
             }
         }
-        guard let stored else { throw .notFound(name: name) }
-        guard stored == expectedRevision else { throw .conflict(name: name, revision: stored) }
+        guard let stored else { throw .notFound(name: key.name) }
+        guard stored == expectedRevision else { throw .conflict(name: key.name, revision: stored) }
     }
 
     public func importDefinitions(
@@ -127,7 +132,9 @@ public final class SQLiteStore: CarouselStore {
                     let decoded = try? current?.decoded(path: path)
                     let newAnchor = anchor(definition, decoded)
                     if let current {
-                        try Self.replace(definition, anchor: newAnchor, revision: current.revision + 1, in: connection)
+                        try Self.replace(
+                            current.serial, definition, anchor: newAnchor, revision: current.revision + 1,
+                            in: connection)
                     } else {
                         _ = try Self.insert(definition, anchor: newAnchor, revision: 1, into: connection)
                     }
@@ -258,8 +265,9 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Rows
 
-    private static func revision(of name: String, in connection: SQLiteConnection) throws(SQLiteError) -> UInt64? {
-        let statement = try connection.statement("SELECT revision FROM carousels WHERE name = ?1").bind(.text(name))
+    private static func revision(of serial: Int64, in connection: SQLiteConnection) throws(SQLiteError) -> UInt64? {
+        let statement = try connection.statement("SELECT revision FROM carousels WHERE serial = ?1")
+            .bind(.integer(serial))
         defer { statement.reset() }
         guard try statement.step(), let revision = statement.integer(0) else { return nil }
         return UInt64(revision)
@@ -283,16 +291,17 @@ public final class SQLiteStore: CarouselStore {
     }
 
     private static func replace(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, in connection: SQLiteConnection
+        _ serial: Int64, _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64,
+        in connection: SQLiteConnection
     ) throws(SQLiteError) {
         let columns = AnchorColumns(anchor)
         try connection.statement(
             """
             UPDATE carousels SET definition = ?2, revision = ?3, position = ?4, playing_since = ?5,
-                paused_until = ?6, version = ?7 WHERE name = ?1
+                paused_until = ?6, version = ?7 WHERE serial = ?1
             """
         ).bind(
-            .text(definition.name), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
+            .integer(serial), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
             columns.playingSince, columns.pausedUntil, columns.version
         ).run()
     }

@@ -18,6 +18,19 @@ public struct StoredCarousel: Sendable, Hashable {
     }
 
     public var name: String { definition.name }
+    public var key: CarouselKey { CarouselKey(name: name, serial: serial) }
+}
+
+/// Which carousel a change is for: the name, for messages, and the serial, so that a change
+/// meant for a carousel that was deleted never lands on a new one of the same name.
+public struct CarouselKey: Sendable, Hashable {
+    public let name: String
+    public let serial: Int64
+
+    public init(name: String, serial: Int64) {
+        self.name = name
+        self.serial = serial
+    }
 }
 
 /// Where carousels are kept (docs/STORE.md). Every method either did all it says, durably as
@@ -36,19 +49,19 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Throws `.duplicate` when the name is taken.
     func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel
 
-    /// Replaces the definition and the anchor when the stored revision is `expectedRevision`;
-    /// returns the new revision (one more). Durable (synced) before it returns.
-    /// Throws `.notFound`, or `.conflict` when the revision moved.
+    /// Replaces the definition (of the same name) and the anchor when the stored revision is
+    /// `expectedRevision`; returns the new revision (one more). Durable (synced) before it
+    /// returns. Throws `.notFound`, or `.conflict` when the revision moved.
     func update(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
+        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
     ) throws(StoreError) -> UInt64
 
     /// Replaces the anchor after a command. Survives the process being killed before it returns
     /// (not necessarily a power loss). Throws `.notFound`.
-    func saveAnchor(_ anchor: CarouselAnchor, of name: String) throws(StoreError)
+    func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError)
 
     /// Deletes the carousel when its revision is `expectedRevision`. Durable before it returns.
-    func delete(_ name: String, expectedRevision: UInt64) throws(StoreError)
+    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError)
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.

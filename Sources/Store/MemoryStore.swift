@@ -34,12 +34,15 @@ public final class MemoryStore: CarouselStore {
     }
 
     public func update(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
+        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
     ) throws(StoreError) -> UInt64 {
-        try contents.withLock { contents throws(StoreError) in
-            guard var stored = contents.carousels[definition.name] else { throw .notFound(name: definition.name) }
+        precondition(definition.name == key.name, "a carousel cannot be renamed")
+        return try contents.withLock { contents throws(StoreError) in
+            guard var stored = contents.carousels[key.name], stored.serial == key.serial else {
+                throw .notFound(name: key.name)
+            }
             guard stored.revision == expectedRevision else {
-                throw .conflict(name: definition.name, revision: stored.revision)
+                throw .conflict(name: key.name, revision: stored.revision)
             }
             stored.definition = definition
             stored.anchor = anchor
@@ -49,18 +52,22 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
-    public func saveAnchor(_ anchor: CarouselAnchor, of name: String) throws(StoreError) {
+    public func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
         try contents.withLock { contents throws(StoreError) in
-            guard contents.carousels[name] != nil else { throw .notFound(name: name) }
-            contents.carousels[name]!.anchor = anchor
+            guard contents.carousels[key.name]?.serial == key.serial else { throw .notFound(name: key.name) }
+            contents.carousels[key.name]!.anchor = anchor
         }
     }
 
-    public func delete(_ name: String, expectedRevision: UInt64) throws(StoreError) {
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
         try contents.withLock { contents throws(StoreError) in
-            guard let stored = contents.carousels[name] else { throw .notFound(name: name) }
-            guard stored.revision == expectedRevision else { throw .conflict(name: name, revision: stored.revision) }
-            contents.carousels[name] = nil
+            guard let stored = contents.carousels[key.name], stored.serial == key.serial else {
+                throw .notFound(name: key.name)
+            }
+            guard stored.revision == expectedRevision else {
+                throw .conflict(name: key.name, revision: stored.revision)
+            }
+            contents.carousels[key.name] = nil
         }
     }
 

@@ -54,15 +54,15 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func anUpdateBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) throws {
         let store = try kind.make()
-        _ = try store.create(lobby, anchor: playing)
+        let key = try store.create(lobby, anchor: playing).key
         var edited = lobby
         edited.banners.removeLast()
-        #expect(try store.update(edited, anchor: paused, expectedRevision: 1) == 2)
+        #expect(try store.update(key, to: edited, anchor: paused, expectedRevision: 1) == 2)
         #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
-            try store.update(lobby, anchor: playing, expectedRevision: 1)
+            try store.update(key, to: lobby, anchor: playing, expectedRevision: 1)
         }
         #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
-            try store.delete("lobby", expectedRevision: 1)
+            try store.delete(key, expectedRevision: 1)
         }
         let stored = try #require(try store.loadAll().first)
         #expect(stored.definition == edited && stored.anchor == paused && stored.revision == 2)
@@ -71,22 +71,27 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func anchorsAreSavedWithoutChangingTheRevision(_ kind: StoreKind) throws {
         let store = try kind.make()
-        _ = try store.create(lobby, anchor: playing)
-        try store.saveAnchor(paused, of: "lobby")
+        let key = try store.create(lobby, anchor: playing).key
+        try store.saveAnchor(paused, of: key)
         let stored = try #require(try store.loadAll().first)
         #expect(stored.anchor == paused && stored.revision == 1)
-        #expect(throws: StoreError.notFound(name: "hall")) { try store.saveAnchor(paused, of: "hall") }
+        let unknown = CarouselKey(name: "hall", serial: 99)
+        #expect(throws: StoreError.notFound(name: "hall")) { try store.saveAnchor(paused, of: unknown) }
     }
 
     @Test(arguments: StoreKind.allCases)
     func aDeletedCarouselComesBackAsAnotherOne(_ kind: StoreKind) throws {
         let store = try kind.make()
         let first = try store.create(lobby, anchor: playing)
-        try store.delete("lobby", expectedRevision: 1)
+        try store.delete(first.key, expectedRevision: 1)
         #expect(try store.loadAll().isEmpty)
-        #expect(throws: StoreError.notFound(name: "lobby")) { try store.delete("lobby", expectedRevision: 1) }
+        #expect(throws: StoreError.notFound(name: "lobby")) { try store.delete(first.key, expectedRevision: 1) }
         let second = try store.create(lobby, anchor: playing)
         #expect(second.serial != first.serial, "caches must not mistake one for the other")
+        #expect(throws: StoreError.notFound(name: "lobby"), "a change meant for the first never lands on the second") {
+            try store.saveAnchor(paused, of: first.key)
+        }
+        #expect(try store.loadAll().first?.anchor == playing)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -112,8 +117,8 @@ struct SQLiteStoreTests {
     @Test func everythingSurvivesClosingAndOpeningTheFile() throws {
         let path = try temporaryDirectory().appendingPathComponent("nested/folder/carousel.db").path
         var store: SQLiteStore? = try SQLiteStore(path: path)
-        _ = try store!.create(lobby, anchor: playing)
-        try store!.saveAnchor(paused, of: "lobby")
+        let key = try store!.create(lobby, anchor: playing).key
+        try store!.saveAnchor(paused, of: key)
         let identity = store!.identity
         store = nil
         let reopened = try SQLiteStore(path: path)
@@ -145,11 +150,11 @@ struct SQLiteStoreTests {
     @Test func aWriteWhileAnotherConnectionHoldsTheLockIsReportedUnavailable() throws {
         let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
         let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(100))
-        _ = try store.create(lobby, anchor: playing)
+        let key = try store.create(lobby, anchor: playing).key
         let intruder = try SQLiteConnection(path: path)
         try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
         #expect {
-            try store.saveAnchor(paused, of: "lobby")
+            try store.saveAnchor(paused, of: key)
         } throws: { error in
             guard case .unavailable(let detail) = error as? StoreError else { return false }
             return detail.contains("stayed locked by another connection")

@@ -120,8 +120,16 @@ def start_service(threads, name="carousel", **settings):
     configuration.update(settings)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
-    return Target("service", "banner-server", [str(SERVICE), "--config", str(path), "--threads", str(threads)],
+    return Target("service", "banner-server",
+                  [str(SERVICE), "--config", str(path), "--store", fresh_store(name), "--threads", str(threads)],
                   configuration["port"], OUT / f"{name}.log")
+
+
+def fresh_store(name):
+    """An empty SQLite store in OUT (the embedded default), seeded from the configuration at start."""
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        (OUT / f"{name}.db{suffix}").unlink(missing_ok=True)
+    return f"sqlite:{OUT / f'{name}.db'}"
 
 
 def start_nginx(threads, body):
@@ -294,7 +302,7 @@ def heap_blocks_per_read(requests):
                                     "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
         log = OUT / f"dhat-{count}.log"
         process = subprocess.Popen(["valgrind", "--tool=dhat", f"--dhat-out-file={OUT / 'dhat.out'}", str(SERVICE),
-                                    "--config", str(path), "--threads", "1"],
+                                    "--config", str(path), "--store", fresh_store("dhat"), "--threads", "1"],
                                    stdout=subprocess.DEVNULL, stderr=open(log, "w"))
         wait_for_port(port, process, "banner-server under valgrind", seconds=60)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:

@@ -1,16 +1,17 @@
 import Carousel
+import Definitions
+import JSON
 import Logging
 import MicroHTTP
 
 /// The HTTP API (docs/API.md). Reads are answered on the calling thread from pre-built
-/// responses; commands are checked (route, token, body) on the calling thread, then run in the
-/// engine while the connection is suspended. A refused request never reaches the engine.
+/// responses; commands and admin changes are checked (route, role, body) on the calling thread,
+/// then run in their carousel's engine while the connection is suspended. A refused request
+/// never reaches an engine or the store.
 public struct BannerAPI: HTTPHandler {
-    let engine: CarouselEngine
-    let views: ReadViews
-    let events: EventHub
+    let directory: CarouselDirectory
     let web: StaticAssets
-    let controlToken: ControlToken?
+    let access: AccessPolicy
     let cors: CORSPolicy
     let logger: Logger
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
@@ -20,15 +21,10 @@ public struct BannerAPI: HTTPHandler {
             headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
             body: Array("{\"status\":\"ok\"}\n".utf8)))
 
-    init(
-        engine: CarouselEngine, views: ReadViews, events: EventHub, web: StaticAssets, controlToken: ControlToken?,
-        cors: CORSPolicy, logger: Logger
-    ) {
-        self.engine = engine
-        self.views = views
-        self.events = events
+    init(directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger) {
+        self.directory = directory
         self.web = web
-        self.controlToken = controlToken
+        self.access = access
         self.cors = cors
         self.logger = logger
     }
@@ -36,33 +32,94 @@ public struct BannerAPI: HTTPHandler {
     public func respond(to request: borrowing Request) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
-        do {
-            switch try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled) {
+        do throws(Problem) {
+            let route = try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled)
+            switch route.action {
             case .read(let resource):
                 return .prepared(
-                    views.response(resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
+                    try carousel(route).views.response(
+                        resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
             case .health:
                 return .prepared(health)
             case .web(let path):
+                if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
-                return .stream(events.subscribe(headers: cors.headers(for: origin)))
+                return .stream(try carousel(route).events.subscribe(headers: cors.headers(for: origin)))
             case .preflight(let allow):
                 return .response(preflight(allow: allow, origin: origin))
-            case .command(let route):
-                try authorize(request)
-                let command = try CommandBody.command(
-                    for: route, request: request, bannerCount: engine.snapshot.count)
+            case .listCarousels:
+                return .response(list(origin: origin))
+            case .definition:
+                let live = try carousel(route)
+                let stored = live.definition
+                return .response(
+                    DefinitionViews.definition(
+                        stored, tag: live.definitionTag(revision: stored.revision), status: 200,
+                        ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
+            case .banner(let id):
+                let live = try carousel(route)
+                let stored = live.definition
+                guard let banner = stored.definition.banners.first(where: { $0.id == id }) else {
+                    throw Problem(status: 404, detail: "carousel '\(live.name)' has no banner '\(id)'")
+                }
+                return .response(
+                    DefinitionViews.banner(
+                        banner, tag: live.definitionTag(revision: stored.revision), status: 200,
+                        ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
+            case .command(let command):
+                try access.authorizeControl(request)
+                let live = try carousel(route)
+                let parsed = try CommandBody.command(
+                    for: command, request: request, bannerCount: live.engine.snapshot.count)
                 let label = "\(request.method) \(request.path)"
-                return .deferred { await perform(command, label: label, origin: origin) }
+                return .deferred { await perform(parsed, on: live, label: label, origin: origin) }
+            case .createCarousel:
+                try access.authorizeAdmin(request)
+                let change = try AdminRequest.parse(nil, carousel: "", request: request)
+                let label = "\(request.method) \(request.path)"
+                return .deferred { await administer(change, on: nil, ifMatch: nil, label: label, origin: origin) }
+            case .admin(let admin):
+                try access.authorizeAdmin(request)
+                let live = try carousel(route)
+                let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
+                let label = "\(request.method) \(request.path)"
+                let ifMatch = request.header("If-Match")
+                return .deferred { await administer(change, on: live, ifMatch: ifMatch, label: label, origin: origin) }
             }
         } catch {
-            let level: Logger.Level = request.method == "POST" || request.method == "PUT" ? .notice : .debug
+            let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
             logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
             var problem = error
             problem.headers += cors.headers(for: origin)
             return .response(problem.response)
         }
+    }
+
+    /// The carousel a route is about, or the 404 naming it.
+    private func carousel(_ route: Route) throws(Problem) -> LiveCarousel {
+        guard let live = directory.carousel(named: route.carousel) else {
+            throw Problem.notFound(carousel: route.carousel)
+        }
+        return live
+    }
+
+    /// `GET /carousels`: each carousel's name, banner count and state version.
+    private func list(origin: String?) -> Response {
+        var object = JSONObject()
+        object.add(
+            "carousels",
+            directory.all.map { live in
+                let state = live.engine.snapshot
+                var entry = JSONObject()
+                entry.add("name", live.name)
+                entry.add("count", state.count)
+                entry.add("version", state.version)
+                return entry
+            })
+        return Response(
+            status: 200, headers: ReadViews.jsonHeaders + cors.headers(for: origin),
+            body: object.bytes + [UInt8(ascii: "\n")])
     }
 
     /// 204 with the path's methods; the CORS grant only for an allowed origin.
@@ -92,25 +149,71 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
-    private func authorize(_ request: borrowing Request) throws(Problem) {
-        guard let controlToken, !controlToken.authorizes(request.header("Authorization")) else { return }
-        throw Problem(
-            status: 401,
-            detail: "missing or wrong bearer token; send Authorization: Bearer <CAROUSEL_CONTROL_TOKEN>",
-            headers: [HTTPHeader("WWW-Authenticate", "Bearer")])
+    private func perform(_ command: CarouselCommand, on live: LiveCarousel, label: String, origin: String?) async
+        -> PreparedResponse
+    {
+        do {
+            let state = try await live.perform(command)
+            logger.info("\(label) → \(Self.summary(of: state))")
+            return live.views.state(of: state, origin: origin)
+        } catch {
+            return refused(error, label: label, origin: origin)
+        }
     }
 
-    private func perform(_ command: CarouselCommand, label: String, origin: String?) async -> PreparedResponse {
+    /// Runs an admin change: a new carousel (`live` nil), or a change of `live`.
+    private func administer(
+        _ change: AdminRequest, on live: LiveCarousel?, ifMatch: String?, label: String, origin: String?
+    ) async -> PreparedResponse {
+        let headers = cors.headers(for: origin)
         do {
-            let state = try await engine.perform(command)
-            logger.info("\(label) → \(Self.summary(of: state))")
-            return views.state(of: state, origin: origin)
+            guard let live else {
+                guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
+                let created = try directory.create(definition)
+                let stored = created.definition
+                logger.notice("\(label) → created carousel '\(created.name)' of \(definition.banners.count) banners")
+                return PreparedResponse(
+                    DefinitionViews.definition(
+                        stored, tag: created.definitionTag(revision: stored.revision), status: 201,
+                        headers: headers + [HTTPHeader("Location", "/carousels/\(created.name)")]))
+            }
+            if case .delete = change {
+                try await directory.delete(live, ifMatch: ifMatch)
+                logger.notice("\(label) → deleted carousel '\(live.name)'")
+                return PreparedResponse(Response(status: 204, headers: headers))
+            }
+            let revised = try await live.edit(ifMatch: ifMatch) { current throws(Problem) in try change.revise(current)
+            }
+            let tag = live.definitionTag(revision: revised.revision)
+            logger.notice("\(label) → carousel '\(live.name)' at revision \(revised.revision)")
+            switch change {
+            case .addBanner(let banner, _):
+                return PreparedResponse(
+                    DefinitionViews.banner(
+                        banner, tag: tag, status: 201,
+                        headers: headers + [HTTPHeader("Location", "/carousels/\(live.name)/banners/\(banner.id)")]))
+            case .replaceBanner(let id, _), .patchBanner(let id, _):
+                let banner = revised.definition.banners.first { $0.id == id }!
+                return PreparedResponse(DefinitionViews.banner(banner, tag: tag, status: 200, headers: headers))
+            case .deleteBanner:
+                return PreparedResponse(Response(status: 204, headers: headers + [HTTPHeader("ETag", tag)]))
+            default:
+                return PreparedResponse(DefinitionViews.definition(revised, tag: tag, status: 200, headers: headers))
+            }
         } catch {
-            var problem = Self.problem(for: error)
-            logger.notice("\(label) refused: \(problem.status) \(problem.detail)")
-            problem.headers += cors.headers(for: origin)
-            return PreparedResponse(problem.response)
+            return refused(error, label: label, origin: origin)
         }
+    }
+
+    private func refused(_ error: Problem, label: String, origin: String?) -> PreparedResponse {
+        var problem = error
+        if problem.status >= 500 {
+            logger.error("\(label) failed: \(problem.status) \(problem.detail)")
+        } else {
+            logger.notice("\(label) refused: \(problem.status) \(problem.detail)")
+        }
+        problem.headers += cors.headers(for: origin)
+        return PreparedResponse(problem.response)
     }
 
     /// One line an operator can read: `index 3 of 5, paused until 2026-…Z, version 18`.
@@ -137,5 +240,34 @@ public struct BannerAPI: HTTPHandler {
         case .pauseDurationOutOfRange(let duration):
             Problem.unprocessable("pause of \(duration.seconds) seconds is out of range")
         }
+    }
+}
+
+/// The admin API's documents: a definition (with its revision) or a banner, with the
+/// definition's ETag.
+enum DefinitionViews {
+    static func definition(
+        _ stored: LiveCarousel.Revised, tag: String, status: Int, ifNoneMatch: String? = nil, headers: [HTTPHeader]
+    ) -> Response {
+        respond(
+            stored.definition.json(revision: stored.revision), tag: tag, status: status, ifNoneMatch: ifNoneMatch,
+            headers: headers)
+    }
+
+    static func banner(_ banner: Banner, tag: String, status: Int, ifNoneMatch: String? = nil, headers: [HTTPHeader])
+        -> Response
+    {
+        respond(BannerDecoding.json(banner), tag: tag, status: status, ifNoneMatch: ifNoneMatch, headers: headers)
+    }
+
+    private static func respond(
+        _ object: JSONObject, tag: String, status: Int, ifNoneMatch: String?, headers: [HTTPHeader]
+    ) -> Response {
+        let representation = Representation(
+            etag: tag, body: object.bytes + [UInt8(ascii: "\n")], headers: ReadViews.jsonHeaders + headers)
+        if status == 200 { return representation.response(ifNoneMatch: ifNoneMatch).response }
+        var response = representation.ok.response
+        response.status = status
+        return response
     }
 }

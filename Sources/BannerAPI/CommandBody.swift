@@ -58,21 +58,26 @@ enum CommandBody {
 
     /// The body's top-level fields; nil for an empty body.
     private static func parseFields(of request: borrowing Request) throws(Problem) -> JSONFields? {
+        guard let document = try document(of: request) else { return nil }
+        do {
+            return try JSONFields(document)
+        } catch {
+            throw Problem.badRequest("request body \(error.message)")
+        }
+    }
+
+    /// The body as JSON (400 when it is not, 415 when it says it is something else); nil for a
+    /// blank body.
+    static func document(of request: borrowing Request) throws(Problem) -> JSONValue? {
         let isBlank = request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if isBlank { return nil }
         if let contentType = request.header("Content-Type"), !isJSON(contentType) {
             throw Problem(status: 415, detail: "Content-Type '\(contentType)' is not JSON; send application/json")
         }
-        let document: JSONValue
         do {
-            document = try JSONParser.parse(request.body)
+            return try JSONParser.parse(request.body)
         } catch {
             throw Problem.badRequest("request body: \(error.description)")
-        }
-        do {
-            return try JSONFields(document)
-        } catch {
-            throw Problem.badRequest("request body \(error.message)")
         }
     }
 

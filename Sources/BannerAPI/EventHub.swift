@@ -2,8 +2,9 @@ import Dispatch
 import Locking
 import MicroHTTP
 
-/// The subscribers of `GET /banner/events` and what they are sent: on subscribing, the current
-/// state; then one event per change of the carousel; between events, a heartbeat comment.
+/// The subscribers of one carousel's event stream (`GET …/banner/events`) and what they are sent:
+/// on subscribing, the current state; then one event per change of the carousel. (Heartbeats
+/// between events come from `Heartbeat`, for every stream at once.)
 ///
 ///     retry: 2000
 ///     event: state
@@ -16,27 +17,19 @@ final class EventHub: Sendable {
     static let retryMilliseconds = 2000
 
     /// The group of the streams registry this hub's subscribers are kept in.
-    static let group = "events"
-
+    let group: String
     /// The latest event; its lock is held across every publish and subscribe, so that a new
     /// subscriber gets each change exactly once (in its first event or after it).
     private let latestEvent: Lock<[UInt8]>
     private let streams: StreamRegistry
-    /// A repeating Dispatch timer; thread-safe, but its protocol is not marked Sendable.
-    nonisolated(unsafe) private let heartbeatTimer: DispatchSourceTimer
 
-    init(version: UInt64, stateJSON: [UInt8], heartbeat: Duration, streams: StreamRegistry) {
+    init(group: String, version: UInt64, stateJSON: [UInt8], streams: StreamRegistry) {
+        self.group = group
         latestEvent = Lock(Self.event(version: version, stateJSON: stateJSON))
         self.streams = streams
-        heartbeatTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.heartbeat"))
-        let interval = DispatchTimeInterval.nanoseconds(Int(heartbeat.nanoseconds))
-        heartbeatTimer.schedule(deadline: .now() + interval, repeating: interval)
-        // A send also finds subscribers that hung up: their write fails and the stream closes.
-        heartbeatTimer.setEventHandler { [streams] in streams.broadcast(Self.heartbeatComment, to: Self.group) }
-        heartbeatTimer.resume()
     }
 
-    var subscriberCount: Int { streams.count(in: Self.group) }
+    var subscriberCount: Int { streams.count(in: group) }
 
     /// A new stream that starts with the current state and follows every change (an ended one
     /// when the server is stopping).
@@ -49,7 +42,7 @@ final class EventHub: Sendable {
                 HTTPHeader("X-Accel-Buffering", "no"),
             ] + headers)
         latestEvent.withLock { latest in
-            streams.add(stream, to: Self.group, first: Self.retryLine + latest)
+            streams.add(stream, to: group, first: Self.retryLine + latest)
         }
         return stream
     }
@@ -59,17 +52,16 @@ final class EventHub: Sendable {
         let event = Self.event(version: version, stateJSON: stateJSON)
         latestEvent.withLock { latest in
             latest = event
-            streams.broadcast(event, to: Self.group)
+            streams.broadcast(event, to: group)
         }
     }
 
-    /// Stops the heartbeat. The streams themselves are ended by the server when it stops.
-    func stop() {
-        heartbeatTimer.cancel()
+    /// Ends every subscriber's stream: the carousel is gone.
+    func finishAll() {
+        streams.finish(group: group)
     }
 
     private static let retryLine = Array("retry: \(retryMilliseconds)\n".utf8)
-    private static let heartbeatComment = Array(": heartbeat\n\n".utf8)
 
     /// `event: state`, `id: <version>`, `data: <the state, one line of JSON>`.
     static func event(version: UInt64, stateJSON: [UInt8]) -> [UInt8] {
@@ -77,4 +69,25 @@ final class EventHub: Sendable {
         while json.last == UInt8(ascii: "\n") { json = json.dropLast() }
         return Array("event: state\nid: \(version)\ndata: ".utf8) + json + Array("\n\n".utf8)
     }
+}
+
+/// A comment line on every open stream every `interval`: proxies keep idle streams open, and a
+/// send finds subscribers that hung up (their write fails and the stream closes).
+final class Heartbeat: Sendable {
+    /// A repeating Dispatch timer; thread-safe, but its protocol is not marked Sendable.
+    nonisolated(unsafe) private let timer: DispatchSourceTimer
+
+    init(every interval: Duration, streams: StreamRegistry) {
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.heartbeat"))
+        let period = DispatchTimeInterval.nanoseconds(Int(interval.nanoseconds))
+        timer.schedule(deadline: .now() + period, repeating: period)
+        timer.setEventHandler { [streams] in streams.broadcastToAll(Self.comment) }
+        timer.resume()
+    }
+
+    func stop() {
+        timer.cancel()
+    }
+
+    private static let comment = Array(": heartbeat\n\n".utf8)
 }

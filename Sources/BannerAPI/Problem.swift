@@ -25,9 +25,11 @@ struct Problem: Error {
         switch status {
         case 400: "Bad Request"
         case 401: "Unauthorized"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 409: "Conflict"
+        case 412: "Precondition Failed"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 422: "Unprocessable Content"

@@ -134,3 +134,14 @@ enum EntityTag {
         }
     }
 }
+
+extension EntityTag {
+    /// True when an If-Match value (`"a"`, `"a", "b"`, `*`) names `etag`. Strong comparison:
+    /// a weak tag (`W/"a"`) never matches (RFC 9110, 13.1.1).
+    static func ifMatch(_ ifMatch: String, _ etag: String) -> Bool {
+        ifMatch.split(separator: ",").contains { candidate in
+            let tag = String(candidate).trimmingCharacters(in: " \t")
+            return tag == "*" || tag == etag
+        }
+    }
+}

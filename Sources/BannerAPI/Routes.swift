@@ -1,5 +1,6 @@
-/// What a request asks for, once its path and method are known.
+import Definitions
 
+/// What a request asks for, once its path and method are known.
 enum Action: Sendable, Equatable {
     case read(ReadViews.Resource)
     /// A file of the web client, by its path.
@@ -9,44 +10,126 @@ enum Action: Sendable, Equatable {
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
     case preflight(allow: String)
     case command(CommandRoute)
+    /// `GET /carousels`
+    case listCarousels
+    /// `POST /carousels`
+    case createCarousel
+    /// `GET /carousels/{name}`: the definition.
+    case definition
+    /// `GET /carousels/{name}/banners/{id}`
+    case banner(id: String)
+    case admin(AdminRoute)
 }
 
-/// The endpoints that change the carousel (POST and PUT; the control token guards them).
+/// The endpoints that change the carousel's state (POST and PUT; the control role).
 enum CommandRoute: Sendable, Equatable {
     case next, previous, jump, pause, resume
 }
 
-/// The route table (docs/API.md lists it): path → method → action.
+/// The endpoints that change a carousel's definition (the admin role).
+enum AdminRoute: Sendable, Equatable {
+    case replace, patch, delete, addBanner, reorder
+    case replaceBanner(id: String)
+    case patchBanner(id: String)
+    case deleteBanner(id: String)
+}
+
+/// A request's action and the carousel it is about (`default` for the bare v1 paths).
+struct Route: Sendable, Equatable {
+    let action: Action
+    let carousel: String
+}
+
+/// The route table (docs/API.md lists it): path → method → action. Every path of a carousel
+/// exists as `/carousels/{name}<path>`; the v1 ones also bare, for the carousel `default`.
 enum Routes {
-    private static let table: [String: [(method: String, action: Action)]] = [
-        "/banner": [("GET", .read(.state)), ("HEAD", .read(.state))],
-        "/banners": [("GET", .read(.banners)), ("HEAD", .read(.banners))],
-        "/banner/index": [("GET", .read(.index)), ("HEAD", .read(.index)), ("PUT", .command(.jump))],
+    private typealias Methods = [(method: String, action: Action)]
+
+    private static func readable(_ action: Action) -> Methods { [("GET", action), ("HEAD", action)] }
+
+    /// A carousel's v1 paths, bare or below `/carousels/{name}`.
+    private static let v1: [String: Methods] = [
+        "/banner": readable(.read(.state)),
+        "/banners": readable(.read(.banners)),
+        "/banner/index": readable(.read(.index)) + [("PUT", .command(.jump))],
         "/banner/events": [("GET", .events)],
         "/banner/next": [("POST", .command(.next))],
         "/banner/previous": [("POST", .command(.previous))],
         "/banner/pause": [("POST", .command(.pause))],
         "/banner/resume": [("POST", .command(.resume))],
-        "/healthz": [("GET", .health), ("HEAD", .health)],
-    ].merging(StaticAssets.paths.map { ($0, [("GET", .web(path: $0)), ("HEAD", .web(path: $0))]) }) { api, _ in api }
+    ]
 
-    /// Every path with a route.
-    static var paths: [String] { Array(table.keys) }
+    /// Paths that are not a carousel's.
+    private static let service: [String: Methods] = [
+        "/healthz": readable(.health),
+        "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
+    ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
-    /// The methods `path` answers (OPTIONS aside, which only CORS adds).
-    static func methods(of path: String) -> [String] { table[path]?.map(\.method) ?? [] }
+    /// A carousel's paths below `/carousels/{name}`: v1's, and the admin API's.
+    private static let scoped: [String: Methods] = v1.merging([
+        "": readable(.definition) + [
+            ("PUT", .admin(.replace)), ("PATCH", .admin(.patch)), ("DELETE", .admin(.delete)),
+        ],
+        "/banners": [("POST", .admin(.addBanner))],
+        "/order": [("PUT", .admin(.reorder))],
+        // The built-in page, showing this carousel.
+        "/": readable(.web(path: "/")),
+    ]) { v1, admin in v1 + admin }
 
-    /// The action, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
+    private static func bannerMethods(_ id: String) -> Methods {
+        readable(.banner(id: id)) + [
+            ("PUT", .admin(.replaceBanner(id: id))), ("PATCH", .admin(.patchBanner(id: id))),
+            ("DELETE", .admin(.deleteBanner(id: id))),
+        ]
+    }
+
+    static let carouselPrefix = "/carousels/{name}"
+    private static let bannerSuffix = "/banners/{id}"
+
+    /// Every path template with a route, as the OpenAPI document writes them.
+    static var paths: [String] { Array(templates.keys) }
+
+    /// The methods of a path template (OPTIONS aside, which only CORS adds).
+    static func methods(of template: String) -> [String] { templates[template]?.map(\.method) ?? [] }
+
+    private static let templates: [String: Methods] = {
+        var all = v1.merging(service) { a, _ in a }
+        for (path, methods) in scoped { all[carouselPrefix + path] = methods }
+        all[carouselPrefix + bannerSuffix] = bannerMethods("{id}")
+        all[carouselPrefix + "/"] = nil  // the page, not part of the API document
+        return all
+    }()
+
+    /// The route, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
     /// With `preflight`, OPTIONS is answered on every path (CORS is on).
-    static func resolve(method: String, path: String, preflight: Bool = false) throws(Problem) -> Action {
-        guard let methods = table[path] else {
-            throw Problem(status: 404, detail: "no route for \(method) \(path)")
+    static func resolve(method: String, path: String, preflight: Bool = false) throws(Problem) -> Route {
+        let (methods, carousel) = try lookUp(path, method: method)
+        if let route = methods.first(where: { $0.method == method }) {
+            return Route(action: route.action, carousel: carousel)
         }
-        if let route = methods.first(where: { $0.method == method }) { return route.action }
         let allowed = (methods.map(\.method) + (preflight ? ["OPTIONS"] : [])).joined(separator: ", ")
-        if preflight && method == "OPTIONS" { return .preflight(allow: allowed) }
+        if preflight && method == "OPTIONS" { return Route(action: .preflight(allow: allowed), carousel: carousel) }
         throw Problem(
             status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",
             headers: [.init("Allow", allowed)])
+    }
+
+    private static func lookUp(_ path: String, method: String) throws(Problem) -> (Methods, carousel: String) {
+        if let methods = v1[path] ?? service[path] { return (methods, CarouselDefinition.defaultName) }
+        let prefix = "/carousels/"
+        if path.hasPrefix(prefix) {
+            let rest = path.dropFirst(prefix.count)
+            let name = String(rest.prefix { $0 != "/" })
+            let below = String(rest.dropFirst(name.count))
+            if !name.isEmpty {
+                if let methods = scoped[below] { return (methods, name) }
+                let bannerPrefix = "/banners/"
+                if below.hasPrefix(bannerPrefix) {
+                    let id = String(below.dropFirst(bannerPrefix.count))
+                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name) }
+                }
+            }
+        }
+        throw Problem(status: 404, detail: "no route for \(method) \(path)")
     }
 }

@@ -1,41 +1,44 @@
 import Carousel
 import Logging
 import MicroHTTP
+import Store
 
-/// The service without its HTTP server: the engine, the views and streams it feeds, and the API
-/// that serves them. BannerService puts an `HTTPServer` in front of `api`; tests call `api`
-/// directly.
+/// The service without its HTTP server: the carousels being served, the streams they feed, and
+/// the API that serves them. BannerService puts an `HTTPServer` in front of `api`; tests call
+/// `api` directly.
 public struct ServiceParts: Sendable {
-    public let engine: CarouselEngine
-    let views: ReadViews
-    let events: EventHub
+    let directory: CarouselDirectory
+    private let heartbeat: Heartbeat
     /// The service's open streams; the HTTP server in front of `api` must be given it.
     public let streams = StreamRegistry()
     /// The handler to serve.
     public let api: BannerAPI
 
+    /// - Parameter loaded: the carousels of `store`, as it loaded them.
     public init(
-        carousel: Carousel, corsOrigins: [String], heartbeat: Duration, controlToken: String?, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp
+        store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
+        access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        let views = ReadViews(initial: carousel, cors: cors)
-        let events = EventHub(
-            version: carousel.version, stateJSON: views.stateJSON, heartbeat: heartbeat, streams: streams)
-        engine = CarouselEngine(carousel: carousel, clock: clock) { changed in
-            views.publish(changed)
-            events.publish(version: changed.version, stateJSON: views.stateJSON)
-        }
-        self.views = views
-        self.events = events
-        api = BannerAPI(
-            engine: engine, views: views, events: events, web: StaticAssets(cors: cors),
-            controlToken: controlToken.map(ControlToken.init), cors: cors, logger: logger)
+        directory = CarouselDirectory(store: store, loaded: loaded, cors: cors, streams: streams, clock: clock)
+        self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
+        api = BannerAPI(directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger)
     }
 
-    /// Clients following an event stream now.
-    public var eventSubscribers: Int { events.subscriberCount }
+    /// The engine of the carousel named `name`, while it exists.
+    public func engine(of name: String) -> CarouselEngine? {
+        directory.carousel(named: name)?.engine
+    }
 
-    /// Stops the event streams' heartbeat (the server ends the streams themselves).
-    public func stopHeartbeat() { events.stop() }
+    /// Starts every carousel's clock.
+    public func start() { directory.start() }
+
+    /// Clients following an event stream now.
+    public var eventSubscribers: Int { streams.count }
+
+    /// Stops every carousel's clock and the heartbeat; the server ends the streams.
+    public func stop() {
+        heartbeat.stop()
+        directory.stop()
+    }
 }

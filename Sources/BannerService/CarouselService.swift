@@ -1,58 +1,116 @@
 import BannerAPI
 import Carousel
+import Definitions
 import Logging
 import MicroHTTP
+import Store
 
-/// The running service: the carousel engine and the HTTP server in front of it.
+/// The running service: the store, the carousels it holds, and the HTTP server in front of them.
 public final class CarouselService: Sendable {
-    public let engine: CarouselEngine
     private let parts: ServiceParts
     private let server: HTTPServer
+    /// Held open for the life of the service (a SQLite store's file lock goes with it).
+    private let store: any CarouselStore
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
 
-    private init(parts: ServiceParts, server: HTTPServer) {
-        self.engine = parts.engine
+    private init(parts: ServiceParts, server: HTTPServer, store: any CarouselStore) {
         self.parts = parts
         self.server = server
+        self.store = store
     }
 
-    /// Clients following `GET /banner/events` now.
+    /// Clients following an event stream now.
     public var eventSubscribers: Int { parts.eventSubscribers }
 
-    /// Binds the port, then starts the carousel's clock. Throws when the port cannot be bound.
+    /// The engine of the carousel named `name`, while it exists.
+    public func engine(of name: String = CarouselDefinition.defaultName) -> CarouselEngine? {
+        parts.engine(of: name)
+    }
+
+    /// Why the service did not start.
+    public enum StartError: Error, CustomStringConvertible {
+        case store(StoreError)
+        case server(HTTPServerError)
+
+        /// 2 when the store cannot be used by this process at all (as for an invalid
+        /// configuration), 1 otherwise.
+        public var exitCode: Int32 {
+            if case .store(.unusable) = self { 2 } else { 1 }
+        }
+
+        public var description: String {
+            switch self {
+            case .store(let error): "\(error)"
+            case .server(let error): "\(error)"
+            }
+        }
+    }
+
+    /// Opens the store (seeding it from the configuration when empty), binds the port, then
+    /// starts every carousel's clock.
     public static func start(
         configuration: ServiceConfiguration, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
-    ) throws(HTTPServerError) -> CarouselService {
+    ) throws(StartError) -> CarouselService {
+        let store: any CarouselStore
+        let loaded: [StoredCarousel]
+        do {
+            store = try configuration.store.open()
+            let outcome = try StoreSeeding.load(store, seeding: configuration.definitions, now: clock())
+            loaded = outcome.carousels
+            if outcome.seeded {
+                logger.notice(
+                    "\(store.description) was empty: seeded it with \(names(configuration.definitions)) from "
+                        + (configuration.configurationFile ?? "the built-in defaults"))
+            } else if let file = configuration.configurationFile, !outcome.differing.isEmpty {
+                logger.warning(
+                    "\(file) differs from \(store.description) for \(names(outcome.differing, quoted: true)); the store "
+                        + "is what is served. To serve the file instead: banner-server import \(file)")
+            }
+        } catch {
+            throw .store(error)
+        }
         let parts = ServiceParts(
-            carousel: Carousel(
-                banners: configuration.banners, interval: configuration.interval, autoplay: configuration.autoplay,
-                now: clock()),
-            corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
-            controlToken: configuration.controlToken, logger: logger, clock: clock)
+            store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
+            access: AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken),
+            logger: logger, clock: clock)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
             connectionTimeoutSeconds: configuration.connectionTimeout, connectionLimit: configuration.maxConnections,
             connectionMemoryLimit: configuration.connectionMemory, maxBodySize: configuration.maxBody,
             errorLog: { [logger] level, message in logger.log(level == .warning ? .warning : .notice, message) })
-        let server = try HTTPServer(configuration: serverConfiguration, handler: parts.api, streams: parts.streams)
-        parts.engine.start()
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: serverConfiguration, handler: parts.api, streams: parts.streams)
+        } catch {
+            throw .server(error)
+        }
+        parts.start()
+        let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
         logger.info(
-            "carousel of \(configuration.banners.count) banners, interval \(configuration.interval.seconds) s, "
-                + "autoplay \(configuration.autoplay ? "on" : "off"), "
-                + "control token \(configuration.controlToken == nil ? "not set: commands are open" : "required"), "
-                + "\(serverConfiguration.threads) worker thread\(serverConfiguration.threads == 1 ? "" : "s")")
-        return CarouselService(parts: parts, server: server)
+            "\(loaded.count) carousel\(loaded.count == 1 ? "" : "s") from \(store.description) "
+                + "(\(loaded.map { "\($0.name): \($0.definition.banners.count) banners" }.joined(separator: ", "))); "
+                + "\(access.summary), \(serverConfiguration.threads) worker thread\(serverConfiguration.threads == 1 ? "" : "s")"
+        )
+        return CarouselService(parts: parts, server: server, store: store)
     }
 
-    /// Stops the clock, ends every event stream, stops accepting connections, and finishes or
+    /// `default, lobby` or `'default', 'lobby'`.
+    private static func names(_ definitions: [CarouselDefinition]) -> String {
+        "carousel\(definitions.count == 1 ? "" : "s") " + definitions.map(\.name).joined(separator: ", ")
+    }
+
+    private static func names(_ names: [String], quoted: Bool) -> String {
+        "carousel\(names.count == 1 ? "" : "s") " + names.map { "'\($0)'" }.joined(separator: ", ")
+    }
+
+    /// Stops the clocks, ends every event stream, stops accepting connections, and finishes or
     /// refuses requests in progress.
     public func stop() {
-        engine.stop()
-        parts.stopHeartbeat()
+        parts.stop()
         server.stop()
     }
 }

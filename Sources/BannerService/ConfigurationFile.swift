@@ -28,5 +28,12 @@ enum ConfigurationFile {
             guard let field = setting.field, let fromJSON = setting.fromJSON, let value = root[field] else { continue }
             try fromJSON(value, field)(&configuration)
         }
+        let v1Fields = ["interval", "autoplay", "banners"].filter { root[$0] != nil }
+        if root["carousels"] != nil, let v1Field = v1Fields.first {
+            throw FieldError(
+                field: v1Field,
+                message: "a file lists its carousels, or (v1) gives interval, autoplay and banners at the top level, "
+                    + "not both; move it into a carousel of 'carousels'")
+        }
     }
 }

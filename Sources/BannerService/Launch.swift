@@ -1,5 +1,6 @@
 import BannerAPI
 import Carousel
+import Definitions
 import Glibc
 import Logging
 
@@ -8,6 +9,10 @@ public enum Launch: Equatable, Sendable {
     case run(ServiceConfiguration, notes: [String])
     /// `banner-server healthcheck`: ask the configured host and port for /healthz, then exit.
     case healthCheck(ServiceConfiguration)
+    /// `banner-server import FILE`: write the file's carousels into the configured store.
+    case importFile(ServiceConfiguration, definitions: [CarouselDefinition], from: String)
+    /// `banner-server export`: print the configured store's carousels as a v2 configuration file.
+    case export(ServiceConfiguration)
     case help
 
     public static let defaultConfigPath = "config/carousel.json"
@@ -30,9 +35,11 @@ public enum Launch: Equatable, Sendable {
             ([
                 "Usage: banner-server [OPTIONS]",
                 "       banner-server healthcheck [OPTIONS]",
+                "       banner-server import FILE [OPTIONS]",
+                "       banner-server export [OPTIONS]",
                 "",
-                "Serves a banner carousel over HTTP (docs/API.md). Precedence: flag > environment > file > default;",
-                "every setting is described in docs/CONFIGURATION.md.",
+                "Serves banner carousels over HTTP (docs/API.md), kept in a store (docs/STORE.md). Precedence:",
+                "flag > environment > file > default; every setting is described in docs/CONFIGURATION.md.",
                 "",
                 "Options:",
             ] + options + [
@@ -46,6 +53,12 @@ public enum Launch: Equatable, Sendable {
                 "`banner-server healthcheck` asks the service at the configured host and port for /healthz",
                 "(2 s timeout) and exits 0 when it answers ok, 1 otherwise: for a container HEALTHCHECK or a",
                 "Kubernetes exec probe.",
+                "",
+                "`banner-server import FILE` writes the carousels FILE defines (a v1 or v2 configuration file)",
+                "into the store, replacing those of the same names, in one transaction. `banner-server export`",
+                "prints every carousel of the store as a v2 configuration file; export, import, export prints",
+                "the same bytes. The configuration file only seeds an empty store: afterwards the store is",
+                "the truth.",
             ]).joined(separator: "\n")
     }()
 
@@ -67,8 +80,18 @@ public enum Launch: Equatable, Sendable {
         arguments: [String], environment: [String: String],
         readFile: (String) -> FileContents = FileContents.read
     ) throws(ConfigurationError) -> Launch {
-        let isHealthCheck = arguments.first == "healthcheck"
-        let flags = try Flags.parse(isHealthCheck ? Array(arguments.dropFirst()) : arguments)
+        let subcommand = ["healthcheck", "import", "export"].first { $0 == arguments.first }
+        var rest = subcommand == nil ? arguments[...] : arguments.dropFirst()
+        var importPath: String?
+        if subcommand == "import" {
+            guard let path = rest.first, !path.hasPrefix("-") else {
+                throw ConfigurationError(
+                    source: "import", message: "needs the file to import: banner-server import FILE")
+            }
+            importPath = path
+            rest = rest.dropFirst()
+        }
+        let flags = try Flags.parse(Array(rest))
         if flags.help { return .help }
         var configuration = ServiceConfiguration()
         var notes: [String] = []
@@ -78,6 +101,7 @@ public enum Launch: Equatable, Sendable {
         switch readFile(path) {
         case .contents(let bytes):
             try ConfigurationFile.apply(bytes, from: path, to: &configuration)
+            configuration.configurationFile = path
         case .missing where explicitPath == nil:
             notes.append("no configuration file at \(path); starting with built-in defaults and no banners")
         case .missing:
@@ -101,7 +125,29 @@ public enum Launch: Equatable, Sendable {
                 }
             }
         }
-        return isHealthCheck ? .healthCheck(configuration) : .run(configuration, notes: notes)
+        for (variable, file) in [
+            ("CAROUSEL_CONTROL_TOKEN", "CAROUSEL_CONTROL_TOKEN_FILE"),
+            ("CAROUSEL_ADMIN_TOKEN", "CAROUSEL_ADMIN_TOKEN_FILE"),
+        ] where environment[variable] != nil && environment[file] != nil {
+            throw ConfigurationError(source: file, message: "\(variable) is set too; set one of them")
+        }
+        switch subcommand {
+        case "healthcheck":
+            return .healthCheck(configuration)
+        case "export":
+            return .export(configuration)
+        case "import":
+            let path = importPath!
+            var imported = ServiceConfiguration()
+            switch readFile(path) {
+            case .contents(let bytes): try ConfigurationFile.apply(bytes, from: path, to: &imported)
+            case .missing: throw ConfigurationError(source: path, message: "no such file")
+            case .unreadable(let reason): throw ConfigurationError(source: path, message: "cannot read: \(reason)")
+            }
+            return .importFile(configuration, definitions: imported.definitions, from: path)
+        default:
+            return .run(configuration, notes: notes)
+        }
     }
 }
 

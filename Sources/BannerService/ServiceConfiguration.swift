@@ -1,4 +1,5 @@
 import Carousel
+import Definitions
 import Logging
 
 /// Everything the service is started with, after merging flags, environment, file and defaults.
@@ -8,8 +9,18 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var interval: Duration = .seconds(4)
     public var autoplay = true
     public var banners: [Banner] = []
-    /// When set, every mutating request needs `Authorization: Bearer <token>`.
+    /// A v2 file's `carousels`; nil for a v1 file, whose top-level `interval`, `autoplay` and
+    /// `banners` are the carousel `default`.
+    public var carousels: [CarouselDefinition]?
+    /// Where carousels are kept; the configuration only seeds an empty store.
+    public var store: StoreLocation = .sqlite(path: StoreLocation.defaultPath)
+    /// The file the configuration was read from, when there was one.
+    public var configurationFile: String?
+    /// When set, every command needs `Authorization: Bearer <token>` (or the admin token).
     public var controlToken: String?
+    /// When set, every admin request needs `Authorization: Bearer <token>`; when not, admin
+    /// requests are taken from this host only.
+    public var adminToken: String?
     public var logLevel: Logger.Level = .info
     /// HTTP worker threads; nil means one per core this process may run on.
     public var threads: Int?
@@ -29,6 +40,14 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var maxBody = 16_384
 
     public init() {}
+
+    /// The carousels this configuration defines: what an empty store is seeded with.
+    public var definitions: [CarouselDefinition] {
+        carousels ?? [
+            CarouselDefinition(
+                name: CarouselDefinition.defaultName, interval: interval, autoplay: autoplay, banners: banners)
+        ]
+    }
 
     /// `http://HOST:PORT` for the bound port, with an IPv6 host in brackets (`http://[::1]:8080`).
     public func url(boundPort port: Int) -> String {

@@ -110,20 +110,33 @@ struct Setting: Sendable {
                 return { $0.banners = banners }
             }),
         Setting(
-            flag: nil, metavariable: "", variable: "CAROUSEL_CONTROL_TOKEN", field: nil, defaultValue: "none",
-            help: "bearer token required on POST and PUT",
+            flag: nil, metavariable: "", variable: nil, field: "carousels", defaultValue: "none (v1 fields)",
+            help: "the carousels, each a definition (v2 files)", fromText: nil,
+            fromJSON: { value, path throws(FieldError) in
+                let list = try CarouselDefinition.decodeList(
+                    JSONKind<[JSONValue]>.array.read(value, at: path), path: path)
+                return { $0.carousels = list }
+            }),
+        Setting(
+            flag: "--store", metavariable: "STORE", variable: "CAROUSEL_STORE", field: nil,
+            defaultValue: "sqlite:\(StoreLocation.defaultPath)",
+            help: "where carousels are kept: memory, sqlite:PATH or PATH",
             fromText: { value throws(FieldProblem) in
-                // Empty is refused rather than read as "no token": it is almost always an unset
-                // variable in a deployment template.
-                guard !value.isEmpty else {
-                    throw FieldProblem("is set but empty; set a token, or unset it to allow commands without one")
-                }
-                let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
-                guard value.utf8.count <= 1024, value.utf8.allSatisfy(allowed.contains) else {
-                    throw FieldProblem("must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / =")
-                }
-                return { $0.controlToken = value }
+                let location = try StoreLocation.parse(value)
+                return { $0.store = location }
             }, fromJSON: nil),
+        token(
+            variable: "CAROUSEL_CONTROL_TOKEN", help: "bearer token required on commands (POST and PUT of v1)",
+            unsetMeans: "allow commands without one", set: { $0.controlToken = $1 }),
+        tokenFile(
+            variable: "CAROUSEL_CONTROL_TOKEN_FILE", help: "file holding the control token (a mounted secret)",
+            unsetMeans: "allow commands without one", set: { $0.controlToken = $1 }),
+        token(
+            variable: "CAROUSEL_ADMIN_TOKEN", help: "bearer token required on admin requests; grants control too",
+            unsetMeans: "take admin requests from this host only", set: { $0.adminToken = $1 }),
+        tokenFile(
+            variable: "CAROUSEL_ADMIN_TOKEN_FILE", help: "file holding the admin token (a mounted secret)",
+            unsetMeans: "take admin requests from this host only", set: { $0.adminToken = $1 }),
         Setting(
             flag: "--log-level", metavariable: "LEVEL", variable: "CAROUSEL_LOG_LEVEL", field: nil,
             defaultValue: "info", help: "trace, debug, info, notice, warning, error or critical",
@@ -148,6 +161,57 @@ struct Setting: Sendable {
     static var fields: [String] { all.compactMap(\.field) }
 
     // MARK: Kinds of settings
+
+    /// A bearer token from an environment variable.
+    private static func token(
+        variable: String, help: String, unsetMeans: String,
+        set: @escaping @Sendable (inout ServiceConfiguration, String) -> Void
+    ) -> Setting {
+        Setting(
+            flag: nil, metavariable: "", variable: variable, field: nil, defaultValue: "none", help: help,
+            fromText: { value throws(FieldProblem) in
+                let token = try checkedToken(value, unsetMeans: unsetMeans)
+                return { set(&$0, token) }
+            }, fromJSON: nil)
+    }
+
+    /// A bearer token read from a file (its content, without a final line break), as container
+    /// secrets are mounted.
+    private static func tokenFile(
+        variable: String, help: String, unsetMeans: String,
+        set: @escaping @Sendable (inout ServiceConfiguration, String) -> Void
+    ) -> Setting {
+        Setting(
+            flag: nil, metavariable: "", variable: variable, field: nil, defaultValue: "none", help: help,
+            fromText: { path throws(FieldProblem) in
+                switch FileContents.read(path) {
+                case .contents(let bytes):
+                    var text = String(decoding: bytes, as: UTF8.self)
+                    while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+                    do throws(FieldProblem) {
+                        let token = try checkedToken(text, unsetMeans: unsetMeans)
+                        return { set(&$0, token) }
+                    } catch {
+                        throw FieldProblem("the token in \(path) \(error.message)")
+                    }
+                case .missing:
+                    throw FieldProblem("\(path): no such file")
+                case .unreadable(let reason):
+                    throw FieldProblem("\(path): cannot read: \(reason)")
+                }
+            }, fromJSON: nil)
+    }
+
+    /// Empty is refused rather than read as "no token": it is almost always an unset variable in
+    /// a deployment template.
+    private static func checkedToken(_ value: String, unsetMeans: String) throws(FieldProblem) -> String {
+        guard !value.isEmpty else { throw FieldProblem("is set but empty; set a token, or unset it to \(unsetMeans)") }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
+        guard value.utf8.count <= 1024, value.utf8.allSatisfy(allowed.contains) else {
+            throw FieldProblem("must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / =")
+        }
+        return value
+    }
 
     /// A string read the same way from text and JSON.
     private static func string(

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -77,6 +78,28 @@ static inline void *cmhd_connection_context(struct MHD_Connection *connection) {
 /// Exempts one connection from the idle timeout (MHD_set_connection_option is variadic).
 static inline enum MHD_Result cmhd_disable_connection_timeout(struct MHD_Connection *connection) {
     return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+}
+
+/// Whether the client of `connection` is on this host: 127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104
+/// (MHD_get_connection_info is variadic).
+static inline int cmhd_client_is_loopback(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return 0;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        const unsigned char *bytes = (const unsigned char *)&((const struct sockaddr_in *)address)->sin_addr;
+        return bytes[0] == 127;
+    }
+    if (address->sa_family == AF_INET6) {
+        const unsigned char *bytes = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+        static const unsigned char loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        int isLoopback = 1, isMapped = 1;
+        for (int i = 0; i < 16; i++) isLoopback &= bytes[i] == loopback[i];
+        for (int i = 0; i < 12; i++) isMapped &= bytes[i] == mapped[i];
+        return isLoopback || (isMapped && bytes[12] == 127);
+    }
+    return 0;
 }
 
 /// CPUs this process may run on (its affinity mask), or 0 if unknown. Through the variadic

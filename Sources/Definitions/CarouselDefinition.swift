@@ -80,6 +80,7 @@ extension CarouselDefinition {
         } else {
             throw FieldError(field: fields.fieldPath("name"), message: "required field is missing; must be a string")
         }
+        _ = try fields.optional("revision", JSONKind<JSONNumber>.integralNumber.orNull)
         var definition = CarouselDefinition(name: name)
         if let interval = try fields.optional("interval", .number) {
             definition.interval = try BannerDecoding.interval(interval, field: fields.fieldPath("interval"))

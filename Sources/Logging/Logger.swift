@@ -65,10 +65,14 @@ public enum StandardStream: Sendable {
     case output, error
 
     public func writeLine(_ line: String) {
-        var pending = Array(line.utf8)
-        pending.append(UInt8(ascii: "\n"))
+        write(Array(line.utf8) + [UInt8(ascii: "\n")])
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: [UInt8]) {
+        var pending = bytes
         while !pending.isEmpty {
-            let written = write(self == .output ? 1 : 2, pending, pending.count)
+            let written = Glibc.write(self == .output ? 1 : 2, pending, pending.count)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return }  // Nowhere left to report a failing stream.
             pending.removeFirst(written)

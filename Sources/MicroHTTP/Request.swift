@@ -27,15 +27,24 @@ public struct Request: ~Copyable {
     private enum Headers {
         /// Valid for the duration of the handler call that receives the request.
         case connection(OpaquePointer)
-        case list([HTTPHeader])
+        case list([HTTPHeader], query: [HTTPHeader], fromLoopback: Bool)
     }
 
-    /// A request built from values (for tests, or for handlers called without a server).
-    public init(method: String, path: String, headers: [HTTPHeader] = [], body: [UInt8] = []) {
+    /// A request built from values (for tests, or for handlers called without a server). A
+    /// query string in `path` (`/a?b=1`) is split off into the query parameters (not decoded).
+    public init(
+        method: String, path: String, headers: [HTTPHeader] = [], body: [UInt8] = [], fromLoopback: Bool = true
+    ) {
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let items = parts.count == 2 ? parts[1].split(separator: "&") : []
+        let query = items.map { (item: Substring) -> HTTPHeader in
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return HTTPHeader(String(pair[0]), pair.count == 2 ? String(pair[1]) : "")
+        }
         self.method = method
-        self.path = path
+        self.path = String(parts[0])
         self.body = body
-        self.headers = .list(headers)
+        self.headers = .list(headers, query: query, fromLoopback: fromLoopback)
     }
 
     init(method: String, path: String, body: [UInt8], connection: OpaquePointer) {
@@ -53,8 +62,27 @@ public struct Request: ~Copyable {
             // would convert it through a heap array on every read.
             name.withCString { MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, $0) }
                 .map { String(cString: $0) }
-        case .list(let list):
+        case .list(let list, _, _):
             list.first { $0.name.utf8.elementsEqual(name.utf8, by: asciiCaseInsensitiveEqual) }?.value
+        }
+    }
+
+    /// The first query parameter with this name (`?position=2`), percent-decoded; names compare exactly.
+    public func queryParameter(_ name: String) -> String? {
+        switch headers {
+        case .connection(let connection):
+            name.withCString { MHD_lookup_connection_value(connection, MHD_ValueKind.GET_ARGUMENT_KIND, $0) }
+                .map { String(cString: $0) }
+        case .list(_, let query, _):
+            query.first { $0.name == name }?.value
+        }
+    }
+
+    /// Whether the client connected from this host (a loopback address).
+    public var isFromLoopback: Bool {
+        switch headers {
+        case .connection(let connection): cmhd_client_is_loopback(connection) != 0
+        case .list(_, _, let fromLoopback): fromLoopback
         }
     }
 }

@@ -49,9 +49,29 @@ public final class StreamRegistry: Sendable {
         }
     }
 
+    /// Queues `chunk` on every open stream, whatever its group (a heartbeat).
+    public func broadcastToAll(_ chunk: [UInt8]) {
+        open.withLock { open in
+            for group in open.groups.values {
+                for stream in group.values { stream.send(chunk) }
+            }
+        }
+    }
+
+    /// Ends the streams of `group` (what they followed is gone); their clients see the end.
+    public func finish(group: String) {
+        let streams = open.withLock { $0.groups[group].map { Array($0.values) } ?? [] }
+        for stream in streams { stream.finish() }
+    }
+
     /// Streams open in `group` now.
     public func count(in group: String) -> Int {
         open.withLock { $0.groups[group]?.count ?? 0 }
+    }
+
+    /// Streams open now, in every group.
+    public var count: Int {
+        open.withLock { $0.membership.count }
     }
 
     /// What libmicrohttpd's content-reader callbacks get as their context.

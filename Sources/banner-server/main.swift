@@ -1,4 +1,5 @@
-// banner-server: parse flags, start, wait for SIGTERM/SIGINT, stop.
+// banner-server: parse flags, start, wait for SIGTERM/SIGINT, stop. Or one of the subcommands:
+// healthcheck, import FILE, export.
 import BannerService
 import Glibc
 import Logging
@@ -16,6 +17,10 @@ do {
         exit(0)
     case .healthCheck(let target):
         exit(HealthCheck.run(target))
+    case .importFile(let target, let definitions, let path):
+        exit(StoreCommands.importDefinitions(definitions, from: path, into: target.store))
+    case .export(let source):
+        exit(StoreCommands.export(from: source.store))
     case .run(let parsed, let parsedNotes):
         configuration = parsed
         notes = parsedNotes
@@ -33,7 +38,7 @@ do {
     service = try CarouselService.start(configuration: configuration, logger: logger)
 } catch {
     logger.critical("cannot start: \(error)")
-    exit(1)
+    exit(error.exitCode)
 }
 StandardStream.output.writeLine("listening on \(configuration.url(boundPort: service.port))")
 

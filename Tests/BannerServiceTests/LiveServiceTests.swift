@@ -12,9 +12,12 @@ final class LiveService: Sendable {
 
     init(
         banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
-        heartbeat: Duration = .seconds(15), corsOrigins: [String] = []
+        adminToken: String? = nil, heartbeat: Duration = .seconds(15), corsOrigins: [String] = [],
+        store: StoreLocation = .memory
     ) throws {
         var configuration = ServiceConfiguration()
+        configuration.store = store
+        configuration.adminToken = adminToken
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.interval = interval

@@ -1,8 +1,10 @@
 import Carousel
+import Definitions
 import Foundation
 import JSON
 import Logging
 import MicroHTTP
+import Store
 import TestSupport
 
 @testable import BannerAPI
@@ -17,29 +19,41 @@ func sampleBanners(_ count: Int) -> [Banner] {
     }
 }
 
-/// The API called directly, as libmicrohttpd would call it, with an engine on a manual clock.
+/// The API called directly, as libmicrohttpd would call it, with a carousel `default` on a
+/// manual clock (its timer not started: time moves when the test says).
 struct RouterHarness: Sendable {
     let clock = ManualClock(t0)
+    let store: any CarouselStore
     let parts: ServiceParts
-    var engine: CarouselEngine { parts.engine }
+    /// The engine of `default`.
+    var engine: CarouselEngine { parts.engine(of: CarouselDefinition.defaultName)! }
+    /// The read views of `default`.
+    var views: ReadViews { parts.directory.carousel(named: CarouselDefinition.defaultName)!.views }
     var api: BannerAPI { parts.api }
 
     init(
         banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil,
-        corsOrigins: [String] = []
+        adminToken: String? = nil, corsOrigins: [String] = [], store: any CarouselStore = MemoryStore()
     ) {
+        let definition = CarouselDefinition(
+            name: CarouselDefinition.defaultName, interval: interval, autoplay: autoplay,
+            banners: sampleBanners(banners))
+        // A memory store, or a fresh file: neither fails here.
+        try! StoreSeeding.importDefinitions([definition], into: store, now: t0)
+        self.store = store
         parts = ServiceParts(
-            carousel: Carousel(banners: sampleBanners(banners), interval: interval, autoplay: autoplay, now: t0),
-            corsOrigins: corsOrigins, heartbeat: .seconds(15), controlToken: token,
+            store: store, loaded: try! store.loadAll(), corsOrigins: corsOrigins, heartbeat: .seconds(15),
+            access: AccessPolicy(controlToken: token, adminToken: adminToken),
             logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
     }
 
     func send(
-        _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil,
+        fromLoopback: Bool = true
     ) async -> Response {
         let request = Request(
             method: method, path: path, headers: headers.map { HTTPHeader($0.0, $0.1) },
-            body: body.map { Array($0.utf8) } ?? [])
+            body: body.map { Array($0.utf8) } ?? [], fromLoopback: fromLoopback)
         switch api.respond(to: request) {
         case .response(let response): return response
         case .prepared(let prepared): return prepared.response

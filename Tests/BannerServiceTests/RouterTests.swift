@@ -114,7 +114,7 @@ struct RouterReadTests {
             return
         }
         let answer = await work()
-        #expect(answer === harness.parts.views.response(.state, origin: nil, ifNoneMatch: nil))
+        #expect(answer === harness.views.response(.state, origin: nil, ifNoneMatch: nil))
     }
 
     @Test func aCompletedCommandIsVisibleToTheNextRead() async throws {
@@ -374,7 +374,7 @@ struct RouterTokenTests {
     }
 
     @Test func theComparisonAcceptsOnlyTheExactToken() {
-        let control = ControlToken(token)
+        let control = BearerToken(token)
         #expect(control.authorizes("Bearer s3cret-token"))
         #expect(control.authorizes("BEARER s3cret-token"))
         #expect(!control.authorizes("Bearer s3cret-toke"))

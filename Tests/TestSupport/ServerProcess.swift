@@ -22,7 +22,8 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts the program. Only `environment` is passed, plus PATH, the sanitizers' options and
     /// SWIFT_BACKTRACE (`make test-sanitize` sets them for the child too): the test runner's own
-    /// `CAROUSEL_*` variables must not leak in.
+    /// `CAROUSEL_*` variables must not leak in. Without a `workingDirectory`, it runs in a fresh
+    /// empty one (where the default store, `data/carousel.db`, is then created).
     public init(
         executable: URL = ServerProcess.executable, arguments: [String], environment: [String: String] = [:],
         workingDirectory: URL? = nil
@@ -52,7 +53,8 @@ public final class ServerProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         // posix_spawn_file_actions_addchdir_np needs _GNU_SOURCE; env -C changes directory instead.
-        let command = workingDirectory.map { ["/usr/bin/env", "-C", $0.path, executable.path] } ?? [executable.path]
+        let directory = try workingDirectory ?? temporaryDirectory()
+        let command = ["/usr/bin/env", "-C", directory.path, executable.path]
         let argv = (command + arguments).map { strdup($0) } + [nil]
         var inherited = ["PATH": "/usr/bin:/bin"]
         for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "SWIFT_BACKTRACE"] {

@@ -83,7 +83,11 @@ class BannerServer:
         self.start()
 
     def start(self):
-        self.process = subprocess.Popen([str(SERVER), "--config", str(self.config)], env=self.environment,
+        # The store sits beside the configuration: a new configuration (in a new folder) starts a
+        # new store, a restart keeps it.
+        store = self.config.parent / "carousel.db"
+        self.process = subprocess.Popen([str(SERVER), "--config", str(self.config), "--store", str(store)],
+                                        env=self.environment,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         self.process.stdout.close()

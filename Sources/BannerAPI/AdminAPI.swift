@@ -1,0 +1,168 @@
+import Carousel
+import Definitions
+import JSON
+import MicroHTTP
+
+/// An admin request, checked on the calling thread (route, role, body syntax and field rules),
+/// ready to run in its carousel's engine. Bodies follow the configuration file's rules, with its
+/// messages: an invalid value is a 422 naming the field's path.
+enum AdminRequest: Sendable {
+    case create(CarouselDefinition)
+    case replace(CarouselDefinition)
+    /// A JSON Merge Patch (RFC 7396) of the definition.
+    case patch(JSONValue)
+    case delete
+    case addBanner(Banner, position: Int?)
+    case replaceBanner(id: String, Banner)
+    case patchBanner(id: String, JSONValue)
+    case deleteBanner(id: String)
+    case reorder(ids: [String])
+
+    static func parse(_ route: AdminRoute?, carousel name: String, request: borrowing Request) throws(Problem)
+        -> AdminRequest
+    {
+        guard let route else {
+            let body = try required(request)
+            return .create(try validating { () throws(FieldError) in try CarouselDefinition.decode(body) })
+        }
+        switch route {
+        case .replace:
+            let body = try required(request)
+            return .replace(
+                try validating { () throws(FieldError) in try CarouselDefinition.decode(body, impliedName: name) })
+        case .patch:
+            return .patch(try required(request))
+        case .delete:
+            return .delete
+        case .addBanner:
+            let body = try required(request)
+            let banner = try validating { () throws(FieldError) in try BannerDecoding.banner(JSONFields(body)) }
+            var position: Int?
+            if let given = request.queryParameter("position") {
+                guard let parsed = Int(given), parsed >= 0 else {
+                    throw Problem.unprocessable(
+                        "position: '\(given)' is not a position; use 0 (first) to the banner count (last)")
+                }
+                position = parsed
+            }
+            return .addBanner(banner, position: position)
+        case .replaceBanner(let id):
+            let body = try required(request)
+            return .replaceBanner(id: id, try banner(body, id: id))
+        case .patchBanner(let id):
+            return .patchBanner(id: id, try required(request))
+        case .deleteBanner(let id):
+            return .deleteBanner(id: id)
+        case .reorder:
+            let body = try required(request)
+            let ids = try validating { () throws(FieldError) -> [String] in
+                let fields = try JSONFields(body)
+                try fields.rejectUnknown(allowing: ["ids"])
+                return try fields.required("ids", .array).enumerated().map { (offset, element) throws(FieldError) in
+                    try JSONKind<String>.string.read(element, at: "ids[\(offset)]")
+                }
+            }
+            return .reorder(ids: ids)
+        }
+    }
+
+    /// The new definition this request makes of `current`, or the problem with it.
+    func revise(_ current: CarouselDefinition) throws(Problem) -> CarouselDefinition {
+        var revised = current
+        switch self {
+        case .create(let definition), .replace(let definition):
+            return definition
+        case .patch(let patch):
+            let merged = Self.value(of: current.json()).merged(with: patch)
+            return try Self.validating { () throws(FieldError) in
+                try CarouselDefinition.decode(merged, impliedName: current.name)
+            }
+        case .delete:
+            return current
+        case .addBanner(let banner, let position):
+            if current.banners.contains(where: { $0.id == banner.id }) {
+                throw Problem(
+                    status: 409,
+                    detail: "carousel '\(current.name)' has a banner '\(banner.id)' already; "
+                        + "PUT /carousels/\(current.name)/banners/\(banner.id) replaces it")
+            }
+            let count = current.banners.count
+            let at = position ?? count
+            guard at <= count else {
+                throw Problem.unprocessable("position: \(at) is out of range; use 0 to \(count) (\(count) banners)")
+            }
+            revised.banners.insert(banner, at: at)
+        case .replaceBanner(let id, let banner):
+            revised.banners[try Self.position(of: id, in: current)] = banner
+        case .patchBanner(let id, let patch):
+            let position = try Self.position(of: id, in: current)
+            if case .object(let members) = patch, members["id"] == .null {
+                throw Problem.unprocessable("id: a banner's id cannot be removed")
+            }
+            let merged = Self.value(of: BannerDecoding.json(current.banners[position])).merged(with: patch)
+            revised.banners[position] = try Self.banner(merged, id: id)
+        case .deleteBanner(let id):
+            revised.banners.remove(at: try Self.position(of: id, in: current))
+        case .reorder(let ids):
+            let known = current.banners.map(\.id)
+            guard ids.count == known.count, Set(ids) == Set(known) else {
+                let missing = known.filter { !ids.contains($0) }
+                let unknown = ids.filter { !known.contains($0) }
+                var reasons: [String] = []
+                if !missing.isEmpty { reasons.append("missing \(missing.joined(separator: ", "))") }
+                if !unknown.isEmpty { reasons.append("no such banner \(unknown.joined(separator: ", "))") }
+                if reasons.isEmpty { reasons.append("an id given twice") }
+                throw Problem.unprocessable(
+                    "ids: must list each of the \(known.count) banner ids once (a permutation); "
+                        + reasons.joined(separator: "; "))
+            }
+            revised.banners = ids.map { id in current.banners.first { $0.id == id }! }
+        }
+        return revised
+    }
+
+    // MARK: Bodies
+
+    private static func required(_ request: borrowing Request) throws(Problem) -> JSONValue {
+        guard let document = try CommandBody.document(of: request) else {
+            throw Problem.badRequest("missing body; send a JSON object with Content-Type: application/json")
+        }
+        return document
+    }
+
+    /// A banner body for `…/banners/{id}`, whose `id` may be left out but not changed.
+    private static func banner(_ body: JSONValue, id: String) throws(Problem) -> Banner {
+        var body = body
+        if case .object(var members) = body, members["id"] == nil {
+            members["id"] = .string(id)
+            body = .object(members)
+        }
+        let banner = try validating { () throws(FieldError) in try BannerDecoding.banner(JSONFields(body)) }
+        guard banner.id == id else {
+            throw Problem.unprocessable(
+                "id: '\(banner.id)' differs from '\(id)' in the path; a banner cannot be renamed")
+        }
+        return banner
+    }
+
+    private static func position(of id: String, in definition: CarouselDefinition) throws(Problem) -> Int {
+        guard let position = definition.banners.firstIndex(where: { $0.id == id }) else {
+            throw Problem(status: 404, detail: "carousel '\(definition.name)' has no banner '\(id)'")
+        }
+        return position
+    }
+
+    /// Field errors in an admin body: 422, `path: message`, as the configuration file says them.
+    private static func validating<Value>(_ body: () throws(FieldError) -> Value) throws(Problem) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw Problem.unprocessable("\(error.field): \(error.message)")
+        }
+    }
+
+    private static func value(of object: JSONObject) -> JSONValue {
+        // Our own encoding, so it parses.
+        (try? JSONParser.parse(object.bytes)) ?? .null
+    }
+}

@@ -1,0 +1,75 @@
+import Carousel
+import Definitions
+import Locking
+import MicroHTTP
+import Store
+
+/// The carousels being served, by name. Reads look a carousel up here (one lock, one dictionary
+/// lookup) and never touch the store; creating and deleting go through the store first.
+final class CarouselDirectory: Sendable {
+    private let carousels: Lock<[String: LiveCarousel]>
+    private let store: any CarouselStore
+    private let cors: CORSPolicy
+    private let streams: StreamRegistry
+    private let clock: @Sendable () -> Timestamp
+
+    init(
+        store: any CarouselStore, loaded: [StoredCarousel], cors: CORSPolicy, streams: StreamRegistry,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
+        self.store = store
+        self.cors = cors
+        self.streams = streams
+        self.clock = clock
+        var carousels: [String: LiveCarousel] = [:]
+        for stored in loaded {
+            carousels[stored.name] = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
+        }
+        self.carousels = Lock(carousels)
+    }
+
+    func carousel(named name: String) -> LiveCarousel? {
+        carousels.withLock { $0[name] }
+    }
+
+    /// Every carousel, by name.
+    var all: [LiveCarousel] {
+        carousels.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+    }
+
+    /// Starts every carousel's clock.
+    func start() {
+        for carousel in all { carousel.start() }
+    }
+
+    /// Stops every carousel's clock and ends their streams.
+    func stop() {
+        for carousel in all { carousel.stop() }
+    }
+
+    /// A new carousel, stored (synced), then served, showing its first banner from now.
+    func create(_ definition: CarouselDefinition) throws(Problem) -> LiveCarousel {
+        let anchor = Carousel(
+            banners: definition.banners, interval: definition.interval, autoplay: definition.autoplay, now: clock()
+        ).anchor
+        let stored: StoredCarousel
+        do {
+            stored = try store.create(definition, anchor: anchor)
+        } catch {
+            throw Problem.store(error)
+        }
+        let live = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
+        carousels.withLock { $0[definition.name] = live }
+        live.start()
+        return live
+    }
+
+    /// Deletes `carousel` from the store (after checking `ifMatch`), then from service.
+    func delete(_ carousel: LiveCarousel, ifMatch: String?) async throws(Problem) {
+        try await carousel.delete(ifMatch: ifMatch)
+        carousels.withLock { carousels in
+            if carousels[carousel.name] === carousel { carousels[carousel.name] = nil }
+        }
+        carousel.stop()
+    }
+}

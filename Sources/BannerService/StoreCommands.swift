@@ -1,0 +1,41 @@
+import Carousel
+import Definitions
+import Logging
+import Store
+
+/// `banner-server import FILE` and `banner-server export`: each opens the store, does its one
+/// job, and returns the exit status (0; 2 when the store cannot be used, as for a bad
+/// configuration; 1 when it failed now). Messages go to standard error.
+public enum StoreCommands {
+    public static func importDefinitions(
+        _ definitions: [CarouselDefinition], from path: String, into location: StoreLocation
+    )
+        -> Int32
+    {
+        do {
+            let store = try location.open()
+            try StoreSeeding.importDefinitions(definitions, into: store, now: Timestamp.now())
+            let names = definitions.map(\.name).joined(separator: ", ")
+            StandardStream.error.writeLine("banner-server: imported \(names) from \(path) into \(store.description)")
+            return 0
+        } catch {
+            return failed(error, doing: "import")
+        }
+    }
+
+    public static func export(from location: StoreLocation) -> Int32 {
+        do {
+            let store = try location.open()
+            StandardStream.output.write(try StoreSeeding.export(store))
+            return 0
+        } catch {
+            return failed(error, doing: "export")
+        }
+    }
+
+    private static func failed(_ error: StoreError, doing command: String) -> Int32 {
+        StandardStream.error.writeLine("banner-server: \(command) failed: \(error)")
+        if case .unusable = error { return 2 }
+        return 1
+    }
+}

@@ -1,0 +1,49 @@
+import Carousel
+import Definitions
+import Store
+
+/// Writing definitions into a store from outside the API: the first start on an empty store
+/// (seeding from the configuration) and `banner-server import`.
+public enum StoreSeeding {
+    /// Writes `definitions` in one transaction: each replaces the carousel of its name (whose
+    /// state follows as after an admin edit) or creates it (showing its first banner from `now`).
+    public static func importDefinitions(
+        _ definitions: [CarouselDefinition], into store: any CarouselStore, now: Timestamp
+    ) throws(StoreError) {
+        try store.importDefinitions(definitions) { definition, existing in
+            guard let existing else {
+                return Carousel(
+                    banners: definition.banners, interval: definition.interval, autoplay: definition.autoplay, now: now
+                ).anchor
+            }
+            let old = existing.definition
+            var carousel = Carousel(banners: old.banners, interval: old.interval, anchor: existing.anchor)
+            carousel.redefine(
+                banners: definition.banners, interval: definition.interval,
+                autoplay: definition.autoplay == old.autoplay ? nil : definition.autoplay, at: now)
+            return carousel.anchor
+        }
+    }
+
+    /// The carousels of `store`, after importing `definitions` when it holds none. The second
+    /// value names the carousels whose stored definition differs from `definitions` (the store
+    /// is the truth once seeded).
+    public static func load(
+        _ store: any CarouselStore, seeding definitions: [CarouselDefinition], now: Timestamp
+    ) throws(StoreError) -> (carousels: [StoredCarousel], seeded: Bool, differing: [String]) {
+        let stored = try store.loadAll()
+        guard stored.isEmpty else {
+            let differing = definitions.filter { definition in
+                stored.first { $0.name == definition.name }?.definition != definition
+            }.map(\.name)
+            return (stored, false, differing)
+        }
+        try importDefinitions(definitions, into: store, now: now)
+        return (try store.loadAll(), true, [])
+    }
+
+    /// `banner-server export`: every definition as a v2 configuration file.
+    public static func export(_ store: any CarouselStore) throws(StoreError) -> [UInt8] {
+        CarouselDefinition.configurationFile(try store.loadAll().map(\.definition))
+    }
+}

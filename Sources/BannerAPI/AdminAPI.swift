@@ -31,7 +31,7 @@ enum AdminRequest: Sendable {
             return .replace(
                 try validating { () throws(FieldError) in try CarouselDefinition.decode(body, impliedName: name) })
         case .patch:
-            return .patch(try required(request))
+            return .patch(try patch(request, fields: CarouselDefinition.fieldNames + ["revision"]))
         case .delete:
             return .delete
         case .addBanner:
@@ -50,7 +50,7 @@ enum AdminRequest: Sendable {
             let body = try required(request)
             return .replaceBanner(id: id, try banner(body, id: id))
         case .patchBanner(let id):
-            return .patchBanner(id: id, try required(request))
+            return .patchBanner(id: id, try patch(request, fields: BannerDecoding.fieldNames))
         case .deleteBanner(let id):
             return .deleteBanner(id: id)
         case .reorder:
@@ -128,6 +128,13 @@ enum AdminRequest: Sendable {
             throw Problem.badRequest("missing body; send a JSON object with Content-Type: application/json")
         }
         return document
+    }
+
+    /// A merge patch: an object naming only `fields` (even to remove them: a typo must not pass).
+    private static func patch(_ request: borrowing Request, fields: [String]) throws(Problem) -> JSONValue {
+        let body = try required(request)
+        try validating { () throws(FieldError) in try JSONFields(body).rejectUnknown(allowing: fields) }
+        return body
     }
 
     /// A banner body for `…/banners/{id}`, whose `id` may be left out but not changed.

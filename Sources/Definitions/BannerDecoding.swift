@@ -5,7 +5,8 @@ import JSON
 /// file, `import` and the admin API): each error names the field's path
 /// (`banners[2].image: not an absolute http(s) URL`).
 public enum BannerDecoding {
-    private static let fieldNames = ["id", "image", "caption", "link", "duration"]
+    /// Fields of a banner object, in the order they are written.
+    public static let fieldNames = ["id", "image", "caption", "link", "duration"]
 
     /// The banners of a `banners` array, ids unique.
     public static func banners(_ elements: [JSONValue], path: String = "banners") throws(FieldError) -> [Banner] {

@@ -39,7 +39,7 @@ public struct CarouselDefinition: Sendable, Hashable {
 
 extension CarouselDefinition {
     /// Fields of a definition object, in the order they are written.
-    static let fieldNames = ["name", "interval", "autoplay", "banners"]
+    public static let fieldNames = ["name", "interval", "autoplay", "banners"]
 
     /// The definition as JSON: `{"name", "interval", "autoplay", "banners"}`, and `revision`
     /// when given (the admin API's representation).

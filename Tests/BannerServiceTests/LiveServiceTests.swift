@@ -5,7 +5,9 @@ import Logging
 import TestSupport
 import Testing
 
-/// The whole service on 127.0.0.1, an ephemeral port, the real clock, spoken to over HTTP.
+/// The whole service on 127.0.0.1, an ephemeral port, the real clock, spoken to over HTTP; by
+/// default on a fresh SQLite store (the embedded default), while `RouterHarness` runs on the
+/// memory store: the suites shared by both run on each.
 final class LiveService: Sendable {
     let service: CarouselService
     var port: Int { service.port }
@@ -13,10 +15,11 @@ final class LiveService: Sendable {
     init(
         banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
         adminToken: String? = nil, heartbeat: Duration = .seconds(15), corsOrigins: [String] = [],
-        store: StoreLocation = .memory
+        store: StoreLocation? = nil
     ) throws {
         var configuration = ServiceConfiguration()
-        configuration.store = store
+        configuration.store =
+            try store ?? .sqlite(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
         configuration.adminToken = adminToken
         configuration.host = "127.0.0.1"
         configuration.port = 0

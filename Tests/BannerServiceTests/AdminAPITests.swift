@@ -1,0 +1,228 @@
+import BannerService
+import Foundation
+import TestSupport
+import Testing
+
+@testable import BannerAPI
+
+/// The admin API (docs/API.md, administration), each check run against the router and against
+/// the live service.
+@Suite("Admin API")
+struct AdminAPITests {
+    static let lobby = #"""
+        {"name": "lobby", "interval": 10, "banners": [
+          {"id": "a", "image": "https://cdn.example.com/a.png", "caption": "A"},
+          {"id": "b", "image": "https://cdn.example.com/b.png"},
+          {"id": "c", "image": "https://cdn.example.com/c.png", "duration": 30}]}
+        """#
+
+    static func create(_ service: any TestService, _ body: String = lobby) async throws -> HTTPResponse {
+        try await service.request("POST", "/carousels", headers: [("Content-Type", "application/json")], body: body)
+    }
+
+    static func json(
+        _ service: any TestService, _ method: String, _ path: String, _ body: String, headers: [(String, String)] = []
+    ) async throws -> HTTPResponse {
+        try await service.request(method, path, headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func aCreatedCarouselIsServedUnderItsName(_ transport: Transport) async throws {
+        let service = try transport.start()
+        let created = try await Self.create(service)
+        #expect(created.status == 201)
+        #expect(created.header("Location") == "/carousels/lobby")
+        #expect(try created.json["revision"] as? Int == 1)
+        let etag = try #require(created.header("ETag"))
+        let definition = try await service.request("GET", "/carousels/lobby")
+        #expect(definition.header("ETag") == etag)
+        #expect(try definition.json["interval"] as? Double == 10)
+        let state = try await service.request("GET", "/carousels/lobby/banner").json
+        #expect((state["banner"] as? [String: Any])?["id"] as? String == "a")
+        #expect(state["count"] as? Int == 3)
+        let list = try await service.request("GET", "/carousels").json["carousels"] as? [[String: Any]]
+        #expect(list?.map { $0["name"] as? String } == ["default", "lobby"])
+        #expect(try await Self.create(service).status == 409)
+        let moved = try await service.request("POST", "/carousels/lobby/banner/next").json
+        #expect(moved["index"] as? Int == 1)
+        #expect(try await service.request("GET", "/banner").json["index"] as? Int == 0, "default did not move")
+    }
+
+    @Test(arguments: Transport.allCases)
+    func anUnknownCarouselIsA404NamingIt(_ transport: Transport) async throws {
+        let service = try transport.start()
+        for (method, path) in [
+            ("GET", "/carousels/nope/banner"), ("POST", "/carousels/nope/banner/next"), ("GET", "/carousels/nope"),
+            ("DELETE", "/carousels/nope"), ("GET", "/carousels/nope/banner/events"), ("GET", "/carousels/nope/"),
+        ] {
+            let response = try await service.request(method, path)
+            #expect(response.status == 404, "\(method) \(path)")
+            #expect(response.problemDetail == "no carousel named 'nope'; GET /carousels lists them")
+        }
+    }
+
+    @Test(arguments: Transport.allCases)
+    func aStaleIfMatchChangesNothing(_ transport: Transport) async throws {
+        let service = try transport.start()
+        let first = try #require(try await Self.create(service).header("ETag"))
+        let patched = try await Self.json(
+            service, "PATCH", "/carousels/lobby", #"{"interval": 5}"#, headers: [("If-Match", first)])
+        #expect(patched.status == 200)
+        #expect(try patched.json["revision"] as? Int == 2)
+        let second = try #require(patched.header("ETag"))
+        #expect(second != first)
+        let stale = try await Self.json(
+            service, "PATCH", "/carousels/lobby", #"{"interval": 7}"#, headers: [("If-Match", first)])
+        #expect(stale.status == 412)
+        #expect(stale.header("ETag") == second)
+        let deleted = try await service.request("DELETE", "/carousels/lobby", headers: [("If-Match", first)])
+        #expect(deleted.status == 412)
+        let now = try await service.request("GET", "/carousels/lobby").json
+        #expect(now["interval"] as? Double == 5 && now["revision"] as? Int == 2)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func bannersAreAddedReadChangedAndRemoved(_ transport: Transport) async throws {
+        let service = try transport.start()
+        _ = try await Self.create(service)
+        let added = try await Self.json(
+            service, "POST", "/carousels/lobby/banners?position=1",
+            #"{"id": "new", "image": "https://cdn.example.com/n.png"}"#)
+        #expect(added.status == 201)
+        #expect(added.header("Location") == "/carousels/lobby/banners/new")
+        #expect(try await Self.ids(service) == ["a", "new", "b", "c"])
+        let duplicate = try await Self.json(
+            service, "POST", "/carousels/lobby/banners", #"{"id": "b", "image": "https://cdn.example.com/b.png"}"#)
+        #expect(duplicate.status == 409)
+        let patched = try await Self.json(service, "PATCH", "/carousels/lobby/banners/new", #"{"caption": "New!"}"#)
+        #expect(try patched.json["caption"] as? String == "New!")
+        #expect(try await service.request("GET", "/carousels/lobby/banners/new").json["caption"] as? String == "New!")
+        let replaced = try await Self.json(
+            service, "PUT", "/carousels/lobby/banners/new", #"{"image": "https://cdn.example.com/m.png"}"#)
+        #expect(try replaced.json["caption"] as? String == "", "a replacement drops what it leaves out")
+        let renamed = try await Self.json(
+            service, "PUT", "/carousels/lobby/banners/new", #"{"id": "x", "image": "https://cdn.example.com/m.png"}"#)
+        #expect(renamed.status == 422)
+        #expect(try await service.request("DELETE", "/carousels/lobby/banners/new").status == 204)
+        #expect(try await service.request("GET", "/carousels/lobby/banners/new").status == 404)
+        #expect(try await Self.ids(service) == ["a", "b", "c"])
+    }
+
+    @Test(arguments: Transport.allCases)
+    func anOrderMustBeAPermutation(_ transport: Transport) async throws {
+        let service = try transport.start()
+        _ = try await Self.create(service)
+        let reordered = try await Self.json(service, "PUT", "/carousels/lobby/order", #"{"ids": ["c", "a", "b"]}"#)
+        #expect(reordered.status == 200)
+        #expect(try await Self.ids(service) == ["c", "a", "b"])
+        let short = try await Self.json(service, "PUT", "/carousels/lobby/order", #"{"ids": ["c", "a"]}"#)
+        #expect(short.status == 422)
+        #expect(
+            short.problemDetail == "ids: must list each of the 3 banner ids once (a permutation); missing b")
+        let twice = try await Self.json(service, "PUT", "/carousels/lobby/order", #"{"ids": ["c", "a", "a"]}"#)
+        #expect(twice.status == 422)
+        #expect(try await Self.ids(service) == ["c", "a", "b"])
+    }
+
+    /// The current banner stays current, its countdown untouched, when it survives an edit.
+    @Test(arguments: Transport.allCases)
+    func anEditKeepsTheCurrentBanner(_ transport: Transport) async throws {
+        let service = try transport.start()
+        let jumped = try await Self.json(service, "PUT", "/banner/index", #"{"index": 2}"#).json
+        let deleted = try await service.request("DELETE", "/carousels/default/banners/b0")
+        #expect(deleted.status == 204)
+        let state = try await service.request("GET", "/banner").json
+        #expect((state["banner"] as? [String: Any])?["id"] as? String == "b2")
+        #expect(state["index"] as? Int == 1)
+        #expect(state["nextAdvanceAt"] as? String == jumped["nextAdvanceAt"] as? String)
+        #expect(state["version"] as? Int == (jumped["version"] as? Int ?? 0) + 1, "an edit is a state change")
+    }
+
+    /// Every rule of the configuration file holds for the API, with the same message.
+    @Test(arguments: carouselFieldRules)
+    func theConfigurationFilesRulesHoldForTheAPI(_ fields: String, _ message: String) async throws {
+        let service = RouterHarness()
+        let body = #"{"name": "x", "# + fields.dropFirst()
+        let created = try await Self.create(service, body)
+        #expect(created.status == 422)
+        #expect(created.problemDetail == message)
+        #expect(try await service.request("GET", "/carousels/x").status == 404)
+        let replaced = try await Self.json(service, "PUT", "/carousels/default", fields)
+        #expect(replaced.status == 422)
+        #expect(replaced.problemDetail == message)
+        let patched = try await Self.json(service, "PATCH", "/carousels/default", fields)
+        #expect(patched.problemDetail == message)
+        #expect(try await service.request("GET", "/carousels/default").json["revision"] as? Int == 1)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func aCarouselDeletedIsGoneAndItsStreamsEnd(_ transport: Transport) async throws {
+        let service = try transport.start()
+        _ = try await Self.create(service)
+        #expect(try await service.request("DELETE", "/carousels/lobby").status == 204)
+        #expect(try await service.request("GET", "/carousels/lobby/banner").status == 404)
+        #expect(try await Self.create(service).status == 201, "the name is free again")
+    }
+
+    static func ids(_ service: any TestService) async throws -> [String] {
+        let banners = try await service.request("GET", "/carousels/lobby").json["banners"] as? [[String: Any]]
+        return banners?.compactMap { $0["id"] as? String } ?? []
+    }
+}
+
+@Suite("Roles")
+struct RoleTests {
+    @Test func withoutAnAdminTokenAdminIsForThisHostOnly() async throws {
+        let harness = RouterHarness()
+        let remote = await harness.send("DELETE", "/carousels/default", fromLoopback: false)
+        #expect(remote.status == 403)
+        #expect(
+            remote.problemDetail
+                == "admin requests are accepted from this host only while no admin token is set; set "
+                + "CAROUSEL_ADMIN_TOKEN (or CAROUSEL_ADMIN_TOKEN_FILE) on the service and send Authorization: Bearer <token>"
+        )
+        let proxied = await harness.send("DELETE", "/carousels/default", headers: [("X-Forwarded-For", "203.0.113.9")])
+        #expect(proxied.status == 403, "a proxy on this host makes every client look local")
+        #expect(await harness.send("GET", "/carousels/default", fromLoopback: false).status == 200, "reads are public")
+        #expect(await harness.send("DELETE", "/carousels/default").status == 204)
+    }
+
+    @Test func theAdminTokenIsNeededForAdminAndGrantsControl() async throws {
+        let harness = RouterHarness(token: "control-token", adminToken: "admin-token")
+        let admin = [("Authorization", "Bearer admin-token")]
+        let control = [("Authorization", "Bearer control-token")]
+        #expect(await harness.send("DELETE", "/carousels/default").status == 401, "loopback is not enough")
+        #expect(await harness.send("DELETE", "/carousels/default", headers: control).status == 401)
+        #expect(await harness.send("POST", "/banner/next", headers: admin).status == 200)
+        #expect(await harness.send("POST", "/banner/next", headers: control).status == 200)
+        #expect(
+            await harness.send("DELETE", "/carousels/default", headers: admin, fromLoopback: false).status == 204)
+    }
+
+    @Test func aLiveRemoteLookingRequestIsRefused() async throws {
+        let live = try LiveService()
+        let response = try await live.request(
+            "DELETE", "/carousels/default", headers: [("Forwarded", "for=203.0.113.9")])
+        #expect(response.status == 403)
+        #expect(try await live.request("DELETE", "/carousels/default").status == 204, "127.0.0.1 is this host")
+    }
+}
+
+@Suite("Admin changes are pushed")
+struct AdminEventTests {
+    @Test func subscribersOfACarouselAreToldOfItsEditsAndItsEnd() async throws {
+        let live = try LiveService()
+        _ = try await AdminAPITests.create(live)
+        let connection = try HTTPConnection(port: live.port)
+        let head = try await connection.openStream("/carousels/lobby/banner/events")
+        #expect(head.status == 200)
+        let reader = EventStreamReader(connection)
+        let first = try stateOf(try await reader.nextEvent())
+        _ = try await AdminAPITests.json(live, "PATCH", "/carousels/lobby", #"{"interval": 20}"#)
+        let edited = try stateOf(try await reader.nextEvent())
+        #expect(edited["version"] as? Int == (first["version"] as? Int ?? 0) + 1)
+        #expect(edited["interval"] as? Double == 20)
+        #expect(try await live.request("DELETE", "/carousels/lobby").status == 204)
+        #expect(try await reader.nextEvent() == nil, "the stream ends with its carousel")
+    }
+}

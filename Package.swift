@@ -68,12 +68,13 @@ let package = Package(
         .testTarget(
             name: "BannerServiceTests",
             dependencies: [
-                "BannerService", "BannerAPI", "JSON", "Carousel", "Logging", "MicroHTTP", "WebClient", "TestSupport",
+                "BannerService", "BannerAPI", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
+                "MicroHTTP", "WebClient", "TestSupport",
             ]
         ),
         .testTarget(
             name: "BannerServerTests",
-            dependencies: ["banner-server", "Locking", "TestSupport"]
+            dependencies: ["banner-server", "Locking", "SQLiteStore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

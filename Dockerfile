@@ -23,11 +23,16 @@ ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libstdc++6"
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin carousel
+    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin carousel \
+    && install -d -o carousel -g carousel -m 0750 /var/lib/banner-carousel
 COPY --from=build /out/banner-server /usr/local/bin/banner-server
 COPY config/carousel.json /etc/banner/carousel.json
-# Mount another file over /etc/banner/carousel.json, or override single settings with CAROUSEL_*.
+# The configuration seeds an empty store; the store (a volume) is the truth afterwards
+# (docs/STORE.md). Mount another file over /etc/banner/carousel.json, or override single settings
+# with CAROUSEL_*.
 ENV CAROUSEL_CONFIG=/etc/banner/carousel.json
+ENV CAROUSEL_STORE=/var/lib/banner-carousel/carousel.db
+VOLUME /var/lib/banner-carousel
 USER carousel
 EXPOSE 8080
 # No curl in the image: the binary asks /healthz itself.

@@ -9,7 +9,9 @@ In one run, on this machine:
   - the C reference (bench/reference/reference.c): libmicrohttpd answering one pre-built response
     with the service's daemon settings, the floor of our own stack.
 wrk loads each in turn, the order rotating every round; the report gives every round and the
-median ratios. Then: POST /banner/next throughput, RSS idle and with 1,000 idle keep-alive
+median ratios. The service runs on a fresh SQLite store (the embedded default). Then: POST
+/banner/next throughput on SQLite and on the memory store, admin writes (add a banner, synced to
+disk) per second and their latency, RSS idle (SQLite and memory) and with 1,000 idle keep-alive
 connections, and latency percentiles at a fixed request rate (h2load --rps, per-request log).
 Results go to bench/results.md (or bench/out/results-smoke.md with --smoke) and to stdout.
 Nothing here asserts a speed: machines are shared and noisy; ratios measured in the same run are
@@ -113,15 +115,16 @@ class Target:
         self.log.close()
 
 
-def start_service(threads, name="carousel", **settings):
-    """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said)."""
+def start_service(threads, name="carousel", store=None, **settings):
+    """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said),
+    on a fresh SQLite store unless `store` says otherwise."""
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
     configuration.update(host="127.0.0.1", port=free_port(), autoplay=False)
     configuration.update(settings)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
     return Target("service", "banner-server",
-                  [str(SERVICE), "--config", str(path), "--store", fresh_store(name), "--threads", str(threads)],
+                  [str(SERVICE), "--config", str(path), "--store", store or fresh_store(name), "--threads", str(threads)],
                   configuration["port"], OUT / f"{name}.log")
 
 
@@ -244,6 +247,53 @@ def rss_with_idle_connections(target, count):
             connection.close()
 
 
+def post_next(target, seconds, connections):
+    """POST /banner/next under wrk: rate, CPU per request, completed, and how much `version` grew."""
+    version_before = json.loads(fetch(target.port)[2])["version"]
+    rate, cpu, completed = wrk(target, "/banner/next", seconds, connections, script=ROOT / "bench" / "post.lua")
+    version_after = json.loads(fetch(target.port)[2])["version"]
+    return {"rate": rate, "cpu": cpu, "completed": completed, "applied": version_after - version_before}
+
+
+def admin_writes(target, clients, writes_per_client):
+    """Each client adds `writes_per_client` banners, one after another, to a carousel of its own
+    (every write synced to disk before its 201). Returns the rate over all and latency percentiles."""
+    import threading
+    import urllib.request
+
+    def send(method, path, body):
+        request = urllib.request.Request(f"http://127.0.0.1:{target.port}{path}", method=method,
+                                         data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+
+    for client in range(clients):
+        send("POST", "/carousels", {"name": f"admin-{client}", "autoplay": False})
+    times, failures = [], []
+
+    def run(client):
+        for number in range(writes_per_client):
+            body = {"id": f"b{number}", "image": f"https://cdn.example.com/{number}.png", "caption": "bench"}
+            started = time.perf_counter()
+            status = send("POST", f"/carousels/admin-{client}/banners", body)
+            times.append(time.perf_counter() - started)
+            if status != 201:
+                failures.append(status)
+
+    threads = [threading.Thread(target=run, args=(client,)) for client in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        sys.exit(f"bench: admin writes failed: {failures[:5]}")
+    times.sort()
+    return {"count": len(times), "rate": len(times) / elapsed, "p50": times[len(times) // 2] * 1000,
+            "p99": times[int(len(times) * 0.99)] * 1000, "clients": clients}
+
+
 def fan_out(threads, subscribers, changes):
     """N subscribers of /banner/events, `changes` changes; delivery delays from bench/tools/sse_fanout.c."""
     service = start_service(threads, name="fanout")
@@ -360,6 +410,8 @@ def main():
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
+    parser.add_argument("--admin-clients", type=int, default=4, help="clients adding banners at once")
+    parser.add_argument("--admin-writes", type=int, default=100, help="banners each admin client adds")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -367,6 +419,7 @@ def main():
         arguments.latency_clients, arguments.latency_rate = 4, 100
         arguments.subscribers, arguments.changes, arguments.advances = 200, 2, 20
         arguments.reads_counted = 200
+        arguments.admin_clients, arguments.admin_writes = 2, 10
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -419,16 +472,23 @@ def main():
 
         loaded_rss = {target.name: rss_with_idle_connections(target, arguments.idle_connections) for target in targets}
 
-        version_before = json.loads(fetch(service.port)[2])["version"]
-        post_rate, post_cpu, posted = wrk(service, "/banner/next", arguments.seconds, arguments.connections,
-                                          script=ROOT / "bench" / "post.lua")
-        version_after = json.loads(fetch(service.port)[2])["version"]
-        post = {"rate": post_rate, "cpu": post_cpu, "completed": posted, "applied": version_after - version_before}
-        print(f"  POST /banner/next {post_rate:,.0f} req/s, {posted:,} completed, {post['applied']:,} applied",
-              flush=True)
+        post = post_next(service, arguments.seconds, arguments.connections)
+        print(f"  POST /banner/next (SQLite) {post['rate']:,.0f} req/s, {post['completed']:,} completed, "
+              f"{post['applied']:,} applied", flush=True)
+        admin = admin_writes(service, arguments.admin_clients, arguments.admin_writes)
+        print(f"  admin writes (SQLite, synced) {admin['rate']:,.0f} req/s, p50 {admin['p50']:.2f} ms, "
+              f"p99 {admin['p99']:.2f} ms", flush=True)
     finally:
         for target in targets:
             target.stop()
+
+    memory = start_service(arguments.threads, name="carousel-memory", store="memory")
+    try:
+        idle_rss["memory"] = rss_kib(memory.pids)
+        post_memory = post_next(memory, arguments.seconds, arguments.connections)
+        print(f"  POST /banner/next (memory) {post_memory['rate']:,.0f} req/s", flush=True)
+    finally:
+        memory.stop()
 
     fanout = fan_out(arguments.threads, arguments.subscribers, arguments.changes)
     print(f"  fan-out to {fanout['connected']:,} subscribers: p50 {fanout['p50_ms']:.1f} ms, "
@@ -440,7 +500,7 @@ def main():
           f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
 
     report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body),
-                    fanout, timing, allocations)
+                    fanout, timing, allocations, post_memory, admin)
     results_file.write_text(report)
     print()
     print(report)
@@ -459,7 +519,7 @@ def rounds_table(leading, last, number, rows):
 
 
 def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
-           timing, allocations):
+           timing, allocations, post_memory, admin):
     service = rates["service"]
     versus_nginx = [s / n for s, n in zip(service, rates["nginx"])]
     versus_c = [s / c for s, c in zip(service, rates["reference"])]
@@ -524,15 +584,32 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         lines.append(f"| {target.label} | {idle_rss[target.name] / 1024:.1f} MiB | "
                      f"{loaded_rss[target.name] / 1024:.1f} MiB |")
     lines += [
+        f"| banner-server, memory store | {idle_rss['memory'] / 1024:.1f} MiB | |",
+        "",
+        "banner-server runs on a fresh SQLite store (the embedded default) unless the row says memory.",
         "",
         "## POST /banner/next",
         "",
         f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s: each request suspends its connection, hops into "
-        f"the engine actor, applies the command, publishes the new state (re-encoding the three read "
-        f"responses), logs one line (to bench/out/service.log), and resumes the connection: "
-        f"**{post['rate']:,.0f} req/s**, {post['cpu']:.2f} µs CPU per request. Nothing lost: wrk completed "
-        f"{post['completed']:,} requests and the state's version grew by {post['applied']:,} "
-        "(requests still in flight when wrk stops can make the second figure the larger).",
+        f"the carousel's engine actor, applies the command, writes the new anchor to the store (SQLite: one "
+        f"transaction in WAL mode, not synced: it survives `kill -9`), publishes the new state (re-encoding the "
+        f"three read responses), logs one line (to bench/out/carousel.log), and resumes the connection.",
+        "",
+        "| store | req/s | µs CPU per request | completed | version grew by |",
+        "|---|---:|---:|---:|---:|",
+        f"| SQLite | **{post['rate']:,.0f}** | {post['cpu']:.2f} | {post['completed']:,} | {post['applied']:,} |",
+        f"| memory | {post_memory['rate']:,.0f} | {post_memory['cpu']:.2f} | {post_memory['completed']:,} | "
+        f"{post_memory['applied']:,} |",
+        "",
+        "Nothing lost: the version grows by at least the number of requests completed (requests still in "
+        "flight when wrk stops can make it grow by a few more).",
+        "",
+        "## Admin writes",
+        "",
+        f"{admin['clients']} clients, each adding banners one after another to a carousel of its own "
+        f"(`POST /carousels/NAME/banners`; each one in the SQLite store and synced to disk before its 201): "
+        f"{admin['count']:,} writes, **{admin['rate']:,.0f} req/s**, p50 {admin['p50']:.2f} ms, "
+        f"p99 {admin['p99']:.2f} ms.",
         "",
         "## Server-Sent Events",
         "",

@@ -271,6 +271,37 @@ class Driving(WebClientTest):
         self.assertEqual(self.find(".slide").value_of_css_property("animation-name"), "enter-forward")
 
 
+class AnotherCarousel(WebClientTest):
+    """/carousels/NAME/ and /?carousel=NAME show and drive that carousel, not `default`."""
+
+    def setUp(self):
+        super().setUp()
+        banners = [{"id": f"lobby-{n}", "image": self.images.url(n), "caption": f"Lobby {n}"} for n in range(3)]
+        self.service.call("POST", "/carousels", {"name": "lobby", "interval": 3600, "banners": banners})
+
+    def check_drives_lobby(self):
+        self.wait_for_caption("Lobby 0")
+        self.assertIn("lobby", self.browser.title)
+        self.find(".next-button").click()
+        self.wait(lambda: self.service.call("GET", "/carousels/lobby/banner")["index"] == 1, 3, "Next moved lobby")
+        self.wait_for_caption("Lobby 1")
+        self.assertEqual(self.service.state()["index"], 0, "default did not move")
+        self.service.call("POST", "/carousels/lobby/banner/next")
+        self.wait_for_caption("Lobby 2")
+
+    def test_the_carousels_own_path(self):
+        self.browser.get(self.service.url + "/carousels/lobby/")
+        self.check_drives_lobby()
+
+    def test_the_query_parameter(self):
+        self.browser.get(self.service.url + "/?carousel=lobby")
+        self.check_drives_lobby()
+
+    def test_an_unknown_carousel_is_said_so(self):
+        self.browser.get(self.service.url + "/?carousel=nope")
+        self.wait(lambda: "no carousel named" in self.find(".status").text, 5, "the page names the missing carousel")
+
+
 class WithAControlToken(WebClientTest):
     token = "s3cret-token"
 

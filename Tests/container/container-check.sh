@@ -6,7 +6,9 @@
 # the same unprivileged user, copies in the static release binary and the configuration where
 # the Dockerfile puts them, checks that the binary finds every library it links to, then runs the
 # service in a chroot as that user and checks /healthz, GET /banner, the healthcheck subcommand,
-# and that SIGTERM ends it with status 0. Every process and mount it starts is cleaned up.
+# and that SIGTERM ends it with status 0; then starts it again on the same store (the volume) and
+# finds the carousel an admin request created in the first run. Every process and mount it starts
+# is cleaned up.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,8 +30,14 @@ packages=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$root/Dockerfile")
 [ -n "$packages" ] || fail "no 'ARG RUNTIME_PACKAGES=\"…\"' line in the Dockerfile"
 grep -q 'COPY config/carousel.json /etc/banner/carousel.json' "$root/Dockerfile" \
     || fail "the Dockerfile no longer copies the configuration to /etc/banner/carousel.json"
-grep -q "useradd --system --uid 10001 --user-group .* $user\$" "$root/Dockerfile" \
+grep -q "useradd --system --uid 10001 --user-group .* $user" "$root/Dockerfile" \
     || fail "the Dockerfile no longer creates the user $user (uid 10001)"
+volume=/var/lib/banner-carousel
+store="$volume/carousel.db"
+grep -q "^VOLUME $volume\$" "$root/Dockerfile" || fail "the Dockerfile no longer declares VOLUME $volume"
+grep -q "^ENV CAROUSEL_STORE=$store\$" "$root/Dockerfile" || fail "the Dockerfile no longer sets CAROUSEL_STORE=$store"
+grep -q "install -d -o $user -g $user -m 0750 $volume" "$root/Dockerfile" \
+    || fail "the Dockerfile no longer gives $volume to $user"
 
 # --- the root filesystem, cached --------------------------------------------------------------
 if [ ! -f "$rootfs/.bootstrapped" ]; then
@@ -50,6 +58,8 @@ if [ "$(cat "$rootfs/.runtime-packages" 2>/dev/null)" != "$packages" ]; then
 fi
 chroot "$rootfs" id -u "$user" >/dev/null 2>&1 \
     || chroot "$rootfs" useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin "$user"
+rm -rf "${rootfs:?}$volume"  # a fresh volume for every check
+chroot "$rootfs" install -d -o "$user" -g "$user" -m 0750 "$volume"
 install -D -m 0755 "$binary" "$rootfs/usr/local/bin/banner-server"
 install -D -m 0644 "$root/config/carousel.json" "$rootfs/etc/banner/carousel.json"
 
@@ -72,11 +82,22 @@ uid=$(chroot "$rootfs" id -u "$user")
 gid=$(chroot "$rootfs" id -g "$user")
 # As the Dockerfile runs it: its user, its configuration path, nothing else from this environment.
 in_container=(chroot --userspec="$uid:$gid" "$rootfs" /usr/bin/env -i PATH=/usr/bin:/bin
-    CAROUSEL_CONFIG=/etc/banner/carousel.json CAROUSEL_HOST=127.0.0.1 CAROUSEL_PORT="$port")
-"${in_container[@]}" /usr/local/bin/banner-server > "$log" 2>&1 &
-server=$!
-for _ in $(seq 100); do grep -q '^listening on ' "$log" && break; sleep 0.1; done
-grep -q "^listening on http://127.0.0.1:$port" "$log" || fail "the service did not start; see $log"
+    CAROUSEL_CONFIG=/etc/banner/carousel.json CAROUSEL_STORE="$store" CAROUSEL_HOST=127.0.0.1
+    CAROUSEL_PORT="$port")
+start_service() {
+    "${in_container[@]}" /usr/local/bin/banner-server > "$log" 2>&1 &
+    server=$!
+    for _ in $(seq 300); do grep -q '^listening on ' "$log" && break; kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+    grep -q "^listening on http://127.0.0.1:$port" "$log" || fail "the service did not start; see $log"
+}
+stop_service() {
+    kill -TERM "$server"
+    status=0
+    wait "$server" || status=$?
+    server=""
+    [ "$status" = 0 ] || fail "SIGTERM ended the service with status $status; see $log"
+}
+start_service
 [ "$(ps -o user= -p "$server")" != root ] || fail "the service runs as root"
 say "running as $(ps -o user= -p "$server" | tr -d ' ') (uid $(ps -o uid= -p "$server" | tr -d ' ')), port $port"
 
@@ -87,11 +108,23 @@ say "GET /healthz and GET /banner answer"
 "${in_container[@]}" /usr/local/bin/banner-server healthcheck || fail "banner-server healthcheck inside the root filesystem"
 say "banner-server healthcheck exits 0"
 
-kill -TERM "$server"
-status=0
-wait "$server" || status=$?
-server=""
-[ "$status" = 0 ] || fail "SIGTERM ended the service with status $status; see $log"
+post() {
+    python3 -c 'import sys, urllib.request
+request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), headers={"Content-Type": "application/json"})
+print(urllib.request.urlopen(request, timeout=10).status)' "$1" "$2"
+}
+[ "$(post "http://127.0.0.1:$port/carousels" '{"name": "lobby", "banners": [{"id": "hi", "image": "https://cdn.example.com/hi.png"}]}')" = 201 ] \
+    || fail "POST /carousels (an admin change from this host)"
+[ -f "$rootfs$store" ] || fail "no store at $store in the volume"
+[ "$(stat -c %u "$rootfs$store")" = "$uid" ] || fail "the store is not owned by $user (uid $uid)"
+say "an admin change is in the store $store, owned by $user"
+
+stop_service
 grep -q 'received SIGTERM; stopping' "$log" || fail "no stop message in $log"
 say "SIGTERM: exit status 0"
+
+start_service
+fetch "http://127.0.0.1:$port/carousels/lobby" | grep -q '"id":"hi"' || fail "the restarted service lost the admin change"
+say "restarted on the same volume: the admin change is there"
+stop_service
 say "passed"

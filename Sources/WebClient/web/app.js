@@ -26,6 +26,16 @@
         preload: [new Image(), new Image()],
     };
     const tokenKey = "banner-carousel-token";
+    // Which carousel: /carousels/NAME/ or /?carousel=NAME; else the bare paths, the carousel
+    // `default` (docs/WEB-CLIENT.md).
+    const carouselName = (() => {
+        const fromPath = location.pathname.match(/^\/carousels\/([a-z0-9][a-z0-9-]{0,63})\/$/);
+        const fromQuery = new URLSearchParams(location.search).get("carousel");
+        const name = fromPath ? fromPath[1] : fromQuery;
+        return name && /^[a-z0-9][a-z0-9-]{0,63}$/.test(name) ? name : null;
+    })();
+    const api = (path) => (carouselName ? `/carousels/${carouselName}${path}` : path);
+    if (carouselName) document.title = `${carouselName} · Banner carousel`;
     const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
     let state = null;
@@ -101,7 +111,7 @@
                 button.type = "button";
                 button.className = "dot";
                 button.setAttribute("aria-label", `Show banner ${index + 1} of ${next.count}`);
-                button.addEventListener("click", () => command("PUT", "/banner/index", {index}));
+                button.addEventListener("click", () => command("PUT", api("/banner/index"), {index}));
                 item.append(button);
                 return item;
             }));
@@ -150,7 +160,7 @@
             startPolling();
             return;
         }
-        events = new EventSource("/banner/events");
+        events = new EventSource(api("/banner/events"));
         let first = true;
         events.addEventListener("open", () => {
             setReachable(true);
@@ -186,9 +196,14 @@
 
     async function poll() {
         try {
-            const response = await fetch("/banner", {headers: etag ? {"If-None-Match": etag} : {}, cache: "no-store"});
+            const response = await fetch(api("/banner"), {headers: etag ? {"If-None-Match": etag} : {}, cache: "no-store"});
             if (response.status === 304) {
                 setReachable(true);
+                return;
+            }
+            if (response.status === 404 && carouselName) {
+                setReachable(false);
+                ui.status.textContent = `There is no carousel named “${carouselName}”.`;
                 return;
             }
             if (!response.ok) throw new Error(`status ${response.status}`);
@@ -271,9 +286,9 @@
         ui.error.hidden = true;
     }
 
-    const goPrevious = () => command("POST", "/banner/previous");
-    const goNext = () => command("POST", "/banner/next");
-    const togglePause = () => command("POST", state && state.paused ? "/banner/resume" : "/banner/pause");
+    const goPrevious = () => command("POST", api("/banner/previous"));
+    const goNext = () => command("POST", api("/banner/next"));
+    const togglePause = () => command("POST", api(state && state.paused ? "/banner/resume" : "/banner/pause"));
 
     ui.previous.addEventListener("click", goPrevious);
     ui.next.addEventListener("click", goNext);

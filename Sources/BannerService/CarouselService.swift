@@ -60,6 +60,11 @@ public final class CarouselService: Sendable {
             store = try configuration.store.open()
             let outcome = try StoreSeeding.load(store, seeding: configuration.definitions, now: clock())
             loaded = outcome.carousels
+            if store.isReadOnly {
+                logger.warning(
+                    "\(store.description) is read-only: reads are served, every change is refused (503) until the "
+                        + "file, its -wal and -shm files and its folder are writable and banner-server is restarted")
+            }
             if outcome.seeded {
                 logger.notice(
                     "\(store.description) was empty: seeded it with \(names(configuration.definitions)) from "

@@ -46,6 +46,9 @@ final class SQLiteConnection: @unchecked Sendable {
         return statement
     }
 
+    /// True when SQLite opened the file read-only (its permissions did not allow writing).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

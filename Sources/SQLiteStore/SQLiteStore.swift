@@ -19,6 +19,8 @@ public final class SQLiteStore: CarouselStore {
 
     public let path: String
     public let identity: String
+    /// Opened read-only (the file's permissions): reads are served, every write refused.
+    public let isReadOnly: Bool
     let busyTimeout: Duration
     public var description: String { "SQLite store \(path)" }
 
@@ -43,6 +45,7 @@ public final class SQLiteStore: CarouselStore {
         do {
             let admin = try Self.connect(path, synchronous: "FULL", busyTimeout: busyTimeout)
             identity = try Self.migrate(admin, path: path)
+            isReadOnly = admin.isReadOnly
             self.admin = Lock(admin)
             commands = Lock(try Self.connect(path, synchronous: "NORMAL", busyTimeout: busyTimeout))
         } catch let error as StoreError {
@@ -185,7 +188,7 @@ public final class SQLiteStore: CarouselStore {
         case SQLITE_READONLY:
             .unavailable(
                 "the SQLite store \(path) is read-only (\(error.message)); make the file, its -wal and -shm files "
-                    + "and its folder writable by this process (uid \(getuid()))")
+                    + "and its folder writable by this process (uid \(getuid())), then restart banner-server")
         case SQLITE_FULL:
             .unavailable("the disk holding the SQLite store \(path) is full (\(error.message)); free space on it")
         case SQLITE_IOERR, SQLITE_CANTOPEN:
@@ -231,16 +234,9 @@ public final class SQLiteStore: CarouselStore {
 
     /// Brings the store to `schemaVersion`; returns its identity.
     private static func migrate(_ connection: SQLiteConnection, path: String) throws -> String {
-        try connection.transaction { () throws(SQLiteError) in
-            let found = try userVersion(connection)
-            guard found <= schemaVersion else { return }
-            for step in migrations[found...] { try connection.execute(step) }
-            if found == 0 {
-                let identity = String(UInt64.random(in: .min ... .max), radix: 36)
-                try connection.statement("INSERT INTO store (key, value) VALUES ('identity', ?1)")
-                    .bind(.text(identity)).run()
-            }
-            try connection.execute("PRAGMA user_version = \(schemaVersion)")
+        // A current store is only read here: a read-only one still serves.
+        if try userVersion(connection) < schemaVersion {
+            try migrateSteps(connection)
         }
         let version = try userVersion(connection)
         guard version == schemaVersion else {
@@ -254,6 +250,22 @@ public final class SQLiteStore: CarouselStore {
             throw StoreError.unusable("\(path) has no identity row; it was not written by banner-server")
         }
         return identity
+    }
+
+    /// The steps from the stored version to `schemaVersion`, in one transaction (which re-reads
+    /// the version, the write lock held).
+    private static func migrateSteps(_ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.transaction { () throws(SQLiteError) in
+            let found = try userVersion(connection)
+            guard found < schemaVersion else { return }
+            for step in migrations[found...] { try connection.execute(step) }
+            if found == 0 {
+                let identity = String(UInt64.random(in: .min ... .max), radix: 36)
+                try connection.statement("INSERT INTO store (key, value) VALUES ('identity', ?1)")
+                    .bind(.text(identity)).run()
+            }
+            try connection.execute("PRAGMA user_version = \(schemaVersion)")
+        }
     }
 
     private static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {

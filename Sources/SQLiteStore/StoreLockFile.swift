@@ -9,12 +9,19 @@ final class StoreLockFile: Sendable {
     /// Takes the lock, or throws a sentence naming the store and the process holding it.
     init(storePath: String) throws(LockFailure) {
         let path = storePath + ".lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        var kind = F_WRLCK
+        if descriptor < 0 && (errno == EACCES || errno == EROFS) {
+            // A store this process may only read: a read lock still keeps out a writer, and a
+            // reader cannot harm another reader.
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            kind = F_RDLCK
+        }
         guard descriptor >= 0 else {
             throw LockFailure("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
+        lock.l_type = Int16(kind)
         lock.l_whence = Int16(SEEK_SET)
         while fcntl(descriptor, F_SETLK, &lock) != 0 {
             if errno == EINTR { continue }

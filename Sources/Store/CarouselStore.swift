@@ -42,6 +42,9 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Unique to this store's data, the same for every process using it: part of every ETag.
     var identity: String { get }
 
+    /// True when the store can be read but not written (every change will be refused).
+    var isReadOnly: Bool { get }
+
     /// Every carousel, by name.
     func loadAll() throws(StoreError) -> [StoredCarousel]
 

@@ -13,6 +13,7 @@ public final class MemoryStore: CarouselStore {
     private let contents = Lock(Contents())
     public let identity: String
     public var description: String { "memory store" }
+    public var isReadOnly: Bool { false }
 
     public init() {
         identity = "m" + String(UInt32.random(in: .min ... .max), radix: 36)

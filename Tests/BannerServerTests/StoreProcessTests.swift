@@ -111,6 +111,43 @@ struct StoreProcessTests {
         #expect(await restarted.waitForExit(seconds: 5) == 0)
     }
 
+    /// A store file its process may not write (as root, the test runs the service as `nobody`,
+    /// since root writes whatever the permissions say): reads are served, changes get 503.
+    @Test func aReadOnlyStoreServesReadsAndRefusesChanges() async throws {
+        let directory = try Self.workingDirectory()
+        let seeding = try ServerProcess(arguments: [], workingDirectory: directory)
+        _ = try await seeding.waitForPort()
+        seeding.signal(SIGTERM)
+        #expect(await seeding.waitForExit(seconds: 5) == 0)
+        let data = directory.appendingPathComponent("data")
+        let store = data.appendingPathComponent("carousel.db")
+        var command = [ServerProcess.executable.path]
+        if getuid() == 0 {
+            let nobody: [FileAttributeKey: Any] = [.ownerAccountID: 65534, .groupOwnerAccountID: 65534]
+            let files = try FileManager.default.contentsOfDirectory(atPath: data.path)
+            for item in [data.path] + files.map({ data.appendingPathComponent($0).path }) {
+                try FileManager.default.setAttributes(nobody, ofItemAtPath: item)
+            }
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store.path)
+        let server = try ServerProcess(
+            executable: URL(fileURLWithPath: command[0]), arguments: Array(command.dropFirst()),
+            workingDirectory: directory)
+        let port = try await server.waitForPort()
+        #expect(await server.standardErrorShows("SQLite store data/carousel.db is read-only: reads are served"))
+        let before = try await httpRequest(port: port, "GET", "/banner").json
+        let refused = try await httpRequest(port: port, "POST", "/banner/next")
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "5")
+        #expect(refused.text.contains("the SQLite store data/carousel.db is read-only"), "\(refused.text)")
+        let after = try await httpRequest(port: port, "GET", "/banner").json
+        #expect(after["version"] as? Int == before["version"] as? Int)
+        #expect(after["index"] as? Int == before["index"] as? Int)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
     @Test func aSecondProcessOnTheSameStoreExitsTwoNamingTheHolder() async throws {
         let directory = try Self.workingDirectory()
         let first = try ServerProcess(arguments: [], workingDirectory: directory)

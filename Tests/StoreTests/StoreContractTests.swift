@@ -127,6 +127,18 @@ struct SQLiteStoreTests {
         #expect(stored.definition == lobby && stored.anchor == paused)
     }
 
+    /// Schema version 0 is a SQLite file banner-server never wrote to (made by `sqlite3`, or left
+    /// empty by a start that failed): it is migrated to the current version and used.
+    @Test func aFileOfAnEarlierSchemaIsMigrated() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        try SQLiteConnection(path: path).execute("PRAGMA journal_mode = WAL")
+        let store = try SQLiteStore(path: path)
+        #expect(try store.loadAll().isEmpty)
+        _ = try store.create(lobby, anchor: playing)
+        let version = try SQLiteConnection(path: path).statement("PRAGMA user_version")
+        #expect(try version.step() && version.integer(0) == Int64(SQLiteStore.schemaVersion))
+    }
+
     @Test func aStoreWithANewerSchemaIsRefusedNamingBothVersions() throws {
         let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
         try SQLiteConnection(path: path).execute("PRAGMA user_version = 99")

@@ -171,7 +171,9 @@ public struct BannerAPI: HTTPHandler {
                 guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
                 let created = try directory.create(definition)
                 let stored = created.definition
-                logger.notice("\(label) → created carousel '\(created.name)' of \(definition.banners.count) banners")
+                let count = definition.banners.count
+                logger.notice(
+                    "\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
                 return PreparedResponse(
                     DefinitionViews.definition(
                         stored, tag: created.definitionTag(revision: stored.revision), status: 201,

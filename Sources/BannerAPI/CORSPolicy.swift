@@ -9,9 +9,9 @@ public struct CORSPolicy: Sendable, Equatable {
     static let off = CORSPolicy(origins: [])
 
     /// Request headers a preflight may ask for.
-    static let allowedHeaders = "Authorization, Content-Type, If-None-Match, Last-Event-ID"
+    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID"
     /// Response headers scripts on another origin may read.
-    static let exposedHeaders = "ETag"
+    static let exposedHeaders = "ETag, Location"
 
     var isEnabled: Bool { !origins.isEmpty }
     var allowsAnyOrigin: Bool { origins.contains("*") }

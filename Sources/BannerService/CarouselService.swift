@@ -95,9 +95,12 @@ public final class CarouselService: Sendable {
         }
         parts.start()
         let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
+        let listed =
+            loaded.prefix(10).map { "\($0.name): \($0.definition.banners.count) banners" }
+            + (loaded.count > 10 ? ["…"] : [])
         logger.info(
             "\(loaded.count) carousel\(loaded.count == 1 ? "" : "s") from \(store.description) "
-                + "(\(loaded.map { "\($0.name): \($0.definition.banners.count) banners" }.joined(separator: ", "))); "
+                + "(\(listed.joined(separator: ", "))); "
                 + "\(access.summary), \(serverConfiguration.threads) worker thread\(serverConfiguration.threads == 1 ? "" : "s")"
         )
         return CarouselService(parts: parts, server: server, store: store)

@@ -223,6 +223,33 @@ struct BannerServerTests {
         #expect(await server.waitForExit(seconds: 5) == 0)
     }
 
+    /// Tokens from files (as container secrets are mounted), and never in the log, whatever happens.
+    @Test func tokensComeFromFilesAndAreNeverLogged() async throws {
+        let config = try temporaryFile(contents: #"{"host": "127.0.0.1", "port": 0}"#)
+        let admin = try temporaryFile(named: "admin-token", contents: "adm1n-s3cret\n")
+        let server = try ServerProcess(
+            arguments: ["--log-level", "trace"],
+            environment: [
+                "CAROUSEL_CONFIG": config.path, "CAROUSEL_CONTROL_TOKEN": "c0ntrol-s3cret",
+                "CAROUSEL_ADMIN_TOKEN_FILE": admin.path,
+            ])
+        let port = try await server.waitForPort()
+        let wrong = try await httpRequest(
+            port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer c0ntrol-s3cret")])
+        #expect(wrong.status == 401)
+        let right = try await httpRequest(
+            port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer adm1n-s3cret")])
+        #expect(right.status == 200)
+        #expect(
+            try await httpRequest(
+                port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer adm1n-s3cret")]
+            ).status == 204)
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+        #expect(server.standardError.contains("commands need a token, admin needs the admin token"))
+        #expect(!server.standardError.contains("s3cret"))
+    }
+
     @Test func aPortInUseExitsOneWithTheReason() async throws {
         let config = try temporaryFile(contents: validConfiguration)
         let first = try ServerProcess(arguments: ["--config", config.path])

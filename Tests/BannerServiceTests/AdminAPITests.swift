@@ -164,6 +164,29 @@ struct AdminAPITests {
         #expect(try await Self.create(service).status == 201, "the name is free again")
     }
 
+    /// Ten editors send a change based on the same revision at once: one wins, nine are told
+    /// someone else changed it, and the carousel holds the winner's change only.
+    @Test func concurrentWritesWithTheSameIfMatchHaveOneWinner() async throws {
+        let live = try LiveService()
+        let etag = try #require(try await Self.create(live).header("ETag"))
+        let statuses = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for editor in 1...10 {
+                group.addTask {
+                    let response = try await Self.json(
+                        live, "PATCH", "/carousels/lobby", #"{"interval": \#(editor)}"#, headers: [("If-Match", etag)])
+                    return (editor, response.status)
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        let winners = statuses.filter { $0.value == 200 }.map(\.key)
+        #expect(winners.count == 1)
+        #expect(statuses.values.filter { $0 == 412 }.count == 9)
+        let stored = try await live.request("GET", "/carousels/lobby").json
+        #expect(stored["interval"] as? Double == Double(winners.first ?? 0))
+        #expect(stored["revision"] as? Int == 2)
+    }
+
     static func ids(_ service: any TestService) async throws -> [String] {
         let banners = try await service.request("GET", "/carousels/lobby").json["banners"] as? [[String: Any]]
         return banners?.compactMap { $0["id"] as? String } ?? []

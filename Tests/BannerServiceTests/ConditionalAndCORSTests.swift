@@ -71,7 +71,7 @@ struct CORSTests {
             let response = await harness.send("GET", path, headers: [("Origin", shop)])
             #expect(response.header("Access-Control-Allow-Origin") == shop)
             #expect(response.header("Vary") == "Origin")
-            #expect(response.header("Access-Control-Expose-Headers") == "ETag")
+            #expect(response.header("Access-Control-Expose-Headers") == "ETag, Location")
         }
         let command = await harness.send("POST", "/banner/next", headers: [("Origin", shop)])
         #expect(command.status == 200)
@@ -116,7 +116,7 @@ struct CORSTests {
         #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, OPTIONS")
         #expect(
             response.header("Access-Control-Allow-Headers")
-                == "Authorization, Content-Type, If-None-Match, Last-Event-ID")
+                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID")
         #expect(response.header("Access-Control-Max-Age") == "600")
         #expect(response.header("Allow") == "GET, HEAD, PUT, OPTIONS")
 
@@ -126,6 +126,29 @@ struct CORSTests {
         #expect(stranger.status == 204)
         #expect(stranger.header("Access-Control-Allow-Origin") == nil)
         #expect(stranger.header("Access-Control-Allow-Methods") == nil)
+    }
+
+    /// A shop's admin page on another origin may edit carousels: PUT, PATCH, DELETE, `If-Match`,
+    /// and it may read `ETag` and `Location` from the answers.
+    @Test func preflightCoversTheAdminAPI() async {
+        let harness = RouterHarness(corsOrigins: [shop])
+        let definition = await harness.send(
+            "OPTIONS", "/carousels/default",
+            headers: [
+                ("Origin", shop), ("Access-Control-Request-Method", "PATCH"),
+                ("Access-Control-Request-Headers", "if-match, content-type"),
+            ])
+        #expect(definition.status == 204)
+        #expect(definition.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
+        #expect(definition.header("Access-Control-Allow-Headers")?.contains("If-Match") == true)
+        let banner = await harness.send(
+            "OPTIONS", "/carousels/default/banners/b1",
+            headers: [("Origin", shop), ("Access-Control-Request-Method", "DELETE")])
+        #expect(banner.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
+        let created = await harness.sendJSON(
+            "POST", "/carousels", #"{"name": "lobby"}"#, headers: [("Origin", shop)])
+        #expect(created.status == 201)
+        #expect(created.header("Access-Control-Expose-Headers") == "ETag, Location")
     }
 
     @Test func preflightNeedsNoToken() async {

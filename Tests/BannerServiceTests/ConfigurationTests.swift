@@ -2,6 +2,7 @@ import Carousel
 import Foundation
 import JSON
 import Logging
+import TestSupport
 import Testing
 
 @testable import BannerAPI
@@ -219,6 +220,19 @@ struct LaunchTests {
             "CAROUSEL_CONTROL_TOKEN: is set but empty; set a token, or unset it to allow commands without one"
         ),
         (
+            [], ["CAROUSEL_ADMIN_TOKEN": ""],
+            "CAROUSEL_ADMIN_TOKEN: is set but empty; set a token, or unset it to take admin requests from this host only"
+        ),
+        (
+            [], ["CAROUSEL_ADMIN_TOKEN_FILE": "/nonexistent/admin-token"],
+            "CAROUSEL_ADMIN_TOKEN_FILE: /nonexistent/admin-token: no such file"
+        ),
+        (
+            ["--store", "postgres://db/carousels"], [:],
+            "--store: PostgreSQL stores are not available in this build yet; use memory, sqlite:PATH or a file path"
+        ),
+        (["--store", "sqlite:"], [:], "--store: 'sqlite:' names no file; use memory, sqlite:PATH or a file path"),
+        (
             [], ["CAROUSEL_CONTROL_TOKEN": "has space"],
             "CAROUSEL_CONTROL_TOKEN: must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / ="
         ),
@@ -226,6 +240,19 @@ struct LaunchTests {
     func badFlagsAndVariablesNameTheirSource(_ arguments: [String], _ environment: [String: String], _ message: String)
     {
         #expect(configurationError(arguments, environment: environment) == message)
+    }
+
+    @Test func aTokenFileGivesTheTokenAndATokenGivenTwiceIsRefused() throws {
+        let file = try temporaryFile(named: "admin-token", contents: "s3cret\n")
+        #expect(try configuration(environment: ["CAROUSEL_ADMIN_TOKEN_FILE": file.path]).adminToken == "s3cret")
+        #expect(
+            configurationError(environment: ["CAROUSEL_ADMIN_TOKEN": "a", "CAROUSEL_ADMIN_TOKEN_FILE": file.path])
+                == "CAROUSEL_ADMIN_TOKEN_FILE: CAROUSEL_ADMIN_TOKEN is set too; set one of them")
+        let spaced = try temporaryFile(named: "control-token", contents: "has space\n")
+        #expect(
+            configurationError(environment: ["CAROUSEL_CONTROL_TOKEN_FILE": spaced.path])
+                == "CAROUSEL_CONTROL_TOKEN_FILE: the token in \(spaced.path) must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / ="
+        )
     }
 }
 

@@ -33,11 +33,14 @@ let package = Package(
                 "BannerAPI",
             ],
             path: "Modules/BannerService"),
-        .executableTarget(name: "FuzzCommandBody", dependencies: ["BannerAPI", "Carousel", "Logging", "MicroHTTP"]),
+        .executableTarget(
+            name: "FuzzCommandBody",
+            dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP"]),
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
         .executableTarget(
-            name: "FuzzRequestLine", dependencies: ["BannerAPI", "Definitions", "Carousel", "Logging", "MicroHTTP"]),
+            name: "FuzzRequestLine",
+            dependencies: ["BannerAPI", "Definitions", "Store", "Carousel", "Logging", "MicroHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

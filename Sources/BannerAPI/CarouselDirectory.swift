@@ -7,7 +7,21 @@ import Store
 /// The carousels being served, by name. Reads look a carousel up here (one lock, one dictionary
 /// lookup) and never touch the store; creating and deleting go through the store first.
 final class CarouselDirectory: Sendable {
-    private let carousels: Lock<[String: LiveCarousel]>
+    /// The carousels by name, and `default` again apart: the bare v1 paths, the busiest, find it
+    /// without hashing its name.
+    private struct Entries {
+        var byName: [String: LiveCarousel] {
+            didSet { defaultCarousel = byName[CarouselDefinition.defaultName] }
+        }
+        private(set) var defaultCarousel: LiveCarousel?
+
+        init(_ byName: [String: LiveCarousel]) {
+            self.byName = byName
+            defaultCarousel = byName[CarouselDefinition.defaultName]
+        }
+    }
+
+    private let carousels: Lock<Entries>
     private let store: any CarouselStore
     private let cors: CORSPolicy
     private let streams: StreamRegistry
@@ -25,16 +39,17 @@ final class CarouselDirectory: Sendable {
         for stored in loaded {
             carousels[stored.name] = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
         }
-        self.carousels = Lock(carousels)
+        self.carousels = Lock(Entries(carousels))
     }
 
     func carousel(named name: String) -> LiveCarousel? {
-        carousels.withLock { $0[name] }
+        let isDefault = name == CarouselDefinition.defaultName
+        return carousels.withLock { isDefault ? $0.defaultCarousel : $0.byName[name] }
     }
 
     /// Every carousel, by name.
     var all: [LiveCarousel] {
-        carousels.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+        carousels.withLock { Array($0.byName.values) }.sorted { $0.name < $1.name }
     }
 
     /// Starts every carousel's clock.
@@ -59,7 +74,7 @@ final class CarouselDirectory: Sendable {
             throw Problem.store(error)
         }
         let live = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
-        carousels.withLock { $0[definition.name] = live }
+        carousels.withLock { $0.byName[definition.name] = live }
         live.start()
         return live
     }
@@ -68,7 +83,7 @@ final class CarouselDirectory: Sendable {
     func delete(_ carousel: LiveCarousel, ifMatch: String?) async throws(Problem) {
         try await carousel.delete(ifMatch: ifMatch)
         carousels.withLock { carousels in
-            if carousels[carousel.name] === carousel { carousels[carousel.name] = nil }
+            if carousels.byName[carousel.name] === carousel { carousels.byName[carousel.name] = nil }
         }
         carousel.stop()
     }

@@ -1,18 +1,24 @@
-// Request bodies of the commands: any bytes, under any command route and content type, must give
-// deferred work (the command) or a 400, 415 or 422 problem, never a crash. Through the API's
-// public handler, as libmicrohttpd calls it.
+// Request bodies of the commands and of the admin API: any bytes, under any such route and
+// content type, must give deferred work (the change) or a 400, 415 or 422 problem, never a crash.
+// Through the API's public handler, as libmicrohttpd calls it (from loopback: admin allowed).
 import BannerAPI
 import Carousel
+import Definitions
 import Logging
 import MicroHTTP
+import Store
 
-private let api = ServiceParts(
-    carousel: Carousel(
-        banners: (0..<5).map { Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png") },
-        interval: .seconds(4), autoplay: true, now: Timestamp(secondsSinceEpoch: 0)),
-    corsOrigins: [], heartbeat: .seconds(3600), controlToken: nil,
-    logger: Logger(label: "fuzz", minimumLevel: .critical), clock: { Timestamp(secondsSinceEpoch: 0) }
-).api
+private let api: BannerAPI = {
+    let store = MemoryStore()
+    let banners = (0..<5).map { Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png") }
+    let start = Carousel(banners: banners, interval: .seconds(4), now: Timestamp(secondsSinceEpoch: 0))
+    _ = try! store.create(CarouselDefinition(name: "default", banners: banners), anchor: start.anchor)
+    return ServiceParts(
+        store: store, loaded: try! store.loadAll(), corsOrigins: [], heartbeat: .seconds(3600),
+        access: AccessPolicy(controlToken: nil, adminToken: nil),
+        logger: Logger(label: "fuzz", minimumLevel: .critical), clock: { Timestamp(secondsSinceEpoch: 0) }
+    ).api
+}()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCommandBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -20,7 +26,10 @@ public func fuzzCommandBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard bytes.count >= 2 else { return 0 }
     let routes = [
         ("POST", "/banner/next"), ("POST", "/banner/previous"), ("PUT", "/banner/index"),
-        ("POST", "/banner/pause"), ("POST", "/banner/resume"),
+        ("POST", "/banner/pause"), ("POST", "/banner/resume"), ("POST", "/carousels"), ("PUT", "/carousels/default"),
+        ("PATCH", "/carousels/default"), ("POST", "/carousels/default/banners?position=2"),
+        ("PUT", "/carousels/default/banners/b1"), ("PATCH", "/carousels/default/banners/b1"),
+        ("PUT", "/carousels/default/order"),
     ]
     let contentTypes: [String?] = [
         nil, "application/json", "application/merge-patch+json; charset=utf-8", "text/plain",

@@ -1,19 +1,24 @@
-// What the service reads from request lines and headers: the route matcher, If-None-Match,
-// Authorization and Origin, through the API's public handler with a token and CORS on; and the
-// URL and origin checks. Input: "method\npath\nheader value".
+// What the service reads from request lines and headers: the route matcher (carousel names and
+// banner ids in paths included), If-None-Match, Authorization and Origin, through the API's public
+// handler with tokens and CORS on; and the URL and origin checks. Input: "method\npath\nheader value".
 import BannerAPI
 import Carousel
 import Definitions
 import Logging
 import MicroHTTP
+import Store
 
-private let api = ServiceParts(
-    carousel: Carousel(
-        banners: [Banner(id: "a", image: "https://cdn.example.com/a.png")], interval: .seconds(4), autoplay: true,
-        now: Timestamp(secondsSinceEpoch: 0)),
-    corsOrigins: ["https://shop.example.com"], heartbeat: .seconds(3600), controlToken: "s3cret",
-    logger: Logger(label: "fuzz", minimumLevel: .critical), clock: { Timestamp(secondsSinceEpoch: 0) }
-).api
+private let api: BannerAPI = {
+    let store = MemoryStore()
+    let banners = [Banner(id: "a", image: "https://cdn.example.com/a.png")]
+    let start = Carousel(banners: banners, interval: .seconds(4), now: Timestamp(secondsSinceEpoch: 0))
+    _ = try! store.create(CarouselDefinition(name: "default", banners: banners), anchor: start.anchor)
+    return ServiceParts(
+        store: store, loaded: try! store.loadAll(), corsOrigins: ["https://shop.example.com"],
+        heartbeat: .seconds(3600), access: AccessPolicy(controlToken: "s3cret", adminToken: "s3cret"),
+        logger: Logger(label: "fuzz", minimumLevel: .critical), clock: { Timestamp(secondsSinceEpoch: 0) }
+    ).api
+}()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -28,7 +33,7 @@ public func fuzzRequestLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .response(let response): status = response.status
     case .prepared(let prepared): status = prepared.status
     case .deferred:
-        precondition(value.contains("s3cret"), "a command passed the token check with '\(value)'")
+        precondition(value.contains("s3cret"), "a change passed the token check with '\(value)'")
         status = 200
     case .stream(let stream):
         status = stream.status

@@ -42,7 +42,8 @@ final class EventHub: Sendable {
                 HTTPHeader("X-Accel-Buffering", "no"),
             ] + headers)
         latestEvent.withLock { latest in
-            streams.add(stream, to: group, first: Self.retryLine + latest)
+            // False when the server is stopping: the stream is then ended, and its request answered 503.
+            _ = streams.add(stream, to: group, first: Self.retryLine + latest)
         }
         return stream
     }

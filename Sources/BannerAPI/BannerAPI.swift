@@ -36,9 +36,15 @@ public struct BannerAPI: HTTPHandler {
             let route = try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled)
             switch route.action {
             case .read(let resource):
-                return .prepared(
-                    try carousel(route).views.response(
-                        resource, origin: origin, ifNoneMatch: request.header("If-None-Match")))
+                let ifNoneMatch = request.header("If-None-Match")
+                guard
+                    let response = directory.withCarousel(
+                        named: route.carousel,
+                        { live in
+                            live.views.response(resource, origin: origin, ifNoneMatch: ifNoneMatch)
+                        })
+                else { throw Problem.notFound(carousel: route.carousel) }
+                return .prepared(response)
             case .health:
                 return .prepared(health)
             case .web(let path):

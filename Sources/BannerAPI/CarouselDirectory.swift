@@ -47,6 +47,22 @@ final class CarouselDirectory: Sendable {
         return carousels.withLock { isDefault ? $0.defaultCarousel : $0.byName[name] }
     }
 
+    /// `body` applied to the carousel named `name`, inside the directory's lock: the read path's
+    /// lookup, which so takes no reference of its own to the carousel (two worker threads
+    /// counting references on one object is a cache line bouncing between cores on every read).
+    /// `body` must be short and must not call back into the directory.
+    func withCarousel<Result>(named name: String, _ body: (borrowing LiveCarousel) -> Result) -> Result? {
+        let isDefault = name == CarouselDefinition.defaultName
+        return carousels.withLock { entries in
+            if isDefault {
+                guard let live = entries.defaultCarousel else { return nil }
+                return body(live)
+            }
+            guard let live = entries.byName[name] else { return nil }
+            return body(live)
+        }
+    }
+
     /// Every carousel, by name.
     var all: [LiveCarousel] {
         carousels.withLock { Array($0.byName.values) }.sorted { $0.name < $1.name }

@@ -45,7 +45,9 @@ final class ReadViews: Sendable {
     /// The response for a read of `resource` from a client whose origin resolved to `origin`.
     func response(_ resource: Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
         let variant = variant(for: origin)
-        return latest.withLock { $0.variants[variant][resource.rawValue] }.response(ifNoneMatch: ifNoneMatch)
+        // Chosen inside the lock, so that only the response sent is retained: the 304's and the
+        // tag's reference counts are not touched by every read on every core.
+        return latest.withLock { $0.variants[variant][resource.rawValue].response(ifNoneMatch: ifNoneMatch) }
     }
 
     /// The compact JSON of the latest state (for the event stream).

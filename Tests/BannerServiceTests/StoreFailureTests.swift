@@ -44,15 +44,14 @@ struct StoreFailureTests {
         let path = mountPoint.appendingPathComponent("carousel.db").path
         do {
             let live = try LiveService(store: .sqlite(path: path))
+            // Plain write(2) until ENOSPC, and one close: a descriptor closed twice could be a
+            // number another test's server has reused for its listening socket.
             let filler = mountPoint.appendingPathComponent("filler")
-            let handle = try FileHandle(
-                forWritingTo: {
-                    FileManager.default.createFile(atPath: filler.path, contents: nil)
-                    return filler
-                }())
-            let block = Data(count: 64 * 1024)
-            while (try? handle.write(contentsOf: block)) != nil {}
-            try? handle.close()
+            let descriptor = open(filler.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            try #require(descriptor >= 0)
+            let block = [UInt8](repeating: 0, count: 64 * 1024)
+            while write(descriptor, block, block.count) > 0 {}
+            close(descriptor)
             let refused = try await live.request("POST", "/banner/next")
             #expect(refused.status == 503)
             #expect(refused.problemDetail?.contains("is full") == true, "\(refused.text)")

@@ -13,8 +13,6 @@ public struct AccessPolicy: Sendable {
         admin = adminToken.map(BearerToken.init)
     }
 
-    static let open = AccessPolicy(controlToken: nil, adminToken: nil)
-
     /// For the start-up log line: what each role needs, never the tokens.
     public var summary: String {
         let controlRule = control == nil ? "commands open to all" : "commands need a token"

@@ -31,7 +31,7 @@ enum AdminRequest: Sendable {
             return .replace(
                 try validating { () throws(FieldError) in try CarouselDefinition.decode(body, impliedName: name) })
         case .patch:
-            return .patch(try patch(request, fields: CarouselDefinition.fieldNames + ["revision"]))
+            return .patch(try patch(request, fields: CarouselDefinition.acceptedFieldNames))
         case .delete:
             return .delete
         case .addBanner:

@@ -80,12 +80,9 @@ final class CarouselDirectory: Sendable {
 
     /// A new carousel, stored (synced), then served, showing its first banner from now.
     func create(_ definition: CarouselDefinition) throws(Problem) -> LiveCarousel {
-        let anchor = Carousel(
-            banners: definition.banners, interval: definition.interval, autoplay: definition.autoplay, now: clock()
-        ).anchor
         let stored: StoredCarousel
         do {
-            stored = try store.create(definition, anchor: anchor)
+            stored = try store.create(definition, anchor: definition.newCarousel(at: clock()).anchor)
         } catch {
             throw Problem.store(error)
         }

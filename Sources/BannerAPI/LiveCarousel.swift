@@ -30,7 +30,7 @@ final class LiveCarousel: Sendable {
         clock: @escaping @Sendable () -> Timestamp
     ) {
         let definition = carousel.definition
-        let state = Carousel(banners: definition.banners, interval: definition.interval, anchor: carousel.anchor)
+        let state = definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
         let views = ReadViews(initial: state, cors: cors, instance: instance)
         let events = EventHub(
@@ -86,9 +86,7 @@ final class LiveCarousel: Sendable {
             // An invalid change is refused as such whatever If-Match says.
             let new = try revise(current.definition)
             try checkPrecondition(ifMatch, current)
-            carousel.redefine(
-                banners: new.banners, interval: new.interval,
-                autoplay: new.autoplay == current.definition.autoplay ? nil : new.autoplay, at: now)
+            new.redefine(&carousel, from: current.definition, at: now)
             let revision: UInt64
             do throws(StoreError) {
                 revision = try store.update(

@@ -25,11 +25,6 @@ public struct ServiceParts: Sendable {
         api = BannerAPI(directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger)
     }
 
-    /// The engine of the carousel named `name`, while it exists.
-    public func engine(of name: String) -> CarouselEngine? {
-        directory.carousel(named: name)?.engine
-    }
-
     /// Starts every carousel's clock.
     public func start() { directory.start() }
 

@@ -24,11 +24,6 @@ public final class CarouselService: Sendable {
     /// Clients following an event stream now.
     public var eventSubscribers: Int { parts.eventSubscribers }
 
-    /// The engine of the carousel named `name`, while it exists.
-    public func engine(of name: String = CarouselDefinition.defaultName) -> CarouselEngine? {
-        parts.engine(of: name)
-    }
-
     /// Why the service did not start.
     public enum StartError: Error, CustomStringConvertible {
         case store(StoreError)
@@ -77,10 +72,10 @@ public final class CarouselService: Sendable {
         } catch {
             throw .store(error)
         }
+        let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
         let parts = ServiceParts(
             store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
-            access: AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken),
-            logger: logger, clock: clock)
+            access: access, logger: logger, clock: clock)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
@@ -94,7 +89,6 @@ public final class CarouselService: Sendable {
             throw .server(error)
         }
         parts.start()
-        let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
         let listed =
             loaded.prefix(10).map { "\($0.name): \($0.definition.banners.count) banners" }
             + (loaded.count > 10 ? ["…"] : [])

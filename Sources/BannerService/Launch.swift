@@ -98,16 +98,11 @@ public enum Launch: Equatable, Sendable {
 
         let explicitPath = flags.values[Setting.config.flag!] ?? environment[Setting.config.variable!]
         let path = explicitPath ?? defaultConfigPath
-        switch readFile(path) {
-        case .contents(let bytes):
+        if let bytes = try contents(of: path, readFile: readFile, missingIsError: explicitPath != nil) {
             try ConfigurationFile.apply(bytes, from: path, to: &configuration)
             configuration.configurationFile = path
-        case .missing where explicitPath == nil:
+        } else {
             notes.append("no configuration file at \(path); starting with built-in defaults and no banners")
-        case .missing:
-            throw ConfigurationError(source: path, message: "no such file")
-        case .unreadable(let reason):
-            throw ConfigurationError(source: path, message: "cannot read: \(reason)")
         }
 
         // Environment first, then the flag, so that the flag wins.
@@ -139,14 +134,26 @@ public enum Launch: Equatable, Sendable {
         case "import":
             let path = importPath!
             var imported = ServiceConfiguration()
-            switch readFile(path) {
-            case .contents(let bytes): try ConfigurationFile.apply(bytes, from: path, to: &imported)
-            case .missing: throw ConfigurationError(source: path, message: "no such file")
-            case .unreadable(let reason): throw ConfigurationError(source: path, message: "cannot read: \(reason)")
+            if let bytes = try contents(of: path, readFile: readFile, missingIsError: true) {
+                try ConfigurationFile.apply(bytes, from: path, to: &imported)
             }
             return .importFile(configuration, definitions: imported.definitions, from: path)
         default:
             return .run(configuration, notes: notes)
+        }
+    }
+}
+
+extension Launch {
+    /// A configuration file's bytes; nil when it is missing and that is allowed.
+    fileprivate static func contents(
+        of path: String, readFile: (String) -> FileContents, missingIsError: Bool
+    ) throws(ConfigurationError) -> [UInt8]? {
+        switch readFile(path) {
+        case .contents(let bytes): return bytes
+        case .missing where !missingIsError: return nil
+        case .missing: throw ConfigurationError(source: path, message: "no such file")
+        case .unreadable(let reason): throw ConfigurationError(source: path, message: "cannot read: \(reason)")
         }
     }
 }

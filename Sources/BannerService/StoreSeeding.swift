@@ -11,16 +11,9 @@ public enum StoreSeeding {
         _ definitions: [CarouselDefinition], into store: any CarouselStore, now: Timestamp
     ) throws(StoreError) {
         try store.importDefinitions(definitions) { definition, existing in
-            guard let existing else {
-                return Carousel(
-                    banners: definition.banners, interval: definition.interval, autoplay: definition.autoplay, now: now
-                ).anchor
-            }
-            let old = existing.definition
-            var carousel = Carousel(banners: old.banners, interval: old.interval, anchor: existing.anchor)
-            carousel.redefine(
-                banners: definition.banners, interval: definition.interval,
-                autoplay: definition.autoplay == old.autoplay ? nil : definition.autoplay, at: now)
+            guard let existing else { return definition.newCarousel(at: now).anchor }
+            var carousel = existing.definition.carousel(at: existing.anchor)
+            definition.redefine(&carousel, from: existing.definition, at: now)
             return carousel.anchor
         }
     }

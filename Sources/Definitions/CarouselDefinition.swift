@@ -40,6 +40,8 @@ public struct CarouselDefinition: Sendable, Hashable {
 extension CarouselDefinition {
     /// Fields of a definition object, in the order they are written.
     public static let fieldNames = ["name", "interval", "autoplay", "banners"]
+    /// What a definition body may hold: its fields, and the `revision` an answer carried (ignored).
+    public static let acceptedFieldNames = fieldNames + ["revision"]
 
     /// The definition as JSON: `{"name", "interval", "autoplay", "banners"}`, and `revision`
     /// when given (the admin API's representation).
@@ -61,7 +63,7 @@ extension CarouselDefinition {
         -> CarouselDefinition
     {
         let fields = try JSONFields(value, path: path)
-        try fields.rejectUnknown(allowing: fieldNames + ["revision"])
+        try fields.rejectUnknown(allowing: acceptedFieldNames)
         let name: String
         if let given = try fields.optional("name", .string) {
             guard isValidName(given) else {

@@ -60,13 +60,13 @@ public final class SQLiteStore: CarouselStore {
     // MARK: CarouselStore
 
     public func loadAll() throws(StoreError) -> [StoredCarousel] {
-        try onAdmin { connection throws(SQLiteError) in try Self.readAll(connection) }.map {
+        try on(admin) { connection throws(SQLiteError) in try Self.readAll(connection) }.map {
             (row) throws(StoreError) in try row.decoded(path: path)
         }
     }
 
     public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
-        let serial = try onAdmin { connection throws(SQLiteError) -> Int64? in
+        let serial = try on(admin) { connection throws(SQLiteError) -> Int64? in
             try connection.transaction { () throws(SQLiteError) -> Int64? in
                 let taken = try connection.statement("SELECT 1 FROM carousels WHERE name = ?1").bind(
                     .text(definition.name))
@@ -83,7 +83,7 @@ public final class SQLiteStore: CarouselStore {
         _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
     ) throws(StoreError) -> UInt64 {
         precondition(definition.name == key.name, "a carousel cannot be renamed")
-        let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
+        let stored = try on(admin) { connection throws(SQLiteError) -> UInt64? in
             try connection.transaction { () throws(SQLiteError) -> UInt64? in
                 guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
                 if revision == expectedRevision {
@@ -98,7 +98,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
-        let changed = try onCommands { connection throws(SQLiteError) -> Int in
+        let changed = try on(commands) { connection throws(SQLiteError) -> Int in
             let columns = AnchorColumns(anchor)
             try connection.statement(
                 "UPDATE carousels SET position = ?1, playing_since = ?2, paused_until = ?3, version = ?4 WHERE serial = ?5"
@@ -110,7 +110,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
-        let stored = try onAdmin { connection throws(SQLiteError) -> UInt64? in
+        let stored = try on(admin) { connection throws(SQLiteError) -> UInt64? in
             try connection.transaction { () throws(SQLiteError) -> UInt64? in
                 guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
                 guard revision == expectedRevision else { return revision }
@@ -127,7 +127,7 @@ public final class SQLiteStore: CarouselStore {
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
     ) throws(StoreError) {
         let path = path
-        try onAdmin { connection throws(SQLiteError) in
+        try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
                 let existing = try Self.readAll(connection)
                 for definition in definitions {
@@ -148,20 +148,12 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Connections
 
-    private func onAdmin<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError) -> Result
-    {
+    /// Runs `body` on a connection, alone on it; SQLite's errors become what an operator reads.
+    private func on<Result>(
+        _ connection: Lock<SQLiteConnection>, _ body: (SQLiteConnection) throws(SQLiteError) -> Result
+    ) throws(StoreError) -> Result {
         do {
-            return try admin.withLock { connection throws(SQLiteError) in try body(connection) }
-        } catch {
-            throw Self.failure(error, path: path, busyTimeout: busyTimeout)
-        }
-    }
-
-    private func onCommands<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError)
-        -> Result
-    {
-        do {
-            return try commands.withLock { connection throws(SQLiteError) in try body(connection) }
+            return try connection.withLock { connection throws(SQLiteError) in try body(connection) }
         } catch {
             throw Self.failure(error, path: path, busyTimeout: busyTimeout)
         }

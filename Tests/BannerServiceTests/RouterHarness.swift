@@ -26,7 +26,7 @@ struct RouterHarness: Sendable {
     let store: any CarouselStore
     let parts: ServiceParts
     /// The engine of `default`.
-    var engine: CarouselEngine { parts.engine(of: CarouselDefinition.defaultName)! }
+    var engine: CarouselEngine { parts.directory.carousel(named: CarouselDefinition.defaultName)!.engine }
     /// The read views of `default`.
     var views: ReadViews { parts.directory.carousel(named: CarouselDefinition.defaultName)!.views }
     var api: BannerAPI { parts.api }

@@ -43,7 +43,7 @@ final class Dispatcher: Sendable {
     ) -> MHD_Result {
         slot.headersArrived()
         activeRequests.add(1, ordering: .relaxed)
-        watch(of: connection).map(watchdog.waitForRequest)  // the headers are in; now the body
+        if let watch = watch(of: connection) { watchdog.waitForRequest(watch) }  // the headers are in; now the body
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
         if let problem = Self.framingProblem(of: connection, hasLength: declaredLength != nil, version: version) {
             let rejection = Rejection.malformed(
@@ -108,7 +108,7 @@ final class Dispatcher: Sendable {
     func finish(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, slot: RequestSlot
     ) -> MHD_Result {
-        watch(of: connection).map(watchdog.answering)
+        if let watch = watch(of: connection) { watchdog.answering(watch) }
         var body: [UInt8] = []
         if case .exchange(let exchange) = slot.state {
             switch exchange.phase {
@@ -142,7 +142,8 @@ final class Dispatcher: Sendable {
     /// The completion notification: libmicrohttpd is done with the request (answered, failed, or
     /// the client left).
     func complete(_ slot: RequestSlot, on connection: OpaquePointer?) {
-        if let connection { watch(of: connection).map(watchdog.waitForRequest) }  // the next request's clock
+        // The next request's clock.
+        if let connection, let watch = watch(of: connection) { watchdog.waitForRequest(watch) }
         if slot.complete() { activeRequests.subtract(1, ordering: .relaxed) }
     }
 

@@ -6,7 +6,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift names the test targets too, so their folders must exist for it to resolve.
@@ -17,9 +17,9 @@ RUN swift build -c release --static-swift-stdlib --product banner-server \
     && install -D "$(swift build -c release --static-swift-stdlib --show-bin-path)/banner-server" /out/banner-server
 
 FROM debian:bookworm-slim
-# What the binary links to besides glibc: libmicrohttpd (and, through it, GnuTLS), SQLite, and the
-# C++ runtime the Swift runtime is written in. Nothing -dev.
-ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libstdc++6"
+# What the binary links to besides glibc: libmicrohttpd (and, through it, GnuTLS), SQLite, libpq
+# (PostgreSQL's client library), and the C++ runtime the Swift runtime is written in. Nothing -dev.
+ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libpq5 libstdc++6"
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* \

@@ -4,7 +4,9 @@
 SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config
+# The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package).
+TEST_PACKAGES := postgresql
 # The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
 BROWSER_PACKAGES := chromium chromium-driver python3-selenium
 SYSTEM_PYTHON    := /usr/bin/python3
@@ -14,17 +16,24 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
+.PHONY: all deps test-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
 	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke clean
 
 all: build
 
-## deps: install libmicrohttpd-dev, libsqlite3-dev and pkg-config with apt when they are missing
+## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev and pkg-config with apt when they are missing
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: no 'swift' on PATH; install the Swift 6 toolchain from swift.org"; exit 1; }
-	@if ! pkg-config --exists libmicrohttpd sqlite3 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
+	fi
+
+## test-deps: install PostgreSQL (the tests start their own servers) when it is missing
+test-deps:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "installing $(TEST_PACKAGES)"; \
+		$(APT_INSTALL) $(TEST_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(TEST_PACKAGES); }; \
 	fi
 
 ## bench-deps: install wrk, nginx-light, nghttp2-client (h2load), valgrind and gcc when missing
@@ -72,7 +81,7 @@ run: build
 
 ## test: check formatting, build, run every test (Swift, the OpenAPI document with schemathesis,
 ## the browser test, heap allocations per read), then a short run of the benchmark harness
-test: deps lint
+test: deps test-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) test-openapi
@@ -98,7 +107,7 @@ test-browser: browser-deps
 
 ## test-sanitize: the Swift test suite (live servers and child processes included) under
 ## ThreadSanitizer, then AddressSanitizer with LeakSanitizer (suppressions in Tests/sanitizers)
-test-sanitize: deps
+test-sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	$(SWIFT) test --sanitize=thread --build-path .build/tsan
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan

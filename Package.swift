@@ -26,7 +26,7 @@ let package = Package(
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON"]),
         // The store protocol and its records; the memory store.
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Locking"]),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -35,6 +35,14 @@ let package = Package(
         ),
         // The SQLite store, the embedded default; the only module that imports CSQLite.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"]),
+        // libpq from Debian (`libpq-dev`), found with pkg-config.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // The PostgreSQL store, for several replicas; the only module that imports CPostgres.
+        .target(name: "PostgresStore", dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking"]),
         // The value-type logger every layer is handed.
         .target(name: "Logging", dependencies: ["Carousel"]),
         // The web client's files, compiled in.
@@ -49,8 +57,8 @@ let package = Package(
         .target(
             name: "BannerService",
             dependencies: [
-                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
-                "BannerAPI",
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
+                "Logging", "BannerAPI",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
@@ -63,7 +71,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["Store", "SQLiteStore", "Definitions", "Carousel", "JSON", "TestSupport"]
+            dependencies: ["Store", "SQLiteStore", "PostgresStore", "Definitions", "Carousel", "JSON", "TestSupport"]
         ),
         .testTarget(
             name: "BannerServiceTests",

@@ -3,6 +3,7 @@ import Definitions
 import JSON
 import Logging
 import MicroHTTP
+import Store
 
 /// The HTTP API (docs/API.md). Reads are answered on the calling thread from pre-built
 /// responses; commands and admin changes are checked (route, role, body) on the calling thread,
@@ -58,14 +59,14 @@ public struct BannerAPI: HTTPHandler {
                 return .response(list(origin: origin))
             case .definition:
                 let live = try carousel(route)
-                let stored = live.definition
+                let stored = live.stored
                 return .response(
                     DefinitionViews.definition(
                         stored, tag: live.definitionTag(revision: stored.revision), status: 200,
                         ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
             case .banner(let id):
                 let live = try carousel(route)
-                let stored = live.definition
+                let stored = live.stored
                 guard let banner = stored.definition.banners.first(where: { $0.id == id }) else {
                     throw Problem(status: 404, detail: "carousel '\(live.name)' has no banner '\(id)'")
                 }
@@ -176,7 +177,7 @@ public struct BannerAPI: HTTPHandler {
             guard let live else {
                 guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
                 let created = try directory.create(definition)
-                let stored = created.definition
+                let stored = created.stored
                 let count = definition.banners.count
                 logger.notice(
                     "\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
@@ -255,7 +256,7 @@ public struct BannerAPI: HTTPHandler {
 /// definition's ETag.
 enum DefinitionViews {
     static func definition(
-        _ stored: LiveCarousel.Revised, tag: String, status: Int, ifNoneMatch: String? = nil, headers: [HTTPHeader]
+        _ stored: StoredCarousel, tag: String, status: Int, ifNoneMatch: String? = nil, headers: [HTTPHeader]
     ) -> Response {
         respond(
             stored.definition.json(revision: stored.revision), tag: tag, status: status, ifNoneMatch: ifNoneMatch,

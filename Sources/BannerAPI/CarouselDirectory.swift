@@ -86,18 +86,68 @@ final class CarouselDirectory: Sendable {
         } catch {
             throw Problem.store(error)
         }
-        let live = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
-        carousels.withLock { $0.byName[definition.name] = live }
-        live.start()
-        return live
+        return serve(stored)
     }
 
     /// Deletes `carousel` from the store (after checking `ifMatch`), then from service.
     func delete(_ carousel: LiveCarousel, ifMatch: String?) async throws(Problem) {
         try await carousel.delete(ifMatch: ifMatch)
-        carousels.withLock { carousels in
-            if carousels.byName[carousel.name] === carousel { carousels.byName[carousel.name] = nil }
+        withdraw(carousel)
+    }
+
+    /// Brings the carousels in service up to the store after another process sharing it changed
+    /// `change` (docs/STORE.md, several processes): new ones served, deleted ones withdrawn,
+    /// changed ones reloaded in their engine.
+    func follow(_ change: StoreChange) async throws(StoreError) {
+        switch change {
+        case .carousel(let name):
+            try await follow(name, stored: store.load(named: name))
+        case .everything:
+            let stored = try store.loadAll()
+            let names = Set(stored.map(\.name)).union(carousels.withLock { $0.byName.keys })
+            for name in names.sorted() {
+                try await follow(name, stored: stored.first { $0.name == name })
+            }
         }
-        carousel.stop()
+    }
+
+    private func follow(_ name: String, stored: StoredCarousel?) async throws(StoreError) {
+        let live = carousel(named: name)
+        switch (live, stored) {
+        case (nil, nil):
+            break
+        case (let live?, nil):
+            withdraw(live)
+        case (nil, let stored?):
+            _ = serve(stored)
+        case (let live?, let stored?) where live.key.serial != stored.serial:
+            withdraw(live)
+            _ = serve(stored)
+        case (let live?, _?):
+            if try await !live.refresh() { withdraw(live) }
+        }
+    }
+
+    /// `stored` in service, started, unless the same carousel (same serial) is served already;
+    /// one of its name that was deleted meanwhile is withdrawn.
+    private func serve(_ stored: StoredCarousel) -> LiveCarousel {
+        let live = LiveCarousel(stored, store: store, cors: cors, streams: streams, clock: clock)
+        let (served, replaced) = carousels.withLock { carousels in
+            let existing = carousels.byName[stored.name]
+            if let existing, existing.key == stored.key { return (existing, nil as LiveCarousel?) }
+            carousels.byName[stored.name] = live
+            return (live, existing)
+        }
+        replaced?.stop()
+        if served === live { live.start() }
+        return served
+    }
+
+    /// `live` out of service: its timer stopped, its streams ended.
+    private func withdraw(_ live: LiveCarousel) {
+        carousels.withLock { carousels in
+            if carousels.byName[live.name] === live { carousels.byName[live.name] = nil }
+        }
+        live.stop()
     }
 }

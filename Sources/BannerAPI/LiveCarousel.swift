@@ -8,12 +8,6 @@ import Store
 /// feeds, and its definition as last stored. Every change runs in the engine, one at a time, and
 /// is written to the store before anyone sees it (docs/STORE.md: write, then publish).
 final class LiveCarousel: Sendable {
-    /// A definition and the revision it was stored at.
-    struct Revised: Sendable {
-        let definition: CarouselDefinition
-        let revision: UInt64
-    }
-
     let key: CarouselKey
     let engine: CarouselEngine
     let views: ReadViews
@@ -22,15 +16,15 @@ final class LiveCarousel: Sendable {
     /// store's carousel nor a re-created one of the same name ever shares a tag with it.
     private let instance: String
     private let store: any CarouselStore
-    /// Changed only inside the engine (in `edit`), so that it moves in step with the state.
-    private let stored: Lock<Revised>
+    /// The carousel as this process last read or wrote it in the store. Changed only inside the
+    /// engine, so that it moves in step with the state.
+    private let known: Lock<StoredCarousel>
 
     init(
         _ carousel: StoredCarousel, store: any CarouselStore, cors: CORSPolicy, streams: StreamRegistry,
         clock: @escaping @Sendable () -> Timestamp
     ) {
-        let definition = carousel.definition
-        let state = definition.carousel(at: carousel.anchor)
+        let state = carousel.definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
         let views = ReadViews(initial: state, cors: cors, instance: instance)
         let events = EventHub(
@@ -40,7 +34,7 @@ final class LiveCarousel: Sendable {
         self.store = store
         self.views = views
         self.events = events
-        stored = Lock(Revised(definition: definition, revision: carousel.revision))
+        known = Lock(carousel)
         engine = CarouselEngine(carousel: state, clock: clock) { changed in
             views.publish(changed)
             events.publish(version: changed.version, stateJSON: views.stateJSON)
@@ -49,8 +43,8 @@ final class LiveCarousel: Sendable {
 
     var name: String { key.name }
 
-    /// The definition as last stored.
-    var definition: Revised { stored.withLock { $0 } }
+    /// The carousel as last stored: its definition and revision are what the admin API shows.
+    var stored: StoredCarousel { known.withLock { $0 } }
 
     /// The definition's strong ETag, for `If-Match`.
     func definitionTag(revision: UInt64) -> String {
@@ -59,16 +53,16 @@ final class LiveCarousel: Sendable {
 
     /// Applies a command, written to the store before it is published.
     func perform(_ command: CarouselCommand) async throws(Problem) -> Carousel {
-        try await engine.change { [store, key] carousel, now throws(Problem) in
-            do throws(CarouselError) {
-                try carousel.apply(command, at: now)
-            } catch {
-                throw BannerAPI.problem(for: error)
-            }
-            do throws(StoreError) {
-                try store.saveAnchor(carousel.anchor, of: key)
-            } catch {
-                throw Problem.store(error)
+        try await engine.change { [self] carousel, now throws(Problem) in
+            try write(.command, &carousel, at: now) { stored, carousel throws(Problem) in
+                do throws(CarouselError) {
+                    try carousel.apply(command, at: now)
+                } catch {
+                    throw BannerAPI.problem(for: error)
+                }
+                var changed = stored
+                changed.anchor = carousel.anchor
+                return changed
             }
             return carousel
         }
@@ -77,26 +71,19 @@ final class LiveCarousel: Sendable {
     /// An admin change: `revise` turns the stored definition into the new one (or throws the
     /// problem with it); the state follows it (the current banner kept when it survives), the
     /// store takes both, then both are published. `ifMatch` is checked against the definition's
-    /// ETag first.
+    /// ETag as stored when the change is made.
     func edit(
         ifMatch: String?, _ revise: @escaping @Sendable (CarouselDefinition) throws(Problem) -> CarouselDefinition
-    ) async throws(Problem) -> Revised {
+    ) async throws(Problem) -> StoredCarousel {
         try await engine.change { [self] carousel, now throws(Problem) in
-            let current = stored.withLock { $0 }
-            // An invalid change is refused as such whatever If-Match says.
-            let new = try revise(current.definition)
-            try checkPrecondition(ifMatch, current)
-            new.redefine(&carousel, from: current.definition, at: now)
-            let revision: UInt64
-            do throws(StoreError) {
-                revision = try store.update(
-                    key, to: new, anchor: carousel.anchor, expectedRevision: current.revision)
-            } catch {
-                throw Problem.store(error)
+            try write(.admin, &carousel, at: now) { stored, carousel throws(Problem) in
+                // An invalid change is refused as such whatever If-Match says.
+                let new = try revise(stored.definition)
+                try checkPrecondition(ifMatch, stored)
+                new.redefine(&carousel, from: stored.definition, at: now)
+                return StoredCarousel(
+                    definition: new, revision: stored.revision + 1, anchor: carousel.anchor, serial: stored.serial)
             }
-            let revised = Revised(definition: new, revision: revision)
-            stored.withLock { $0 = revised }
-            return revised
         }
     }
 
@@ -104,7 +91,7 @@ final class LiveCarousel: Sendable {
     /// out of service with `stop`.
     func delete(ifMatch: String?) async throws(Problem) {
         try await engine.change { [self] _, _ throws(Problem) in
-            let current = stored.withLock { $0 }
+            let current = stored
             try checkPrecondition(ifMatch, current)
             do throws(StoreError) {
                 try store.delete(key, expectedRevision: current.revision)
@@ -112,6 +99,54 @@ final class LiveCarousel: Sendable {
                 throw Problem.store(error)
             }
         }
+    }
+
+    /// Brings the carousel up to what the store holds (another process changed it). False when
+    /// the store no longer holds it: the caller takes it out of service.
+    func refresh() async throws(StoreError) -> Bool {
+        try await engine.change { [self] carousel, now throws(StoreError) in
+            guard let stored = try store.load(named: name), stored.serial == key.serial else { return false }
+            adopt(stored, into: &carousel, at: now)
+            known.withLock { $0 = stored }
+            return true
+        }
+    }
+
+    /// Runs `decide` inside the store's transaction on this carousel, with `carousel` first
+    /// brought up to the row as stored (another process may have changed it since this one last
+    /// heard); what `decide` returns is written, then becomes what this process knows.
+    @discardableResult
+    private func write(
+        _ purpose: WritePurpose, _ carousel: inout Carousel, at now: Timestamp,
+        _ decide: (StoredCarousel, inout Carousel) throws(Problem) -> StoredCarousel
+    ) throws(Problem) -> StoredCarousel {
+        var refusal: Problem?
+        let written: StoredCarousel
+        do throws(StoreError) {
+            written = try store.modify(key, purpose) { stored in
+                adopt(stored, into: &carousel, at: now)
+                do throws(Problem) {
+                    return try decide(stored, &carousel)
+                } catch {
+                    refusal = error
+                    return nil
+                }
+            }
+        } catch {
+            throw Problem.store(error)
+        }
+        if let refusal { throw refusal }
+        known.withLock { $0 = written }
+        return written
+    }
+
+    /// `carousel` set to `stored` as of `now`, unless that is what this process knows already.
+    /// The caller records `stored` as known once its change is kept (an engine change that
+    /// throws keeps nothing).
+    private func adopt(_ stored: StoredCarousel, into carousel: inout Carousel, at now: Timestamp) {
+        guard stored != known.withLock({ $0 }) else { return }
+        carousel = stored.definition.carousel(at: stored.anchor)
+        carousel.advance(to: now)
     }
 
     func start() { engine.start() }
@@ -122,7 +157,7 @@ final class LiveCarousel: Sendable {
         events.finishAll()
     }
 
-    private func checkPrecondition(_ ifMatch: String?, _ current: Revised) throws(Problem) {
+    private func checkPrecondition(_ ifMatch: String?, _ current: StoredCarousel) throws(Problem) {
         guard let ifMatch else { return }
         let tag = definitionTag(revision: current.revision)
         guard !EntityTag.ifMatch(ifMatch, tag) else { return }

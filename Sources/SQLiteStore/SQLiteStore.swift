@@ -25,6 +25,7 @@ public final class SQLiteStore: CarouselStore {
     public var description: String { "SQLite store \(path)" }
 
     private let lockFile: StoreLockFile
+    private let definitions = DecodedDefinitions()
     /// Admin changes, loading, import; each commit synced.
     private let admin: Lock<SQLiteConnection>
     /// Commands' anchors; each commit in the WAL, synced at checkpoints.
@@ -60,8 +61,8 @@ public final class SQLiteStore: CarouselStore {
     // MARK: CarouselStore
 
     public func loadAll() throws(StoreError) -> [StoredCarousel] {
-        try on(admin) { connection throws(SQLiteError) in try Self.readAll(connection) }.map {
-            (row) throws(StoreError) in try row.decoded(path: path)
+        try on(admin) { connection throws(SQLiteError) in try Self.read(connection) }.map {
+            (row) throws(StoreError) in try decoded(row)
         }
     }
 
@@ -79,34 +80,39 @@ public final class SQLiteStore: CarouselStore {
         return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
     }
 
-    public func update(
-        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
-    ) throws(StoreError) -> UInt64 {
-        precondition(definition.name == key.name, "a carousel cannot be renamed")
-        let stored = try on(admin) { connection throws(SQLiteError) -> UInt64? in
-            try connection.transaction { () throws(SQLiteError) -> UInt64? in
-                guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
-                if revision == expectedRevision {
-                    try Self.replace(key.serial, definition, anchor: anchor, revision: revision + 1, in: connection)
-                }
-                return revision
-            }
+    public func load(named name: String) throws(StoreError) -> StoredCarousel? {
+        try on(admin) { connection throws(SQLiteError) in try Self.read(connection, name: name).first }.map {
+            (row) throws(StoreError) in try decoded(row)
         }
-        guard let stored else { throw .notFound(name: key.name) }
-        guard stored == expectedRevision else { throw .conflict(name: key.name, revision: stored) }
-        return stored + 1
     }
 
-    public func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
-        let changed = try on(commands) { connection throws(SQLiteError) -> Int in
-            let columns = AnchorColumns(anchor)
-            try connection.statement(
-                "UPDATE carousels SET position = ?1, playing_since = ?2, paused_until = ?3, version = ?4 WHERE serial = ?5"
-            ).bind(columns.position, columns.playingSince, columns.pausedUntil, columns.version, .integer(key.serial))
-                .run()
-            return connection.changes
+    public func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
+        // The row is read and decoded inside the transaction, its write lock held; a definition
+        // that cannot be decoded ends it (rolled back) with that error.
+        var undecodable: StoreError?
+        let connection = purpose == .admin ? admin : commands
+        let stored = try on(connection) { connection throws(SQLiteError) -> StoredCarousel? in
+            try connection.transaction { () throws(SQLiteError) -> StoredCarousel? in
+                guard let row = try Self.read(connection, serial: key.serial).first else { return nil }
+                let stored: StoredCarousel
+                do throws(StoreError) {
+                    stored = try decoded(row)
+                } catch {
+                    undecodable = error
+                    throw SQLiteError(code: SQLITE_ABORT, message: "\(error)", during: "reading \(key.name)")
+                }
+                guard let changed = decide(stored) else { return stored }
+                precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+                try Self.replace(changed, in: connection)
+                return changed
+            }
         }
-        guard changed == 1 else { throw .notFound(name: key.name) }
+        if let undecodable { throw undecodable }
+        guard let stored else { throw .notFound(name: key.name) }
+        definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
+        return stored
     }
 
     public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
@@ -120,23 +126,24 @@ public final class SQLiteStore: CarouselStore {
         }
         guard let stored else { throw .notFound(name: key.name) }
         guard stored == expectedRevision else { throw .conflict(name: key.name, revision: stored) }
+        definitions.forget(serial: key.serial)
     }
 
     public func importDefinitions(
-        _ definitions: [CarouselDefinition],
+        _ imported: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
     ) throws(StoreError) {
-        let path = path
         try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
-                let existing = try Self.readAll(connection)
-                for definition in definitions {
+                let existing = try Self.read(connection)
+                for definition in imported {
                     let current = existing.first { $0.name == definition.name }
-                    let decoded = try? current?.decoded(path: path)
-                    let newAnchor = anchor(definition, decoded)
+                    let newAnchor = anchor(definition, current.flatMap { try? decoded($0) })
                     if let current {
                         try Self.replace(
-                            current.serial, definition, anchor: newAnchor, revision: current.revision + 1,
+                            StoredCarousel(
+                                definition: definition, revision: current.revision + 1, anchor: newAnchor,
+                                serial: current.serial),
                             in: connection)
                     } else {
                         _ = try Self.insert(definition, anchor: newAnchor, revision: 1, into: connection)
@@ -287,39 +294,40 @@ public final class SQLiteStore: CarouselStore {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING serial
             """
         ).bind(
-            .text(definition.name), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
+            .text(definition.name), .text(definition.storedText), .integer(Int64(revision)), columns.position,
             columns.playingSince, columns.pausedUntil, columns.version)
         defer { statement.reset() }
         _ = try statement.step()
         return statement.integer(0) ?? 0
     }
 
-    private static func replace(
-        _ serial: Int64, _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64,
-        in connection: SQLiteConnection
-    ) throws(SQLiteError) {
-        let columns = AnchorColumns(anchor)
+    private static func replace(_ stored: StoredCarousel, in connection: SQLiteConnection) throws(SQLiteError) {
+        let columns = AnchorColumns(stored.anchor)
         try connection.statement(
             """
             UPDATE carousels SET definition = ?2, revision = ?3, position = ?4, playing_since = ?5,
                 paused_until = ?6, version = ?7 WHERE serial = ?1
             """
         ).bind(
-            .integer(serial), .text(Self.text(of: definition)), .integer(Int64(revision)), columns.position,
-            columns.playingSince, columns.pausedUntil, columns.version
+            .integer(stored.serial), .text(stored.definition.storedText), .integer(Int64(stored.revision)),
+            columns.position, columns.playingSince, columns.pausedUntil, columns.version
         ).run()
     }
 
-    private static func text(of definition: CarouselDefinition) -> String {
-        String(decoding: definition.json().bytes, as: UTF8.self)
-    }
-
-    private static func readAll(_ connection: SQLiteConnection) throws(SQLiteError) -> [Row] {
-        let statement = try connection.statement(
-            """
-            SELECT serial, name, definition, revision, position, playing_since, paused_until, version
-            FROM carousels ORDER BY name
-            """)
+    /// Rows of `carousels`, by name: all of them, or the one of `name` or `serial`.
+    private static func read(_ connection: SQLiteConnection, name: String? = nil, serial: Int64? = nil)
+        throws(SQLiteError) -> [Row]
+    {
+        let columns = "serial, name, definition, revision, position, playing_since, paused_until, version"
+        let statement =
+            if let name {
+                try connection.statement("SELECT \(columns) FROM carousels WHERE name = ?1").bind(.text(name))
+            } else if let serial {
+                try connection.statement("SELECT \(columns) FROM carousels WHERE serial = ?1").bind(.integer(serial))
+            } else {
+                try connection.statement("SELECT \(columns) FROM carousels ORDER BY name")
+            }
+        defer { statement.reset() }
         var rows: [Row] = []
         while try statement.step() {
             rows.append(
@@ -333,6 +341,18 @@ public final class SQLiteStore: CarouselStore {
         return rows
     }
 
+    /// A row as a stored carousel; its definition decoded once per revision.
+    private func decoded(_ row: Row) throws(StoreError) -> StoredCarousel {
+        let definition = try definitions.definition(
+            serial: row.serial, revision: row.revision, name: row.name, text: row.definition, store: path)
+        let playback: Carousel.Playback =
+            if let playingSince = row.playingSince {
+                .playing(since: Timestamp(nanosecondsSinceEpoch: playingSince))
+            } else { .paused(until: row.pausedUntil.map(Timestamp.init(nanosecondsSinceEpoch:))) }
+        let anchor = CarouselAnchor(index: row.position.map { Int($0) }, playback: playback, version: row.version)
+        return StoredCarousel(definition: definition, revision: row.revision, anchor: anchor, serial: row.serial)
+    }
+
     /// A row of `carousels` as read.
     private struct Row {
         let serial: Int64
@@ -343,21 +363,6 @@ public final class SQLiteStore: CarouselStore {
         let playingSince: Int64?
         let pausedUntil: Int64?
         let version: UInt64
-
-        func decoded(path: String) throws(StoreError) -> StoredCarousel {
-            let definition: CarouselDefinition
-            do {
-                definition = try CarouselDefinition.decode(JSONParser.parse(Array(self.definition.utf8)))
-            } catch {
-                throw .unusable("\(path): the stored definition of carousel '\(name)' cannot be read: \(error)")
-            }
-            let playback: Carousel.Playback =
-                if let playingSince { .playing(since: Timestamp(nanosecondsSinceEpoch: playingSince)) } else {
-                    .paused(until: pausedUntil.map(Timestamp.init(nanosecondsSinceEpoch:)))
-                }
-            let anchor = CarouselAnchor(index: position.map { Int($0) }, playback: playback, version: version)
-            return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
-        }
     }
 
     /// An anchor as the columns `position, playing_since, paused_until, version`.

@@ -52,19 +52,32 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Throws `.duplicate` when the name is taken.
     func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel
 
-    /// Replaces the definition (of the same name) and the anchor when the stored revision is
-    /// `expectedRevision`; returns the new revision (one more). Durable (synced) before it
-    /// returns. Throws `.notFound`, or `.conflict` when the revision moved.
-    func update(
-        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
-    ) throws(StoreError) -> UInt64
+    /// The carousel named `name` as stored now; nil when there is none.
+    func load(named name: String) throws(StoreError) -> StoredCarousel?
 
-    /// Replaces the anchor after a command. Survives the process being killed before it returns
-    /// (not necessarily a power loss). Throws `.notFound`.
-    func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError)
+    /// Changes a stored carousel in one transaction that holds it against every other writer,
+    /// other processes sharing the store included: `decide` is given the carousel as stored now
+    /// and returns what to store instead (same name and serial), or nil to store nothing.
+    /// Returns what is stored when the transaction ends. A `.command` write survives the process
+    /// being killed before it returns (not necessarily a power loss); an `.admin` write is
+    /// durable (synced). Throws `.notFound` when `key` is no longer stored.
+    func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel
 
     /// Deletes the carousel when its revision is `expectedRevision`. Durable before it returns.
     func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError)
+
+    /// Calls `onChange`, on a thread of the store's, whenever another process sharing the store
+    /// may have changed carousels (PostgreSQL, docs/STORE.md). It may report this process's own
+    /// changes too: a handler reloads and compares before it acts.
+    func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void)
+
+    /// Nil while the store can be reached; otherwise why not, for an operator (`GET /readyz`).
+    var unreachable: String? { get }
+
+    /// Stops the store's own threads and connections (PostgreSQL's listener); calls after it fail.
+    func close()
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
@@ -72,6 +85,32 @@ public protocol CarouselStore: AnyObject, Sendable {
         _ definitions: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
     ) throws(StoreError)
+}
+
+extension CarouselStore {
+    /// Stores one process owns see no change they did not make: nothing to observe.
+    public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
+
+    /// Stores one process owns are reachable while it runs.
+    public var unreachable: String? { nil }
+
+    public func close() {}
+}
+
+/// How durable a write must be before it returns (docs/STORE.md, durability).
+public enum WritePurpose: Sendable {
+    /// A command (move, pause, resume): survives the process being killed.
+    case command
+    /// An admin change: survives a power loss too.
+    case admin
+}
+
+/// What another process sharing the store may have changed.
+public enum StoreChange: Sendable, Equatable {
+    /// The carousel of this name: created, changed or deleted.
+    case carousel(name: String)
+    /// Anything: the store was out of reach, and notifications may have been missed.
+    case everything
 }
 
 /// Why a store did not do what it was asked.

@@ -34,29 +34,21 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
-    public func update(
-        _ key: CarouselKey, to definition: CarouselDefinition, anchor: CarouselAnchor, expectedRevision: UInt64
-    ) throws(StoreError) -> UInt64 {
-        precondition(definition.name == key.name, "a carousel cannot be renamed")
-        return try contents.withLock { contents throws(StoreError) in
-            guard var stored = contents.carousels[key.name], stored.serial == key.serial else {
-                throw .notFound(name: key.name)
-            }
-            guard stored.revision == expectedRevision else {
-                throw .conflict(name: key.name, revision: stored.revision)
-            }
-            stored.definition = definition
-            stored.anchor = anchor
-            stored.revision += 1
-            contents.carousels[definition.name] = stored
-            return stored.revision
-        }
+    public func load(named name: String) throws(StoreError) -> StoredCarousel? {
+        contents.withLock { $0.carousels[name] }
     }
 
-    public func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
+    public func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
         try contents.withLock { contents throws(StoreError) in
-            guard contents.carousels[key.name]?.serial == key.serial else { throw .notFound(name: key.name) }
-            contents.carousels[key.name]!.anchor = anchor
+            guard let stored = contents.carousels[key.name], stored.serial == key.serial else {
+                throw .notFound(name: key.name)
+            }
+            guard let changed = decide(stored) else { return stored }
+            precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+            contents.carousels[key.name] = changed
+            return changed
         }
     }
 

@@ -4,11 +4,12 @@ import Store
 import TestSupport
 import Testing
 
+@testable import PostgresStore
 @testable import SQLiteStore
 
 /// The same contract, checked against every store this build has (docs/STORE.md).
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
-    case memory, sqlite
+    case memory, sqlite, postgres
 
     var testDescription: String { rawValue }
 
@@ -16,6 +17,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
+        case .postgres: try PostgresStore(uri: PostgresServer.shared.get().createDatabase())
         }
     }
 }
@@ -52,24 +54,32 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anUpdateBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) throws {
+    func aChangeIsDecidedOnWhatIsStoredAndStoresWhatItReturns(_ kind: StoreKind) throws {
         let store = try kind.make()
-        let key = try store.create(lobby, anchor: playing).key
+        let created = try store.create(lobby, anchor: playing)
         var edited = lobby
         edited.banners.removeLast()
-        #expect(try store.update(key, to: edited, anchor: paused, expectedRevision: 1) == 2)
-        #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
-            try store.update(key, to: lobby, anchor: playing, expectedRevision: 1)
+        var seen: [StoredCarousel] = []
+        let written = try store.modify(created.key, .admin) { stored in
+            seen.append(stored)
+            return StoredCarousel(definition: edited, revision: 2, anchor: paused, serial: stored.serial)
         }
-        #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
-            try store.delete(key, expectedRevision: 1)
-        }
-        let stored = try #require(try store.loadAll().first)
-        #expect(stored.definition == edited && stored.anchor == paused && stored.revision == 2)
+        #expect(seen == [created])
+        #expect(written.definition == edited && written.anchor == paused && written.revision == 2)
+        #expect(try store.loadAll() == [written])
+        #expect(try store.load(named: "lobby") == written)
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anchorsAreSavedWithoutChangingTheRevision(_ kind: StoreKind) throws {
+    func aChangeThatDecidesNothingStoresNothing(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let created = try store.create(lobby, anchor: playing)
+        #expect(try store.modify(created.key, .command) { _ in nil } == created)
+        #expect(try store.loadAll() == [created])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anchorsOfCommandsAreSavedAndLoaded(_ kind: StoreKind) throws {
         let store = try kind.make()
         let key = try store.create(lobby, anchor: playing).key
         try store.saveAnchor(paused, of: key)
@@ -77,6 +87,22 @@ struct StoreContractTests {
         #expect(stored.anchor == paused && stored.revision == 1)
         let unknown = CarouselKey(name: "hall", serial: 99)
         #expect(throws: StoreError.notFound(name: "hall")) { try store.saveAnchor(paused, of: unknown) }
+        #expect(try store.load(named: "hall") == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeleteBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let created = try store.create(lobby, anchor: playing)
+        _ = try store.modify(created.key, .admin) { stored in
+            var next = stored
+            next.revision += 1
+            return next
+        }
+        #expect(throws: StoreError.conflict(name: "lobby", revision: 2)) {
+            try store.delete(created.key, expectedRevision: 1)
+        }
+        #expect(try store.loadAll().map(\.revision) == [2])
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -109,6 +135,17 @@ struct StoreContractTests {
         #expect(stored.map(\.name) == ["hall", "lobby"])
         #expect(stored[1].definition == edited && stored[1].revision == 2 && stored[1].anchor.version == 8)
         #expect(stored[0].revision == 1)
+    }
+}
+
+extension CarouselStore {
+    /// A command's write: the anchor replaced, whatever is stored.
+    func saveAnchor(_ anchor: CarouselAnchor, of key: CarouselKey) throws(StoreError) {
+        _ = try modify(key, .command) { stored in
+            var changed = stored
+            changed.anchor = anchor
+            return changed
+        }
     }
 }
 

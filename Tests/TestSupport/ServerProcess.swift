@@ -38,6 +38,7 @@ public final class ServerProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, standardOutput[1], 1)
         posix_spawn_file_actions_adddup2(&actions, standardError[1], 2)
         for descriptor in standardOutput + standardError { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        closeInheritedDescriptors(&actions)
 
         // The test runner's threads block signals; the child must start with the defaults.
         var attributes = posix_spawnattr_t()

@@ -1,0 +1,131 @@
+import Dispatch
+import Glibc
+import Locking
+
+/// The replica's ear on the database: a connection of its own that `LISTEN`s on the changes'
+/// channel, on a thread of its own, waiting on its socket. When the connection breaks (the
+/// server stopped, the network cut) it reconnects with backoff, `LISTEN`s again and reports
+/// `.reachable`, after which everything must be reloaded: notifications sent meanwhile are lost.
+final class ChangeListener: Sendable {
+    enum Event: Sendable {
+        /// Connected and listening (first time, or again): reload everything.
+        case reachable
+        /// The connection failed or broke; the reason, for an operator.
+        case unreachable(String)
+        /// A carousel of this name changed.
+        case changed(String)
+    }
+
+    /// Backoff between connection attempts: doubles from `firstPause` up to `longestPause`.
+    static let firstPause: Duration = .milliseconds(100)
+    static let longestPause: Duration = .seconds(2)
+
+    private let parameters: [(keyword: String, value: String)]
+    private let channel: String
+    private let describe: String
+    /// Written to wake the loop to stop; the loop closes both ends.
+    private let wake: (read: Int32, write: Int32)
+    private let running = Lock<State>(.idle)
+    private let ended = DispatchSemaphore(value: 0)
+
+    private enum State { case idle, running, stopped }
+
+    init(parameters: [(keyword: String, value: String)], channel: String, describe: String) {
+        self.parameters = parameters
+        self.channel = channel
+        self.describe = describe
+        var ends: [Int32] = [-1, -1]
+        let created = pipe(&ends)
+        precondition(created == 0, "pipe failed: \(String(cString: strerror(errno)))")
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // not inherited by children
+        wake = (ends[0], ends[1])
+    }
+
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// Starts listening; `report` is called on the listener's thread, in order. Once only.
+    func start(_ report: @escaping @Sendable (Event) -> Void) {
+        let start = running.withLock { state in
+            guard case .idle = state else { return false }
+            state = .running
+            return true
+        }
+        guard start else { return }
+        DispatchQueue(label: "postgres.listener").async { [self] in
+            listen(report)
+            ended.signal()
+        }
+    }
+
+    /// Stops listening and waits until the thread is done (no report after it returns).
+    func stop() {
+        let wasRunning = running.withLock { state in
+            defer { state = .stopped }
+            if case .running = state { return true }
+            return false
+        }
+        guard wasRunning else { return }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+        ended.wait()
+    }
+
+    private func listen(_ report: (Event) -> Void) {
+        var pause = Self.firstPause
+        while true {
+            let connection: PostgresConnection
+            do {
+                connection = try PostgresConnection(parameters)
+                try connection.run("LISTEN \(channel)")
+            } catch {
+                report(.unreachable("\(describe) cannot be reached (\(error.message)); retrying in \(pause)"))
+                if waitForWake(timeout: pause) { return }
+                pause = min(pause * 2, Self.longestPause)
+                continue
+            }
+            pause = Self.firstPause
+            report(.reachable)
+            while true {
+                // The socket wakes us for notifications and for the server going away; a silent
+                // network cut is found by the TCP keepalives asked for in the parameters.
+                var descriptors = [
+                    pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                ]
+                let ready = poll(&descriptors, 2, -1)
+                if ready < 0 && errno == EINTR { continue }
+                if descriptors[1].revents != 0 { return }
+                do {
+                    try connection.consumeInput()
+                } catch {
+                    report(.unreachable("\(describe) went away (\(error.message)); reconnecting"))
+                    break
+                }
+                var names: [String] = []
+                while let name = connection.nextNotification() {
+                    if !names.contains(name) { names.append(name) }
+                }
+                for name in names { report(.changed(name)) }
+                if !connection.isOpen {
+                    report(.unreachable("\(describe) closed the connection; reconnecting"))
+                    break
+                }
+            }
+        }
+    }
+
+    /// Waits `timeout` or until woken to stop; true when woken.
+    private func waitForWake(timeout: Duration) -> Bool {
+        var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        while true {
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            return ready > 0
+        }
+    }
+}

@@ -1,0 +1,400 @@
+import CPostgres
+import Carousel
+import Definitions
+import Glibc
+import Locking
+import Store
+
+/// Carousels in a PostgreSQL database that several replicas share (docs/STORE.md, PostgreSQL):
+/// every change is one transaction on the carousel's row (`SELECT … FOR UPDATE`, so that writers
+/// on different replicas take turns and none is lost) that ends with a `NOTIFY`; every replica
+/// `LISTEN`s (`ChangeListener`) and reloads what changed. Two connections, one per purpose
+/// (admin changes and loading; commands), each reconnected when it breaks, and the listener's.
+/// While the server cannot be reached, every call throws `.unavailable`, fast.
+public final class PostgresStore: CarouselStore {
+    /// The schema this build writes; `migrations[n]` takes a database from version n to n + 1.
+    public static let schemaVersion = migrations.count
+    /// The channel every change is announced on; its payload is the carousel's name.
+    static let channel = "banner_carousel_changes"
+    /// How long a connection that failed is left alone before a write tries it again.
+    static let retryPause: Duration = .seconds(1)
+
+    public let description: String
+    public var identity: String { status.withLock { $0.identity ?? "" } }
+    public var isReadOnly: Bool { false }
+    public var unreachable: String? { status.withLock { $0.unreachable } }
+
+    private let parameters: [(keyword: String, value: String)]
+    private let definitions = DecodedDefinitions()
+    private let admin = Lock(Slot())
+    private let commands = Lock(Slot())
+    private let status: Lock<Status>
+    private let listener: ChangeListener
+
+    private struct Slot {
+        var connection: PostgresConnection?
+        var lastAttempt: ContinuousClock.Instant?
+    }
+
+    private struct Status {
+        /// From the database, once reached.
+        var identity: String?
+        /// Why the database cannot be reached now; nil while it can.
+        var unreachable: String?
+    }
+
+    /// A store on the database at `uri` (`postgres://…` or `postgresql://…`). Throws `.unusable`
+    /// when the URI is malformed or the database's schema is newer than this build's. A database
+    /// that cannot be reached now is no error: the store waits for it (`unreachable` says why).
+    public init(uri: String) throws(StoreError) {
+        let location = try Self.describe(uri)
+        description = "PostgreSQL store \(location)"
+        // Defaults first, so that the URI's own settings win (libpq: a later keyword wins).
+        parameters = [
+            ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "5"),
+            ("keepalives_interval", "2"), ("keepalives_count", "3"),
+            ("application_name", "banner-server"), ("dbname", uri),
+        ]
+        status = Lock(Status(unreachable: "\(location) has not been reached yet"))
+        listener = ChangeListener(parameters: parameters, channel: Self.channel, describe: location)
+        do {
+            _ = try on(admin) { _ throws(PostgresError) in }
+        } catch {
+            if case .unusable = error { throw error }
+        }
+    }
+
+    deinit {
+        listener.stop()
+    }
+
+    // MARK: CarouselStore
+
+    public func loadAll() throws(StoreError) -> [StoredCarousel] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute("SELECT \(Self.columns) FROM carousels ORDER BY name")
+        }
+        return try rows.map { (row) throws(StoreError) in try decoded(row) }
+    }
+
+    public func load(named name: String) throws(StoreError) -> StoredCarousel? {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute("SELECT \(Self.columns) FROM carousels WHERE name = $1", [name])
+        }
+        return try rows.first.map { (row) throws(StoreError) in try decoded(row) }
+    }
+
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                WITH created AS (
+                    INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
+                    VALUES ($1, $2, 1, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING serial, name)
+                SELECT serial, pg_notify('\(Self.channel)', name) FROM created
+                """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
+        }
+        guard let serial = rows.first?[0].flatMap({ Int64($0) }) else { throw .duplicate(name: definition.name) }
+        return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
+    }
+
+    public func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
+        var undecodable: StoreError?
+        let stored = try on(purpose == .admin ? admin : commands) {
+            connection throws(PostgresError) -> StoredCarousel? in
+            try Self.transaction(connection) { () throws(PostgresError) -> StoredCarousel? in
+                let rows = try connection.execute(
+                    "SELECT \(Self.columns) FROM carousels WHERE serial = $1 FOR UPDATE", [String(key.serial)])
+                guard let row = rows.first else { return nil }
+                let stored: StoredCarousel
+                do throws(StoreError) {
+                    stored = try decoded(row)
+                } catch {
+                    undecodable = error
+                    throw PostgresError(
+                        sqlState: "", message: "\(error)", during: "reading \(key.name)", brokeConnection: false)
+                }
+                guard let changed = decide(stored) else { return stored }
+                precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+                try Self.replace(changed, on: connection)
+                return changed
+            }
+        }
+        if let undecodable { throw undecodable }
+        guard let stored else { throw .notFound(name: key.name) }
+        definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
+        return stored
+    }
+
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+        let stored = try on(admin) { connection throws(PostgresError) -> UInt64? in
+            try Self.transaction(connection) { () throws(PostgresError) -> UInt64? in
+                let rows = try connection.execute(
+                    "SELECT revision FROM carousels WHERE serial = $1 FOR UPDATE", [String(key.serial)])
+                guard let revision = rows.first?[0].flatMap({ UInt64($0) }) else { return nil }
+                guard revision == expectedRevision else { return revision }
+                try connection.execute(
+                    """
+                    WITH deleted AS (DELETE FROM carousels WHERE serial = $1 RETURNING name)
+                    SELECT pg_notify('\(Self.channel)', name) FROM deleted
+                    """, [String(key.serial)])
+                return revision
+            }
+        }
+        guard let stored else { throw .notFound(name: key.name) }
+        guard stored == expectedRevision else { throw .conflict(name: key.name, revision: stored) }
+        definitions.forget(serial: key.serial)
+    }
+
+    public func importDefinitions(
+        _ imported: [CarouselDefinition],
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+    ) throws(StoreError) {
+        try on(admin) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) in
+                for definition in imported {
+                    let rows = try connection.execute(
+                        "SELECT \(Self.columns) FROM carousels WHERE name = $1 FOR UPDATE", [definition.name])
+                    let current = rows.first.flatMap { try? decoded($0) }
+                    let newAnchor = anchor(definition, current)
+                    if let row = rows.first, let serial = row[0].flatMap({ Int64($0) }) {
+                        let revision = row[3].flatMap { UInt64($0) } ?? 0
+                        try Self.replace(
+                            StoredCarousel(
+                                definition: definition, revision: revision + 1, anchor: newAnchor, serial: serial),
+                            on: connection)
+                    } else {
+                        try connection.execute(
+                            """
+                            WITH created AS (
+                                INSERT INTO carousels
+                                    (name, definition, revision, position, playing_since, paused_until, version)
+                                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING name)
+                            SELECT pg_notify('\(Self.channel)', name) FROM created
+                            """, [definition.name, definition.storedText] + AnchorColumns(newAnchor).values)
+                    }
+                }
+            }
+        }
+    }
+
+    public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
+        listener.start { [status] event in
+            switch event {
+            case .reachable:
+                status.withLock { $0.unreachable = nil }
+                onChange(.everything)
+            case .unreachable(let reason):
+                status.withLock { $0.unreachable = reason }
+            case .changed(let name):
+                onChange(.carousel(name: name))
+            }
+        }
+    }
+
+    public func close() {
+        listener.stop()
+        admin.withLock { $0.connection = nil }
+        commands.withLock { $0.connection = nil }
+    }
+
+    // MARK: Connections
+
+    /// Runs `body` on the connection of `slot`, alone on it, connecting first when it has none
+    /// (or a broken one); PostgreSQL's errors become what an operator reads.
+    private func on<Result>(
+        _ slot: Lock<Slot>, _ body: (PostgresConnection) throws(PostgresError) -> Result
+    ) throws(StoreError) -> Result {
+        try slot.withLock { slot throws(StoreError) in
+            let connection = try connected(&slot)
+            do throws(PostgresError) {
+                return try body(connection)
+            } catch {
+                if !connection.isOpen { slot.connection = nil }
+                throw failure(error)
+            }
+        }
+    }
+
+    private func connected(_ slot: inout Slot) throws(StoreError) -> PostgresConnection {
+        if let connection = slot.connection, connection.isOpen { return connection }
+        slot.connection = nil
+        let now = ContinuousClock.now
+        if let last = slot.lastAttempt, now - last < Self.retryPause, let reason = unreachable {
+            throw .unavailable(reason)  // tried a moment ago: fail fast rather than wait again
+        }
+        slot.lastAttempt = now
+        do {
+            let connection = try PostgresConnection(parameters)
+            let identity = try Self.migrate(connection, describe: description)
+            status.withLock { $0.identity = identity }
+            slot.connection = connection
+            return connection
+        } catch let error as PostgresError {
+            throw failure(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable("\(description): \(error)")
+        }
+    }
+
+    /// What an operator reads for a failed call.
+    private func failure(_ error: PostgresError) -> StoreError {
+        if error.isTransient {
+            let reason =
+                "\(description) cannot be reached (\(error.message)); banner-server keeps trying: "
+                + "check that the server is up and reachable"
+            status.withLock { $0.unreachable = reason }
+            return .unavailable(reason)
+        }
+        return .unavailable("\(description) failed: \(error)")
+    }
+
+    private static func transaction<Result>(
+        _ connection: PostgresConnection, _ body: () throws(PostgresError) -> Result
+    ) throws(PostgresError) -> Result {
+        try connection.run("BEGIN")
+        do {
+            let result = try body()
+            try connection.run("COMMIT")
+            return result
+        } catch {
+            if connection.isOpen { _ = try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// `postgres://user@host:port/db` from a URI, the password left out; `.unusable` when libpq
+    /// cannot parse it.
+    private static func describe(_ uri: String) throws(StoreError) -> String {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(uri, &error) else {
+            let message = error.map { String(cString: $0).split(whereSeparator: \.isNewline).joined(separator: " ") }
+            error.map { PQfreemem($0) }
+            throw .unusable(
+                "the PostgreSQL URI is malformed (\(message ?? "out of memory")); "
+                    + "give --store postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+        }
+        defer { PQconninfoFree(options) }
+        var found: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { found[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        let user = found["user"].map { "\($0)@" } ?? ""
+        let host = found["host"] ?? found["hostaddr"] ?? "localhost"
+        let port = found["port"].map { ":\($0)" } ?? ""
+        return "postgres://\(user)\(host)\(port)/\(found["dbname"] ?? "")"
+    }
+
+    // MARK: Schema
+
+    /// Each step of the schema, oldest first; a step is never edited once released.
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE banner_store (key text PRIMARY KEY, value text NOT NULL);
+        CREATE TABLE carousels (
+            serial bigserial PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            definition text NOT NULL,
+            revision bigint NOT NULL,
+            position bigint,
+            playing_since bigint,
+            paused_until bigint,
+            version bigint NOT NULL
+        );
+        """
+    ]
+
+    /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
+    /// replicas starting together migrate once); returns its identity.
+    private static func migrate(_ connection: PostgresConnection, describe: String) throws -> String {
+        try transaction(connection) { () throws(PostgresError) in
+            try connection.run("SELECT pg_advisory_xact_lock(hashtext('banner-carousel migrations'))")
+            let exists = try connection.run("SELECT to_regclass('banner_store') IS NOT NULL")
+            var found = 0
+            if exists.first?[0] == "t" {
+                let rows = try connection.run("SELECT value FROM banner_store WHERE key = 'schema_version'")
+                found = rows.first?[0].flatMap { Int($0) } ?? 0
+            }
+            guard found < schemaVersion else { return }
+            for step in migrations[found...] { try connection.run(step) }
+            if found == 0 {
+                try connection.execute(
+                    "INSERT INTO banner_store (key, value) VALUES ('identity', $1)",
+                    ["p" + String(UInt64.random(in: .min ... .max), radix: 36)])
+            }
+            try connection.execute(
+                """
+                INSERT INTO banner_store (key, value) VALUES ('schema_version', $1)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, [String(schemaVersion)])
+        }
+        let rows = try connection.run(
+            "SELECT key, value FROM banner_store WHERE key IN ('identity', 'schema_version')")
+        let values = Dictionary(uniqueKeysWithValues: rows.compactMap { row in row[0].map { ($0, row[1] ?? "") } })
+        let version = values["schema_version"].flatMap { Int($0) } ?? 0
+        guard version == schemaVersion else {
+            throw StoreError.unusable(
+                "\(describe) has schema version \(version), newer than this banner-server's \(schemaVersion): "
+                    + "run a banner-server at least as new as the one that wrote it, or give another --store")
+        }
+        guard let identity = values["identity"] else {
+            throw StoreError.unusable("\(describe) has no identity row; it was not written by banner-server")
+        }
+        return identity
+    }
+
+    // MARK: Rows
+
+    private static let columns = "serial, name, definition, revision, position, playing_since, paused_until, version"
+
+    private static func replace(_ stored: StoredCarousel, on connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute(
+            """
+            WITH changed AS (
+                UPDATE carousels SET definition = $2, revision = $3, position = $4, playing_since = $5,
+                    paused_until = $6, version = $7 WHERE serial = $1 RETURNING name)
+            SELECT pg_notify('\(channel)', name) FROM changed
+            """,
+            [String(stored.serial), stored.definition.storedText, String(stored.revision)]
+                + AnchorColumns(stored.anchor).values)
+    }
+
+    /// A row of `columns` as a stored carousel; its definition decoded once per revision.
+    private func decoded(_ row: [String?]) throws(StoreError) -> StoredCarousel {
+        let serial = row[0].flatMap { Int64($0) } ?? 0
+        let revision = row[3].flatMap { UInt64($0) } ?? 0
+        let definition = try definitions.definition(
+            serial: serial, revision: revision, name: row[1] ?? "", text: row[2] ?? "", store: description)
+        let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
+        let playback: Carousel.Playback =
+            if let since = integer(5) { .playing(since: Timestamp(nanosecondsSinceEpoch: since)) } else {
+                .paused(until: integer(6).map(Timestamp.init(nanosecondsSinceEpoch:)))
+            }
+        let anchor = CarouselAnchor(
+            index: integer(4).map { Int($0) }, playback: playback,
+            version: UInt64(bitPattern: integer(7) ?? 1))
+        return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
+    }
+
+    /// An anchor as the parameters `position, playing_since, paused_until, version`.
+    private struct AnchorColumns {
+        let values: [String?]
+
+        init(_ anchor: CarouselAnchor) {
+            let position = anchor.index.map { String($0) }
+            let version = String(Int64(bitPattern: anchor.version))
+            switch anchor.playback {
+            case .playing(let since):
+                values = [position, String(since.nanosecondsSinceEpoch), nil, version]
+            case .paused(let until):
+                values = [position, nil, until.map { String($0.nanosecondsSinceEpoch) }, version]
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Locking
+
+/// A throwaway PostgreSQL server for tests (Debian's `postgresql`): `initdb` into a fresh
+/// temporary directory, started on a free loopback port with its socket in that directory,
+/// trusting local connections; stopped and deleted with this object. PostgreSQL refuses to run
+/// as root, so when the tests do, the server runs as the `postgres` user the package creates.
+///
+/// The server outlives no test process, however it ends: a shell started with it waits on a pipe
+/// whose other end only this process holds, and stops the server when the pipe closes.
+///
+/// Calls block (initdb takes a second or two): each test that needs a server of its own makes
+/// one; the store contract shares `PostgresServer.shared`, a database per test.
+public final class PostgresServer: Sendable {
+    public let port: Int
+    public let directory: URL
+    private let databases = Lock(0)
+    /// The write end of the running server's lifeline pipe.
+    private let lifeline = Lock<Int32?>(nil)
+
+    /// A server of the tests' process, started on first use, for tests that do not stop it.
+    public static let shared: Result<PostgresServer, any Error> = Result { try PostgresServer() }
+
+    public init() throws {
+        directory = try temporaryDirectory()
+        port = try freePort()
+        try Self.giveToServerUser(directory)
+        try run(Self.binary("initdb"), "-D", data, "-U", "banner", "--auth=trust", "--no-sync", "-E", "UTF8")
+        try? FileManager.default.removeItem(atPath: directory.appendingPathComponent("server.log").path)
+        try start()
+    }
+
+    deinit {
+        try? stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var data: String { directory.appendingPathComponent("data").path }
+
+    /// The URI of `database` on this server.
+    public func uri(database: String = "postgres") -> String {
+        "postgres://banner@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// A new, empty database; its URI.
+    public func createDatabase() throws -> String {
+        let number = databases.withLock { count in
+            count += 1
+            return count
+        }
+        let name = "test_\(number)"
+        try run(
+            Self.binary("psql"), "-h", directory.path, "-p", "\(port)", "-U", "banner", "-d", "postgres",
+            "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)")
+        return uri(database: name)
+    }
+
+    /// Runs SQL on `database` with psql; its output (unaligned, tuples only).
+    @discardableResult
+    public func psql(_ sql: String, database: String) throws -> String {
+        try run(
+            Self.binary("psql"), "-h", directory.path, "-p", "\(port)", "-U", "banner", "-d", database,
+            "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-c", sql)
+    }
+
+    /// Starts the server (again) and waits until it accepts connections.
+    public func start() throws {
+        let server =
+            Self.asUser + [
+                try Self.binary("postgres"), "-D", data, "-p", "\(port)", "-k", directory.path,
+                "-c", "listen_addresses=127.0.0.1",
+            ]
+        let log = shellQuoted(directory.appendingPathComponent("server.log").path)
+        // SIGINT is PostgreSQL's fast shutdown: clients disconnected, committed work kept.
+        let shell =
+            server.map(shellQuoted).joined(separator: " ")
+            + " >> \(log) 2>&1 & server=$!; read line; kill -INT $server 2>/dev/null"
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw PostgresServerError("pipe: \(String(cString: strerror(errno)))") }
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held here alone, not by other children
+        let spawned = spawnShell(shell, standardInput: ends[0])
+        close(ends[0])
+        guard spawned else {
+            close(ends[1])
+            throw PostgresServerError("cannot start /bin/sh for PostgreSQL")
+        }
+        lifeline.withLock { $0 = ends[1] }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try? run(Self.binary("pg_isready"), "-q", "-h", directory.path, "-p", "\(port)")) == nil {
+            guard ContinuousClock.now < deadline else {
+                throw PostgresServerError("PostgreSQL did not accept connections within 60 s:\n\(self.log)")
+            }
+            usleep(50_000)  // polling a condition, with a deadline
+        }
+    }
+
+    /// Stops the server (fast shutdown) and waits until it has.
+    public func stop() throws {
+        try run(Self.binary("pg_ctl"), "stop", "-w", "-t", "60", "-m", "fast", "-D", data)
+        lifeline.withLock { end in
+            if let descriptor = end { close(descriptor) }
+            end = nil
+        }
+    }
+
+    /// The server's log so far, for failure messages.
+    public var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+    }
+
+    // MARK: Running PostgreSQL's programs
+
+    /// A program of the newest PostgreSQL installed (`/usr/lib/postgresql/15/bin/initdb`).
+    private static func binary(_ name: String) throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        guard let newest = versions.compactMap(Int.init).max() else {
+            throw PostgresServerError("no PostgreSQL under \(root): install Debian's postgresql (make test does)")
+        }
+        return "\(root)/\(newest)/bin/\(name)"
+    }
+
+    private static var asRoot: Bool { getuid() == 0 }
+
+    /// The command prefix that runs a program as `postgres` when we are root.
+    private static var asUser: [String] {
+        asRoot ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] : []
+    }
+
+    private static func giveToServerUser(_ directory: URL) throws {
+        guard asRoot else { return }
+        guard let user = getpwnam("postgres") else {
+            throw PostgresServerError("no 'postgres' user to run PostgreSQL as: install Debian's postgresql")
+        }
+        guard chown(directory.path, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
+            throw PostgresServerError("chown \(directory.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Runs a program to its end (as `postgres` when we are root); its output, or an error with it.
+    @discardableResult
+    private func run(_ arguments: String...) throws -> String {
+        let command = Self.asUser + arguments
+        let log = directory.appendingPathComponent("command-\(UUID().uuidString).out").path
+        let shell = command.map(shellQuoted).joined(separator: " ") + " > \(shellQuoted(log)) 2>&1 < /dev/null"
+        let status = runShell(shell)
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: log)
+        guard status == 0 else {
+            throw PostgresServerError(
+                "\(arguments.joined(separator: " ")) exited with \(status): \(output)\n\(self.log)")
+        }
+        return output
+    }
+}
+
+public struct PostgresServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private func shellQuoted(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// `/bin/sh -c command`, waited for; its exit status.
+private func runShell(_ command: String) -> Int32 {
+    var pid: pid_t = 0
+    guard spawnShell(command, pid: &pid) else { return 127 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status >> 8) & 0xFF
+}
+
+/// `/bin/sh -c command` started, not waited for (reaped by nobody: it lives as long as the
+/// server it watches), reading `standardInput`.
+private func spawnShell(_ command: String, standardInput: Int32) -> Bool {
+    var pid: pid_t = 0
+    return spawnShell(command, standardInput: standardInput, pid: &pid)
+}
+
+private func spawnShell(_ command: String, standardInput: Int32? = nil, pid: inout pid_t) -> Bool {
+    let words: [String] = ["/bin/sh", "-c", command]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
+    closeInheritedDescriptors(&actions)
+    return posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0
+}
+
+/// A loopback port nothing listens on now.
+private func freePort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw PostgresServerError("no free port: \(String(cString: strerror(errno)))") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Adds "close every descriptor from 3 up" to `actions`: a child must not keep the test
+/// process's sockets open (a client the test closed would stay connected through it). glibc's
+/// posix_spawn_file_actions_addclosefrom_np (2.34) is a GNU extension Swift does not import.
+func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+    let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+    _ = addCloseFrom(&actions, 3)
+}

@@ -15,6 +15,8 @@ public struct BannerAPI: HTTPHandler {
     let access: AccessPolicy
     let cors: CORSPolicy
     let logger: Logger
+    /// Nil when ready for traffic (`GET /readyz`); otherwise why not.
+    let notReady: @Sendable () -> String?
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -22,7 +24,18 @@ public struct BannerAPI: HTTPHandler {
             headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
             body: Array("{\"status\":\"ok\"}\n".utf8)))
 
-    init(directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger) {
+    /// `GET /readyz` while ready; the same caching rule as the health check's.
+    private let ready = PreparedResponse(
+        Response(
+            status: 200,
+            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
+            body: Array("{\"status\":\"ready\"}\n".utf8)))
+
+    init(
+        directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
+        notReady: @escaping @Sendable () -> String? = { nil }
+    ) {
+        self.notReady = notReady
         self.directory = directory
         self.web = web
         self.access = access
@@ -48,6 +61,13 @@ public struct BannerAPI: HTTPHandler {
                 return .prepared(response)
             case .health:
                 return .prepared(health)
+            case .readiness:
+                if let reason = notReady() {
+                    throw Problem(
+                        status: 503, detail: "not ready: \(reason)",
+                        headers: [HTTPHeader("Retry-After", "\(Problem.retryAfterSeconds)")])
+                }
+                return .prepared(ready)
             case .web(let path):
                 if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))

@@ -108,6 +108,8 @@ final class CarouselDirectory: Sendable {
             for name in names.sorted() {
                 try await follow(name, stored: stored.first { $0.name == name })
             }
+        case .unreachable:
+            break  // nothing to reload until it is back
         }
     }
 

@@ -6,6 +6,8 @@ enum Action: Sendable, Equatable {
     /// A file of the web client, by its path.
     case web(path: String)
     case health
+    /// `GET /readyz`: 200 when the store can be reached and the carousels are loaded.
+    case readiness
     case events
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
     case preflight(allow: String)
@@ -65,6 +67,7 @@ enum Routes {
     /// Paths that are not a carousel's.
     private static let service: [String: Methods] = [
         "/healthz": readable(.health),
+        "/readyz": readable(.readiness),
         "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 

@@ -8,25 +8,45 @@ import Store
 /// `api` directly.
 public struct ServiceParts: Sendable {
     let directory: CarouselDirectory
+    private let follower: StoreFollower
     private let heartbeat: Heartbeat
     /// The service's open streams; the HTTP server in front of `api` must be given it.
     public let streams = StreamRegistry()
     /// The handler to serve.
     public let api: BannerAPI
 
-    /// - Parameter loaded: the carousels of `store`, as it loaded them.
+    /// - Parameters:
+    ///   - loaded: the carousels of `store`, as it loaded them at start.
+    ///   - beforeFirstLoad: nil when `loaded` is what the store holds; when the store could not be
+    ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
+    ///     are loaded from it (seeding an empty store).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
-        access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp
+        access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        directory = CarouselDirectory(store: store, loaded: loaded, cors: cors, streams: streams, clock: clock)
+        let directory = CarouselDirectory(store: store, loaded: loaded, cors: cors, streams: streams, clock: clock)
+        let follower = StoreFollower(
+            directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
+        self.directory = directory
+        self.follower = follower
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
-        api = BannerAPI(directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger)
+        api = BannerAPI(
+            directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger,
+            notReady: { follower.notReady })
     }
 
-    /// Starts every carousel's clock.
-    public func start() { directory.start() }
+    /// Starts every carousel's clock, and follows what other processes sharing the store change.
+    public func start() {
+        directory.start()
+        follower.start()
+    }
+
+    /// Brings the carousels in service up to the store after another process changed it.
+    func follow(_ change: StoreChange) async throws(StoreError) {
+        try await directory.follow(change)
+    }
 
     /// Clients following an event stream now.
     public var eventSubscribers: Int { streams.count }

@@ -50,32 +50,32 @@ public final class CarouselService: Sendable {
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws(StartError) -> CarouselService {
         let store: any CarouselStore
-        let loaded: [StoredCarousel]
         do {
             store = try configuration.store.open()
-            let outcome = try StoreSeeding.load(store, seeding: configuration.definitions, now: clock())
-            loaded = outcome.carousels
-            if store.isReadOnly {
-                logger.warning(
-                    "\(store.description) is read-only: reads are served, every change is refused (503) until the "
-                        + "file, its -wal and -shm files and its folder are writable and banner-server is restarted")
-            }
-            if outcome.seeded {
-                logger.notice(
-                    "\(store.description) was empty: seeded it with \(names(configuration.definitions)) from "
-                        + (configuration.configurationFile ?? "the built-in defaults"))
-            } else if let file = configuration.configurationFile, !outcome.differing.isEmpty {
-                logger.warning(
-                    "\(file) differs from \(store.description) for \(names(outcome.differing, quoted: true)); the store "
-                        + "is what is served. To serve the file instead: banner-server import \(file)")
-            }
         } catch {
             throw .store(error)
+        }
+        let seeding = configuration.definitions
+        let seed: @Sendable () throws(StoreError) -> [StoredCarousel] = {
+            let outcome = try StoreSeeding.load(store, seeding: seeding, now: clock())
+            report(outcome, of: store, configuration: configuration, logger: logger)
+            return outcome.carousels
+        }
+        var loaded: [StoredCarousel] = []
+        var beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
+        do {
+            loaded = try seed()
+        } catch {
+            // A shared store that cannot be reached yet is waited for (docs/STORE.md): the replica
+            // serves nothing and is not ready until it is reached; anything else stops it here.
+            guard case .unavailable = error, let reason = store.unreachable else { throw .store(error) }
+            logger.warning("\(reason). Waiting for it: /readyz answers 503 until the carousels are loaded")
+            beforeFirstLoad = { () throws(StoreError) in _ = try seed() }
         }
         let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
         let parts = ServiceParts(
             store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
-            access: access, logger: logger, clock: clock)
+            access: access, logger: logger, clock: clock, beforeFirstLoad: beforeFirstLoad)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
@@ -100,6 +100,27 @@ public final class CarouselService: Sendable {
         return CarouselService(parts: parts, server: server, store: store)
     }
 
+    /// What loading the store at start found, for the operator.
+    private static func report(
+        _ outcome: (carousels: [StoredCarousel], seeded: Bool, differing: [String]), of store: any CarouselStore,
+        configuration: ServiceConfiguration, logger: Logger
+    ) {
+        if store.isReadOnly {
+            logger.warning(
+                "\(store.description) is read-only: reads are served, every change is refused (503) until the "
+                    + "file, its -wal and -shm files and its folder are writable and banner-server is restarted")
+        }
+        if outcome.seeded {
+            logger.notice(
+                "\(store.description) was empty: seeded it with \(names(configuration.definitions)) from "
+                    + (configuration.configurationFile ?? "the built-in defaults"))
+        } else if let file = configuration.configurationFile, !outcome.differing.isEmpty {
+            logger.warning(
+                "\(file) differs from \(store.description) for \(names(outcome.differing, quoted: true)); the store "
+                    + "is what is served. To serve the file instead: banner-server import \(file)")
+        }
+    }
+
     /// `default, lobby` or `'default', 'lobby'`.
     private static func names(_ definitions: [CarouselDefinition]) -> String {
         "carousel\(definitions.count == 1 ? "" : "s") " + definitions.map(\.name).joined(separator: ", ")
@@ -112,6 +133,7 @@ public final class CarouselService: Sendable {
     /// Stops the clocks, ends every event stream, stops accepting connections, and finishes or
     /// refuses requests in progress.
     public func stop() {
+        store.close()  // no more changes heard from other processes
         parts.stop()
         server.stop()
     }

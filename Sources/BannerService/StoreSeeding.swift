@@ -24,15 +24,15 @@ public enum StoreSeeding {
     public static func load(
         _ store: any CarouselStore, seeding definitions: [CarouselDefinition], now: Timestamp
     ) throws(StoreError) -> (carousels: [StoredCarousel], seeded: Bool, differing: [String]) {
+        let seeded = try store.seed(definitions) { $0.newCarousel(at: now).anchor }
         let stored = try store.loadAll()
-        guard stored.isEmpty else {
-            let differing = definitions.filter { definition in
+        let differing =
+            seeded
+            ? []
+            : definitions.filter { definition in
                 stored.first { $0.name == definition.name }?.definition != definition
             }.map(\.name)
-            return (stored, false, differing)
-        }
-        try importDefinitions(definitions, into: store, now: now)
-        return (try store.loadAll(), true, [])
+        return (stored, seeded, differing)
     }
 
     /// `banner-server export`: every definition as a v2 configuration file.

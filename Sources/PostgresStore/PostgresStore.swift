@@ -34,12 +34,14 @@ public final class PostgresStore: CarouselStore {
     private struct Slot {
         var connection: PostgresConnection?
         var lastAttempt: ContinuousClock.Instant?
+        /// Why the last attempt to connect failed, while no connection succeeded since.
+        var lastFailure: StoreError?
     }
 
     private struct Status {
         /// From the database, once reached.
         var identity: String?
-        /// Why the database cannot be reached now; nil while it can.
+        /// Why the database cannot be reached now, as the listener last found; nil while it can.
         var unreachable: String?
     }
 
@@ -47,7 +49,7 @@ public final class PostgresStore: CarouselStore {
     /// when the URI is malformed or the database's schema is newer than this build's. A database
     /// that cannot be reached now is no error: the store waits for it (`unreachable` says why).
     public init(uri: String) throws(StoreError) {
-        let location = try Self.describe(uri)
+        let location = try Self.parse(uri)
         description = "PostgreSQL store \(location)"
         // Defaults first, so that the URI's own settings win (libpq: a later keyword wins).
         parameters = [
@@ -148,6 +150,22 @@ public final class PostgresStore: CarouselStore {
         definitions.forget(serial: key.serial)
     }
 
+    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
+        throws(StoreError) -> Bool
+    {
+        try on(admin) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) -> Bool in
+                // Replicas starting together on an empty database take turns here; the first seeds.
+                try connection.run("SELECT pg_advisory_xact_lock(hashtext('banner-carousel seeding'))")
+                guard try connection.run("SELECT 1 FROM carousels LIMIT 1").isEmpty else { return false }
+                for definition in definitions {
+                    try Self.insert(definition, anchor: anchor(definition), on: connection)
+                }
+                return true
+            }
+        }
+    }
+
     public func importDefinitions(
         _ imported: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
@@ -166,14 +184,7 @@ public final class PostgresStore: CarouselStore {
                                 definition: definition, revision: revision + 1, anchor: newAnchor, serial: serial),
                             on: connection)
                     } else {
-                        try connection.execute(
-                            """
-                            WITH created AS (
-                                INSERT INTO carousels
-                                    (name, definition, revision, position, playing_since, paused_until, version)
-                                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING name)
-                            SELECT pg_notify('\(Self.channel)', name) FROM created
-                            """, [definition.name, definition.storedText] + AnchorColumns(newAnchor).values)
+                        try Self.insert(definition, anchor: newAnchor, on: connection)
                     }
                 }
             }
@@ -181,13 +192,16 @@ public final class PostgresStore: CarouselStore {
     }
 
     public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
-        listener.start { [status] event in
+        listener.start { [status, admin, commands] event in
             switch event {
             case .reachable:
                 status.withLock { $0.unreachable = nil }
+                // Back: the next write connects at once rather than wait out its pause.
+                for slot in [admin, commands] { slot.withLock { $0.lastFailure = nil } }
                 onChange(.everything)
             case .unreachable(let reason):
                 status.withLock { $0.unreachable = reason }
+                onChange(.unreachable(reason))
             case .changed(let name):
                 onChange(.carousel(name: name))
             }
@@ -222,8 +236,8 @@ public final class PostgresStore: CarouselStore {
         if let connection = slot.connection, connection.isOpen { return connection }
         slot.connection = nil
         let now = ContinuousClock.now
-        if let last = slot.lastAttempt, now - last < Self.retryPause, let reason = unreachable {
-            throw .unavailable(reason)  // tried a moment ago: fail fast rather than wait again
+        if let last = slot.lastAttempt, now - last < Self.retryPause, let failure = slot.lastFailure {
+            throw failure  // tried a moment ago: fail fast rather than wait again
         }
         slot.lastAttempt = now
         do {
@@ -231,26 +245,26 @@ public final class PostgresStore: CarouselStore {
             let identity = try Self.migrate(connection, describe: description)
             status.withLock { $0.identity = identity }
             slot.connection = connection
+            slot.lastFailure = nil
             return connection
-        } catch let error as PostgresError {
-            throw failure(error)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .unavailable("\(description): \(error)")
+            let failure: StoreError =
+                switch error {
+                case let error as PostgresError: self.failure(error)
+                case let error as StoreError: error
+                default: .unavailable("\(description): \(error)")
+                }
+            slot.lastFailure = failure
+            throw failure
         }
     }
 
     /// What an operator reads for a failed call.
     private func failure(_ error: PostgresError) -> StoreError {
-        if error.isTransient {
-            let reason =
-                "\(description) cannot be reached (\(error.message)); banner-server keeps trying: "
-                + "check that the server is up and reachable"
-            status.withLock { $0.unreachable = reason }
-            return .unavailable(reason)
-        }
-        return .unavailable("\(description) failed: \(error)")
+        guard error.isTransient else { return .unavailable("\(description) failed: \(error)") }
+        return .unavailable(
+            "\(description) cannot be reached (\(error.message)); banner-server keeps trying: "
+                + "check that the server is up and reachable")
     }
 
     private static func transaction<Result>(
@@ -267,9 +281,14 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
+    /// `uri` without its password, for logs and messages: `postgres://user@host:port/db`.
+    public static func redacted(_ uri: String) -> String {
+        (try? parse(uri)) ?? "postgres://… (a malformed URI)"
+    }
+
     /// `postgres://user@host:port/db` from a URI, the password left out; `.unusable` when libpq
     /// cannot parse it.
-    private static func describe(_ uri: String) throws(StoreError) -> String {
+    private static func parse(_ uri: String) throws(StoreError) -> String {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(uri, &error) else {
             let message = error.map { String(cString: $0).split(whereSeparator: \.isNewline).joined(separator: " ") }
@@ -352,6 +371,18 @@ public final class PostgresStore: CarouselStore {
     // MARK: Rows
 
     private static let columns = "serial, name, definition, revision, position, playing_since, paused_until, version"
+
+    private static func insert(
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, on connection: PostgresConnection
+    ) throws(PostgresError) {
+        try connection.execute(
+            """
+            WITH created AS (
+                INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
+                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING name)
+            SELECT pg_notify('\(channel)', name) FROM created
+            """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
+    }
 
     private static func replace(_ stored: StoredCarousel, on connection: PostgresConnection) throws(PostgresError) {
         try connection.execute(

@@ -129,6 +129,22 @@ public final class SQLiteStore: CarouselStore {
         definitions.forget(serial: key.serial)
     }
 
+    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
+        throws(StoreError) -> Bool
+    {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                let any = try connection.statement("SELECT 1 FROM carousels LIMIT 1")
+                defer { any.reset() }
+                guard try !any.step() else { return false }
+                for definition in definitions {
+                    _ = try Self.insert(definition, anchor: anchor(definition), revision: 1, into: connection)
+                }
+                return true
+            }
+        }
+    }
+
     public func importDefinitions(
         _ imported: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor

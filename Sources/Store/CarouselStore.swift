@@ -79,6 +79,12 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Stops the store's own threads and connections (PostgreSQL's listener); calls after it fail.
     func close()
 
+    /// Seeding: in one transaction, when the store holds no carousel, creates one per
+    /// definition (anchor from `anchor`); returns whether it did. Several processes starting
+    /// together on an empty shared store seed it once.
+    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
+        -> Bool
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
     func importDefinitions(
@@ -105,12 +111,16 @@ public enum WritePurpose: Sendable {
     case admin
 }
 
-/// What another process sharing the store may have changed.
+/// What a store shared with other processes reports (`observeChanges`).
 public enum StoreChange: Sendable, Equatable {
-    /// The carousel of this name: created, changed or deleted.
+    /// The carousel of this name was created, changed or deleted.
     case carousel(name: String)
-    /// Anything: the store was out of reach, and notifications may have been missed.
+    /// The store is reachable (first time, or again): anything may have changed meanwhile,
+    /// unheard of.
     case everything
+    /// The store cannot be reached; the reason, for an operator. What is in memory is all there
+    /// is until `.everything`.
+    case unreachable(String)
 }
 
 /// Why a store did not do what it was asked.

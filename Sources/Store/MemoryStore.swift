@@ -64,6 +64,20 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
+    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
+        throws(StoreError) -> Bool
+    {
+        contents.withLock { contents in
+            guard contents.carousels.isEmpty else { return false }
+            for definition in definitions {
+                contents.lastSerial += 1
+                contents.carousels[definition.name] = StoredCarousel(
+                    definition: definition, revision: 1, anchor: anchor(definition), serial: contents.lastSerial)
+            }
+            return true
+        }
+    }
+
     public func importDefinitions(
         _ definitions: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor

@@ -47,6 +47,16 @@ struct RouterHarness: Sendable {
             logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
     }
 
+    /// Another process on `other`'s store, as a replica is: it loads what is stored now and
+    /// hears of nothing by itself (a memory store reports no changes): `parts.follow` tells it.
+    init(replicaOf other: RouterHarness) {
+        store = other.store
+        parts = ServiceParts(
+            store: store, loaded: try! store.loadAll(), corsOrigins: [], heartbeat: .seconds(15),
+            access: AccessPolicy(controlToken: nil, adminToken: nil),
+            logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
+    }
+
     func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil,
         fromLoopback: Bool = true

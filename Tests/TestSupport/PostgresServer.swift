@@ -15,8 +15,8 @@ public final class PostgresServer: Sendable {
     public let port: Int
     public let directory: URL
     private let databases = Lock(0)
-    /// The write end of the running server's lifeline pipe.
-    private let lifeline = Lock<Int32?>(nil)
+    /// The running server's watcher: the shell and the write end of its lifeline pipe.
+    private let lifeline = Lock<(shell: pid_t, pipe: Int32)?>(nil)
 
     /// A server of the tests' process, started on first use, for tests that do not stop it.
     public static let shared: Result<PostgresServer, any Error> = Result { try PostgresServer() }
@@ -78,13 +78,14 @@ public final class PostgresServer: Sendable {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw PostgresServerError("pipe: \(String(cString: strerror(errno)))") }
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held here alone, not by other children
-        let spawned = spawnShell(shell, standardInput: ends[0])
+        var watcher: pid_t = 0
+        let spawned = spawnShell(shell, standardInput: ends[0], pid: &watcher)
         close(ends[0])
         guard spawned else {
             close(ends[1])
             throw PostgresServerError("cannot start /bin/sh for PostgreSQL")
         }
-        lifeline.withLock { $0 = ends[1] }
+        lifeline.withLock { $0 = (watcher, ends[1]) }
         let deadline = ContinuousClock.now + .seconds(60)
         while (try? run(Self.binary("pg_isready"), "-q", "-h", directory.path, "-p", "\(port)")) == nil {
             guard ContinuousClock.now < deadline else {
@@ -94,13 +95,14 @@ public final class PostgresServer: Sendable {
         }
     }
 
-    /// Stops the server (fast shutdown) and waits until it has.
+    /// Stops the server (fast shutdown) and waits until it has; its watcher too (a child left
+    /// unreaped would make Swift Testing's process monitor spin).
     public func stop() throws {
         try run(Self.binary("pg_ctl"), "stop", "-w", "-t", "60", "-m", "fast", "-D", data)
-        lifeline.withLock { end in
-            if let descriptor = end { close(descriptor) }
-            end = nil
-        }
+        guard let watcher = lifeline.withLock({ $0.take() }) else { return }
+        close(watcher.pipe)
+        var status: Int32 = 0
+        while waitpid(watcher.shell, &status, 0) < 0 && errno == EINTR {}
     }
 
     /// The server's log so far, for failure messages.
@@ -172,13 +174,7 @@ private func runShell(_ command: String) -> Int32 {
     return (status >> 8) & 0xFF
 }
 
-/// `/bin/sh -c command` started, not waited for (reaped by nobody: it lives as long as the
-/// server it watches), reading `standardInput`.
-private func spawnShell(_ command: String, standardInput: Int32) -> Bool {
-    var pid: pid_t = 0
-    return spawnShell(command, standardInput: standardInput, pid: &pid)
-}
-
+/// `/bin/sh -c command` started, reading `standardInput` when given; its process in `pid`.
 private func spawnShell(_ command: String, standardInput: Int32? = nil, pid: inout pid_t) -> Bool {
     let words: [String] = ["/bin/sh", "-c", command]
     let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]

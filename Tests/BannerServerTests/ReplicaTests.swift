@@ -1,0 +1,188 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Several `banner-server` processes sharing one PostgreSQL database, as behind a load balancer
+/// (docs/STORE.md, several replicas): a real PostgreSQL started by the tests, real processes.
+@Suite("Replicas on PostgreSQL")
+struct ReplicaTests {
+    /// A replica on `uri`, in a folder of its own with the usual two-banner, paused configuration.
+    static func replica(_ uri: String, environment: [String: String] = [:]) throws -> ServerProcess {
+        try ServerProcess(
+            arguments: ["--store", uri], environment: environment,
+            workingDirectory: StoreProcessTests.workingDirectory())
+    }
+
+    /// `count` replicas on a fresh database, and their ports.
+    static func replicas(_ count: Int, on server: PostgresServer) async throws -> ([ServerProcess], [Int]) {
+        let uri = try server.createDatabase()
+        var processes: [ServerProcess] = []
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let process = try replica(uri)
+            processes.append(process)
+            ports.append(try await process.waitForPort())
+        }
+        return (processes, ports)
+    }
+
+    static func state(_ port: Int, _ path: String = "/banner") async throws -> (
+        version: Int, etag: String?, body: String
+    ) {
+        let response = try await httpRequest(port: port, "GET", path)
+        return ((try? response.json["version"] as? Int) ?? -1, response.header("ETag"), response.text)
+    }
+
+    /// True once every replica answers the same bytes and ETag for `path`.
+    static func converged(_ ports: [Int], _ path: String = "/banner") async throws -> Bool {
+        let states = try await ports.asyncMap { try await state($0, path) }
+        return Set(states.map(\.body)).count == 1 && Set(states.map(\.etag)).count == 1
+    }
+
+    @Test func commandsSentToRandomReplicasAreNeverLostAndEveryReplicaConverges() async throws {
+        let server = try PostgresServer.shared.get()
+        let (processes, ports) = try await Self.replicas(3, on: server)
+        let start = try await Self.state(ports[0]).version
+        let acknowledged = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var count = 0
+                    for _ in 0..<25 {
+                        let response = try await httpRequest(port: ports.randomElement()!, "POST", "/banner/next")
+                        if response.status == 200 { count += 1 }
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(acknowledged == 100)
+        #expect(
+            try await eventually { try await Self.converged(ports) },
+            "every replica shows the same state, version and ETag")
+        let versions = try await ports.asyncMap { try await Self.state($0).version }
+        #expect(versions == Array(repeating: start + 100, count: 3), "each of the 100 moves counted once")
+        _ = processes
+    }
+
+    @Test func anAdminChangeOnOneReplicaReachesSubscribersOfAnother() async throws {
+        let server = try PostgresServer.shared.get()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let connection = try HTTPConnection(port: ports[1])
+        #expect(try await connection.openStream("/banner/events").status == 200)
+        let events = EventStreamReader(connection)
+        let first = try #require(try await events.nextEvent())
+        let added = try await StoreProcessTests.json(
+            ports[0], "POST", "/carousels/default/banners", #"{"id": "c", "image": "https://cdn.example.com/c.png"}"#)
+        #expect(added.status == 201)
+        let next = try #require(try await events.nextEvent())
+        #expect(next.id != first.id)
+        #expect(next.data?.contains("\"count\":3") == true, "the subscriber of the other replica sees three banners")
+        #expect(try await Self.state(ports[1], "/carousels/default/banners/c").body.contains("c.png"))
+        #expect(try await eventually { try await Self.converged(ports) })
+        _ = processes
+    }
+
+    @Test func twoReplicasRacingWithTheSameIfMatchGiveOne200AndOne412() async throws {
+        let server = try PostgresServer.shared.get()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let tag = try #require(try await httpRequest(port: ports[0], "GET", "/carousels/default").header("ETag"))
+        #expect(try await httpRequest(port: ports[1], "GET", "/carousels/default").header("ETag") == tag)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (port, interval) in zip(ports, [7, 9]) {
+                group.addTask {
+                    try await httpRequest(
+                        port: port, "PATCH", "/carousels/default",
+                        headers: [("Content-Type", "application/merge-patch+json"), ("If-Match", tag)],
+                        body: Array(#"{"interval": \#(interval)}"#.utf8)
+                    ).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }.sorted()
+        }
+        #expect(statuses == [200, 412])
+        _ = processes
+    }
+
+    @Test func aReplicaKilledWithNineLeavesTheOthersServing() async throws {
+        let server = try PostgresServer.shared.get()
+        let (processes, ports) = try await Self.replicas(3, on: server)
+        processes[0].signal(SIGKILL)
+        #expect(await processes[0].waitForExit(seconds: 5) == 128 + SIGKILL)
+        let moved = try await httpRequest(port: ports[1], "POST", "/banner/next")
+        #expect(moved.status == 200)
+        let version = try moved.json["version"] as? Int
+        #expect(try await eventually { try await Self.state(ports[2]).version == version })
+    }
+}
+
+/// PostgreSQL stopped and started again under the replicas: each test has a server of its own.
+@Suite("Replicas when PostgreSQL goes away")
+struct DatabaseOutageTests {
+    @Test func readsGoOnWritesAre503AndEverythingComesBackWithNoAcknowledgedWriteMissing() async throws {
+        let server = try PostgresServer()
+        let (processes, ports) = try await ReplicaTests.replicas(2, on: server)
+        #expect(try await httpRequest(port: ports[0], "GET", "/readyz").status == 200)
+        let start = try await ReplicaTests.state(ports[0]).version
+        let load = Task { () -> Int in
+            var acknowledged = 0
+            while !Task.isCancelled {
+                if let response = try? await httpRequest(port: ports.randomElement()!, "POST", "/banner/next"),
+                    response.status == 200
+                {
+                    acknowledged += 1
+                }
+            }
+            return acknowledged
+        }
+        #expect(try await eventually { try await ReplicaTests.state(ports[0]).version > start + 5 })
+        try server.stop()
+        for port in ports {
+            #expect(
+                try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 503 },
+                "\(processes.map(\.standardError))")
+            #expect(try await httpRequest(port: port, "GET", "/healthz").status == 200, "the process is alive")
+            #expect(try await httpRequest(port: port, "GET", "/banner").status == 200, "reads go on from memory")
+            let refused = try await httpRequest(port: port, "POST", "/banner/next")
+            #expect(refused.status == 503 && refused.header("Retry-After") != nil)
+            #expect(refused.text.contains("cannot be reached"), "\(refused.text)")
+        }
+        #expect(
+            await processes[0].standardErrorShows("Reads go on from memory"), "the operator is told, once per outage")
+        try server.start()
+        for (process, port) in zip(processes, ports) {
+            #expect(try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 200 })
+            #expect(await process.standardErrorShows("is reachable again: reloading every carousel"))
+        }
+        #expect(try await eventually { try await ReplicaTests.state(ports[0]).version > start + 10 + 0 })
+        load.cancel()
+        let acknowledged = await load.value
+        #expect(try await eventually { try await ReplicaTests.converged(ports) })
+        let final = try await ReplicaTests.state(ports[0]).version
+        #expect(final == start + acknowledged, "every acknowledged move is there, and nothing else")
+    }
+
+    @Test func aReplicaStartedWhileTheDatabaseIsDownWaitsForIt() async throws {
+        let server = try PostgresServer()
+        let uri = try server.createDatabase()
+        try server.stop()
+        let process = try ReplicaTests.replica(uri)
+        let port = try await process.waitForPort()
+        #expect(await process.standardErrorShows("Waiting for it"))
+        let notReady = try await httpRequest(port: port, "GET", "/readyz")
+        #expect(notReady.status == 503 && notReady.text.contains("cannot be reached"))
+        #expect(try await httpRequest(port: port, "GET", "/banner").status == 404, "nothing loaded yet")
+        try server.start()
+        #expect(try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 200 })
+        #expect(await process.standardErrorShows("was empty: seeded it with carousel default"))
+        #expect(try await httpRequest(port: port, "GET", "/banner").status == 200)
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

@@ -104,6 +104,26 @@ struct ReplicaTests {
         _ = processes
     }
 
+    @Test func aMalformedURIStopsTheReplicaWithExit2() async throws {
+        let process = try Self.replica("postgres://banner@127.0.0.1/carousels?no_such_option=1")
+        #expect(await process.waitForExit(seconds: 10) == 2)
+        #expect(process.standardError.contains("the PostgreSQL URI is malformed"), "\(process.standardError)")
+    }
+
+    @Test func aDatabaseOfANewerSchemaStopsTheReplicaWithExit2NamingBothVersions() async throws {
+        let server = try PostgresServer.shared.get()
+        let uri = try server.createDatabase()
+        let first = try Self.replica(uri)
+        _ = try await first.waitForPort()
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit(seconds: 10) == 0)
+        let database = String(uri.split(separator: "/").last!)
+        try server.psql("UPDATE banner_store SET value = '99' WHERE key = 'schema_version'", database: database)
+        let newer = try Self.replica(uri)
+        #expect(await newer.waitForExit(seconds: 10) == 2)
+        #expect(newer.standardError.contains("has schema version 99, newer than this banner-server's"))
+    }
+
     @Test func aReplicaKilledWithNineLeavesTheOthersServing() async throws {
         let server = try PostgresServer.shared.get()
         let (processes, ports) = try await Self.replicas(3, on: server)

@@ -25,8 +25,12 @@ extension TestService {
 enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
     /// `BannerAPI.respond` called directly, on a manual clock.
     case router
-    /// `banner-server`'s service on 127.0.0.1 and a free port, over raw sockets.
+    /// `banner-server`'s service on 127.0.0.1 and a free port, over raw sockets, on a fresh SQLite
+    /// store.
     case live
+    /// The same on a fresh database of the tests' PostgreSQL server (docs/STORE.md, several
+    /// processes): the contract holds whatever the store.
+    case postgres
 
     var description: String { rawValue }
 
@@ -38,6 +42,10 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
             RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
         case .live:
             try LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
+        case .postgres:
+            try LiveService(
+                banners: banners, token: token, corsOrigins: corsOrigins,
+                store: .postgres(uri: PostgresServer.shared.get().createDatabase()))
         }
     }
 }

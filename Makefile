@@ -16,7 +16,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps test-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
+.PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
 	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke clean
 
 all: build
@@ -87,6 +87,7 @@ test: deps test-deps lint
 	$(MAKE) test-openapi
 	$(MAKE) test-browser
 	$(MAKE) test-allocations
+	$(MAKE) cluster-check
 	$(MAKE) bench-smoke
 
 ## test-allocations: heap blocks per keep-alive GET /banner (valgrind's dhat, release build) stay
@@ -139,6 +140,19 @@ fuzz: deps
 		[ $$status -eq 0 ] || { echo "$$target failed: see .build/fuzz/$$target.log"; exit 1; }; \
 		echo "corpus: $$(ls .build/fuzz/corpus/$$target | wc -l) new inputs beside $$(ls Fuzz/corpus/$$target | wc -l) seeds"; \
 	done
+
+## cluster: a throwaway PostgreSQL, three replicas and nginx in front of them on CLUSTER_PORT
+## (default 8080); Ctrl-C stops all of it (deploy/cluster.sh)
+cluster: build cluster-deps
+	deploy/cluster.sh
+
+## cluster-check: make cluster started, used through nginx, stopped, and nothing left running
+cluster-check: build cluster-deps
+	Tests/cluster/cluster-check.sh
+
+cluster-deps: test-deps
+	@command -v nginx >/dev/null || { echo "installing nginx-light"; \
+		$(APT_INSTALL) nginx-light || { $(SUDO) apt-get update && $(APT_INSTALL) nginx-light; }; }
 
 ## container-check: the Dockerfile's runtime stage without a Docker engine: a debootstrapped
 ## Debian root filesystem with its runtime packages, the static binary run in it (needs root)

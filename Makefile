@@ -37,7 +37,7 @@ test-deps:
 	fi
 
 ## bench-deps: install wrk, nginx-light, nghttp2-client (h2load), valgrind and gcc when missing
-bench-deps: deps
+bench-deps: deps test-deps
 	@missing=""; for pair in $(BENCH_TOOLS); do \
 		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; \
 	done; \

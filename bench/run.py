@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from postgres import Postgres, pgbench_same_shape, post_rates, propagation
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 SERVICE = ROOT / ".build" / "release" / "banner-server"
@@ -115,7 +117,7 @@ class Target:
         self.log.close()
 
 
-def start_service(threads, name="carousel", store=None, **settings):
+def start_service(threads, name="carousel", store=None, key="service", label="banner-server", **settings):
     """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said),
     on a fresh SQLite store unless `store` says otherwise."""
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
@@ -123,7 +125,7 @@ def start_service(threads, name="carousel", store=None, **settings):
     configuration.update(settings)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
-    return Target("service", "banner-server",
+    return Target(key, label,
                   [str(SERVICE), "--config", str(path), "--store", store or fresh_store(name), "--threads", str(threads)],
                   configuration["port"], OUT / f"{name}.log")
 
@@ -412,6 +414,8 @@ def main():
     parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
     parser.add_argument("--admin-clients", type=int, default=4, help="clients adding banners at once")
     parser.add_argument("--admin-writes", type=int, default=100, help="banners each admin client adds")
+    parser.add_argument("--propagation-commands", type=int, default=300,
+                        help="commands timed from one replica to the subscribers of two others")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -420,16 +424,21 @@ def main():
         arguments.subscribers, arguments.changes, arguments.advances = 200, 2, 20
         arguments.reads_counted = 200
         arguments.admin_clients, arguments.admin_writes = 2, 10
+        arguments.propagation_commands = 20
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 1,000 sockets here; the servers inherit it
 
+    postgres = Postgres(str(OUT / "postgres"))
+    replica_database = postgres.create_database()
     service = start_service(arguments.threads)
-    targets = [service]
+    replica = start_service(arguments.threads, name="carousel-pg", store=postgres.uri(replica_database),
+                            key="postgres", label="banner-server, PostgreSQL")
+    targets = [service, replica]
     try:
-        idle_rss = {service.name: rss_kib(service.pids)}
+        idle_rss = {service.name: rss_kib(service.pids), replica.name: rss_kib(replica.pids)}
         status, head, body = fetch(service.port)
         if status != 200:
             sys.exit(f"bench: GET /banner answered {status}")
@@ -439,7 +448,7 @@ def main():
         (OUT / "banner.json").write_bytes(body)
         targets.append(start_nginx(arguments.threads, body))
         targets.append(start_reference(arguments.threads, OUT / "banner.json", service_headers))
-        for target in targets[1:]:
+        for target in targets[2:]:
             idle_rss[target.name] = rss_kib(target.pids)
         sizes = {}
         for target in targets:
@@ -455,7 +464,7 @@ def main():
         rates = {target.name: [] for target in targets}
         cpu = {target.name: [] for target in targets}
         for round_number in range(arguments.rounds):
-            order = targets[round_number % 3:] + targets[:round_number % 3]
+            order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
             for target in order:
                 rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections)
                 rates[target.name].append(rate)
@@ -480,7 +489,11 @@ def main():
               f"p99 {admin['p99']:.2f} ms", flush=True)
     finally:
         for target in targets:
-            target.stop()
+            if target is not replica:
+                target.stop()
+
+    shared = replicated(arguments, postgres, replica, replica_database)
+    postgres.stop()
 
     memory = start_service(arguments.threads, name="carousel-memory", store="memory")
     try:
@@ -500,11 +513,44 @@ def main():
           f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
 
     report = render(arguments, machine(), targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, len(body),
-                    fanout, timing, allocations, post_memory, admin)
+                    fanout, timing, allocations, post_memory, admin, shared)
     results_file.write_text(report)
     print()
     print(report)
     print(f"written to {results_file.relative_to(ROOT)}")
+
+
+def replicated(arguments, postgres, replica, database):
+    """Replicas on PostgreSQL: POST /banner/next with one replica (`replica`, already running on
+    `database`) and with three, each beside pgbench at the same concurrency (one commands
+    connection per replica), then the propagation of a change between replicas."""
+    def post_load(target, seconds, connections):
+        return wrk(target, "/banner/next", seconds, connections, script=ROOT / "bench" / "post.lua")
+
+    # pgbench gets a database of its own, seeded the same way, so that its NOTIFYs reach no replica.
+    pgbench_database = postgres.create_database()
+    seeder = start_service(arguments.threads, name="carousel-pgbench", store=postgres.uri(pgbench_database))
+    seeder.stop()
+    replicas = [replica]
+    try:
+        one = post_rates(replicas, arguments.seconds, arguments.connections, post_load)
+        one["pgbench"] = pgbench_same_shape(postgres, pgbench_database, 1, arguments.seconds)
+        print(f"  POST /banner/next (PostgreSQL, 1 replica) {one['rate']:,.0f} req/s; pgbench -c1 "
+              f"{one['pgbench']:,.0f} tps", flush=True)
+        for number in (2, 3):
+            replicas.append(start_service(arguments.threads, name=f"carousel-pg-{number}",
+                                          store=postgres.uri(database), key=f"postgres-{number}"))
+        three = post_rates(replicas, arguments.seconds, arguments.connections, post_load)
+        three["pgbench"] = pgbench_same_shape(postgres, pgbench_database, 3, arguments.seconds)
+        print(f"  POST /banner/next (PostgreSQL, 3 replicas) {three['rate']:,.0f} req/s; pgbench -c3 "
+              f"{three['pgbench']:,.0f} tps", flush=True)
+        spread = propagation(replicas, arguments.propagation_commands)
+        print(f"  propagation A → B and C over {spread['received']} commands: p50 {spread['p50']:.2f} ms, "
+              f"p99 {spread['p99']:.2f} ms, max {spread['max']:.2f} ms", flush=True)
+    finally:
+        for target in replicas:
+            target.stop()
+    return {"one": one, "three": three, "propagation": spread, "version": postgres.version()}
 
 
 def rounds_table(leading, last, number, rows):
@@ -519,10 +565,9 @@ def rounds_table(leading, last, number, rows):
 
 
 def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
-           timing, allocations, post_memory, admin):
-    service = rates["service"]
-    versus_nginx = [s / n for s, n in zip(service, rates["nginx"])]
-    versus_c = [s / c for s, c in zip(service, rates["reference"])]
+           timing, allocations, post_memory, admin, shared):
+    def versus(key, other):
+        return [s / o for s, o in zip(rates[key], rates[other])]
     rounds = arguments.rounds
     lines = [
         "# Benchmark results",
@@ -537,15 +582,19 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         f"## GET /banner throughput",
         "",
         f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, keep-alive, {body_size}-byte JSON body; "
-        f"every server with {arguments.threads} threads (nginx: worker processes); the order of the three "
-        f"rotates every round. The C reference has the service's daemon settings (epoll thread pool, "
+        f"every server with {arguments.threads} threads (nginx: worker processes); the order of the four "
+        f"rotates every round. banner-server runs on a fresh SQLite store, and again as a replica on PostgreSQL "
+        f"(reads never touch the store: the figures should match). The C reference has the service's daemon settings (epoll thread pool, "
         "16 KiB per connection, no MHD_USE_TURBO) and sends the service's headers (ETag included).",
         "",
         *rounds_table(["server", "response bytes"], "median req/s", "{:,.0f}",
                       [([target.label, str(sizes[target.name])], rates[target.name]) for target in targets]),
         "",
-        *rounds_table(["ratio"], "median", "{:.2f}", [(["banner-server / nginx"], versus_nginx),
-                                                      (["banner-server / C libmicrohttpd"], versus_c)]),
+        *rounds_table(["ratio"], "median", "{:.2f}", [
+            (["banner-server / nginx"], versus("service", "nginx")),
+            (["banner-server / C libmicrohttpd"], versus("service", "reference")),
+            (["banner-server, PostgreSQL / nginx"], versus("postgres", "nginx")),
+            (["banner-server, PostgreSQL / C libmicrohttpd"], versus("postgres", "reference"))]),
         "",
         "Server CPU time (user + system, all threads and processes) per request in the same runs, a figure "
         "less swayed by what else the machine is doing than req/s:",
@@ -603,6 +652,28 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         "",
         "Nothing lost: the version grows by at least the number of requests completed (requests still in "
         "flight when wrk stops can make it grow by a few more).",
+        "",
+        "## Replicas on PostgreSQL",
+        "",
+        f"PostgreSQL {shared['version']} from Debian, on a Unix socket, durable as shipped (fsync and "
+        "synchronous_commit on), on the same machine. `POST /banner/next` under wrk on every replica at once "
+        f"({arguments.connections} connections shared out, {arguments.seconds} s): each command is one "
+        "transaction (lock the carousel's row, read it, update it, NOTIFY, commit) on the replica's commands "
+        "connection. Beside it, pgbench runs the same transaction shape on a copy of the row, at the same "
+        "concurrency (one connection per replica), against the same server.",
+        "",
+        "| replicas | req/s | completed | version grew by | all agree after | pgbench tps | ratio |",
+        "|---:|---:|---:|---:|---|---:|---:|",
+        *[f"| {count} | **{figures['rate']:,.0f}** | {figures['completed']:,} | {figures['applied']:,} | "
+          f"{'yes' if figures['agreed'] else 'NO'} | {figures['pgbench']:,.0f} | "
+          f"**{figures['rate'] / figures['pgbench']:.2f}** |"
+          for count, figures in ((1, shared["one"]), (3, shared["three"]))],
+        "",
+        f"**Propagation**: {shared['propagation']['commands']} times `POST /banner/next` on replica A, one after "
+        "another, and the time from sending it until the event of its version has reached a subscriber of "
+        f"replica B and one of replica C ({shared['propagation']['received']} of "
+        f"{shared['propagation']['commands']} arrived): p50 **{shared['propagation']['p50']:.2f} ms**, p99 "
+        f"**{shared['propagation']['p99']:.2f} ms**, max {shared['propagation']['max']:.2f} ms.",
         "",
         "## Admin writes",
         "",

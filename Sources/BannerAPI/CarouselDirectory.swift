@@ -100,7 +100,14 @@ final class CarouselDirectory: Sendable {
     /// changed ones reloaded in their engine.
     func follow(_ change: StoreChange) async throws(StoreError) {
         switch change {
-        case .carousel(let name):
+        case .carousel(let name, let note):
+            // A command elsewhere, on a carousel served here at the same revision: the note is
+            // all it takes, no read of the store.
+            if let note, let live = carousel(named: name), live.key.serial == note.serial,
+                await live.follow(note)
+            {
+                return
+            }
             try await follow(name, stored: store.load(named: name))
         case .everything:
             let stored = try store.loadAll()

@@ -112,9 +112,29 @@ final class LiveCarousel: Sendable {
         }
     }
 
+    /// Follows a change another process made, as its notification describes it, when this
+    /// process knows the carousel at the note's revision (a command elsewhere): true when that
+    /// was enough (followed, or older than or the same as what is known: its own change, heard
+    /// back). False when the revision moved: the caller reloads it.
+    func follow(_ note: ChangeNote) async -> Bool {
+        await engine.change { [self] carousel, now in
+            let current = known.withLock { $0 }
+            guard note.revision == current.revision else { return note.revision < current.revision }
+            // Changes of one row commit in turn and `version` never goes back: a lower or equal one
+            // is already known.
+            guard note.anchor.version > current.anchor.version else { return true }
+            var stored = current
+            stored.anchor = note.anchor
+            adopt(stored, into: &carousel, at: now)
+            known.withLock { $0 = stored }
+            return true
+        }
+    }
+
     /// Runs `decide` inside the store's transaction on this carousel, with `carousel` first
     /// brought up to the row as stored (another process may have changed it since this one last
-    /// heard); what `decide` returns is written, then becomes what this process knows.
+    /// heard); what `decide` returns is written, then becomes what this process knows. The store
+    /// may try it first on what this process knows (`expecting`), so each call starts afresh.
     @discardableResult
     private func write(
         _ purpose: WritePurpose, _ carousel: inout Carousel, at now: Timestamp,
@@ -122,8 +142,11 @@ final class LiveCarousel: Sendable {
     ) throws(Problem) -> StoredCarousel {
         var refusal: Problem?
         let written: StoredCarousel
+        let original = carousel
         do throws(StoreError) {
-            written = try store.modify(key, purpose) { stored in
+            written = try store.modify(key, purpose, expecting: known.withLock { $0 }) { stored in
+                carousel = original
+                refusal = nil
                 adopt(stored, into: &carousel, at: now)
                 do throws(Problem) {
                     return try decide(stored, &carousel)

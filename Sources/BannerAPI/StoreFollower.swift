@@ -15,7 +15,8 @@ final class StoreFollower: Sendable {
     static let retryPause: Duration = .seconds(1)
 
     private struct State {
-        var queued: Set<String> = []
+        /// Carousels waiting to be followed, with the latest note heard of each.
+        var queued: [String: ChangeNote?] = [:]
         var everythingQueued = false
         /// The carousels have been loaded: at start, or after the store was first reached.
         var loaded: Bool
@@ -73,16 +74,18 @@ final class StoreFollower: Sendable {
                     "\(store.description) is reachable again: reloading every carousel (changes may have been missed)")
             }
             if queue { Task { await reloadEverything() } }
-        case .carousel(let name):
-            let queue = state.withLock { $0.queued.insert(name).inserted }
+        case .carousel(let name, let note):
+            // Notifications arrive in the order of their commits: the latest note says it all.
+            let queue = state.withLock { state in state.queued.updateValue(note, forKey: name) == nil }
             if queue { Task { await reload(name) } }
         }
     }
 
     private func reload(_ name: String) async {
-        state.withLock { _ = $0.queued.remove(name) }  // a change heard from now on queues another
+        // Taken out: a change heard from now on queues another reload.
+        let note = state.withLock { $0.queued.removeValue(forKey: name) } ?? nil
         do {
-            try await directory.follow(.carousel(name: name))
+            try await directory.follow(.carousel(name: name, note: note))
         } catch {
             logger.warning("could not reload carousel '\(name)' after another replica changed it: \(error)")
         }

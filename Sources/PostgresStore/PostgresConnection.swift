@@ -53,7 +53,7 @@ final class PostgresConnection: @unchecked Sendable {
             name = known
         } else {
             name = "s\(prepared.count + 1)"
-            try rows(of: PQprepare(handle, name, sql, Int32(parameters.count), nil), during: sql)
+            _ = try rows(of: PQprepare(handle, name, sql, Int32(parameters.count), nil), during: sql)
             prepared[sql] = name
         }
         let result = withOptionalCStrings(parameters) { values in

@@ -92,8 +92,8 @@ public final class PostgresStore: CarouselStore {
                 """
                 WITH created AS (
                     INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
-                    VALUES ($1, $2, 1, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING serial, name)
-                SELECT serial, pg_notify('\(Self.channel)', name) FROM created
+                    VALUES ($1, $2, 1, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING *)
+                SELECT serial, \(Self.note) FROM created
                 """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
         }
         guard let serial = rows.first?[0].flatMap({ Int64($0) }) else { throw .duplicate(name: definition.name) }
@@ -101,12 +101,20 @@ public final class PostgresStore: CarouselStore {
     }
 
     public func modify(
-        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel {
         var undecodable: StoreError?
         let stored = try on(purpose == .admin ? admin : commands) {
             connection throws(PostgresError) -> StoredCarousel? in
-            try Self.transaction(connection) { () throws(PostgresError) -> StoredCarousel? in
+            // The change decided on what the caller expects, written only if the row is still
+            // exactly that: one statement, committed on its own. Otherwise (another replica
+            // changed it meanwhile), the transaction below, on the row as it is.
+            if let expected, expected.key == key, let changed = decide(expected) {
+                precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+                if try Self.replace(changed, on: connection, ifStillAt: expected) { return changed }
+            }
+            return try Self.transaction(connection) { () throws(PostgresError) -> StoredCarousel? in
                 let rows = try connection.execute(
                     "SELECT \(Self.columns) FROM carousels WHERE serial = $1 FOR UPDATE", [String(key.serial)])
                 guard let row = rows.first else { return nil }
@@ -120,7 +128,7 @@ public final class PostgresStore: CarouselStore {
                 }
                 guard let changed = decide(stored) else { return stored }
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
-                try Self.replace(changed, on: connection)
+                _ = try Self.replace(changed, on: connection, ifStillAt: stored)
                 return changed
             }
         }
@@ -141,7 +149,7 @@ public final class PostgresStore: CarouselStore {
                     """
                     WITH deleted AS (DELETE FROM carousels WHERE serial = $1 RETURNING name)
                     SELECT pg_notify('\(Self.channel)', name) FROM deleted
-                    """, [String(key.serial)])
+                    """, [String(key.serial)])  // the name alone: gone, nothing to follow but that
                 return revision
             }
         }
@@ -179,10 +187,10 @@ public final class PostgresStore: CarouselStore {
                     let newAnchor = anchor(definition, current)
                     if let row = rows.first, let serial = row[0].flatMap({ Int64($0) }) {
                         let revision = row[3].flatMap { UInt64($0) } ?? 0
-                        try Self.replace(
+                        _ = try Self.replace(
                             StoredCarousel(
                                 definition: definition, revision: revision + 1, anchor: newAnchor, serial: serial),
-                            on: connection)
+                            on: connection, ifStillAt: nil)
                     } else {
                         try Self.insert(definition, anchor: newAnchor, on: connection)
                     }
@@ -202,8 +210,8 @@ public final class PostgresStore: CarouselStore {
             case .unreachable(let reason):
                 status.withLock { $0.unreachable = reason }
                 onChange(.unreachable(reason))
-            case .changed(let name):
-                onChange(.carousel(name: name))
+            case .changed(let payload):
+                onChange(Self.change(from: payload))
             }
         }
     }
@@ -212,6 +220,23 @@ public final class PostgresStore: CarouselStore {
         listener.stop()
         admin.withLock { $0.connection = nil }
         commands.withLock { $0.connection = nil }
+    }
+
+    /// A notification's payload as a change: `name`, or `name serial revision position
+    /// playing_since paused_until version` (see `note`).
+    static func change(from payload: String) -> StoreChange {
+        let fields = payload.split(separator: " ").map(String.init)
+        guard fields.count == 7, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
+            let version = Int64(fields[6])
+        else { return .carousel(name: fields.first ?? payload) }
+        let integer = { (text: String) in text == "-" ? nil : Int64(text) }
+        let playback: Carousel.Playback =
+            if let since = integer(fields[4]) { .playing(since: Timestamp(nanosecondsSinceEpoch: since)) } else {
+                .paused(until: integer(fields[5]).map(Timestamp.init(nanosecondsSinceEpoch:)))
+            }
+        let anchor = CarouselAnchor(
+            index: integer(fields[3]).map { Int($0) }, playback: playback, version: UInt64(bitPattern: version))
+        return .carousel(name: fields[0], note: ChangeNote(serial: serial, revision: revision, anchor: anchor))
     }
 
     // MARK: Connections
@@ -379,21 +404,46 @@ public final class PostgresStore: CarouselStore {
             """
             WITH created AS (
                 INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
-                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING name)
-            SELECT pg_notify('\(channel)', name) FROM created
+                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING *)
+            SELECT \(note) FROM created
             """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
     }
 
-    private static func replace(_ stored: StoredCarousel, on connection: PostgresConnection) throws(PostgresError) {
-        try connection.execute(
+    /// The notification of a change: the name, then what a replica needs to follow a command
+    /// without reading the row (`ChangeNote`): serial, revision, and the anchor's columns, `-`
+    /// for NULL.
+    private static let note = """
+        pg_notify('\(channel)', concat_ws(' ', name, serial, revision, coalesce(position::text, '-'),
+            coalesce(playing_since::text, '-'), coalesce(paused_until::text, '-'), version))
+        """
+
+    /// Writes `stored` over its row; with `previous`, only if the row is still exactly that (its
+    /// revision and anchor), and the definition only when the revision moves (a command leaves
+    /// it alone). Returns whether the row was written.
+    private static func replace(
+        _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?
+    ) throws(PostgresError) -> Bool {
+        var parameters = [String(stored.serial), String(stored.revision)] + AnchorColumns(stored.anchor).values
+        var assignments = "revision = $2, position = $3, playing_since = $4, paused_until = $5, version = $6"
+        if stored.revision != previous?.revision {
+            parameters.append(stored.definition.storedText)
+            assignments += ", definition = $\(parameters.count)"
+        }
+        var condition = "serial = $1"
+        if let previous {
+            let first = parameters.count + 1
+            parameters += [String(previous.revision)] + AnchorColumns(previous.anchor).values
+            condition +=
+                " AND revision = $\(first) AND position IS NOT DISTINCT FROM $\(first + 1)::bigint"
+                + " AND playing_since IS NOT DISTINCT FROM $\(first + 2)::bigint"
+                + " AND paused_until IS NOT DISTINCT FROM $\(first + 3)::bigint AND version = $\(first + 4)"
+        }
+        let rows = try connection.execute(
             """
-            WITH changed AS (
-                UPDATE carousels SET definition = $2, revision = $3, position = $4, playing_since = $5,
-                    paused_until = $6, version = $7 WHERE serial = $1 RETURNING name)
-            SELECT pg_notify('\(channel)', name) FROM changed
-            """,
-            [String(stored.serial), stored.definition.storedText, String(stored.revision)]
-                + AnchorColumns(stored.anchor).values)
+            WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)
+            SELECT \(note) FROM changed
+            """, parameters)
+        return rows.count == 1
     }
 
     /// A row of `columns` as a stored carousel; its definition decoded once per revision.

@@ -86,8 +86,10 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
+    /// One process owns it: what is stored is read in the transaction anyway, `expected` not needed.
     public func modify(
-        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel {
         // The row is read and decoded inside the transaction, its write lock held; a definition
         // that cannot be decoded ends it (rolled back) with that error.

@@ -61,8 +61,14 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Returns what is stored when the transaction ends. A `.command` write survives the process
     /// being killed before it returns (not necessarily a power loss); an `.admin` write is
     /// durable (synced). Throws `.notFound` when `key` is no longer stored.
+    ///
+    /// `expected` is what the caller believes is stored. A store may first decide on it and write
+    /// the result only if the row is still exactly that (one round trip to a database instead of
+    /// a transaction of four), calling `decide` again on the row as stored when it is not: so
+    /// `decide` must start afresh at each call.
     func modify(
-        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel
 
     /// Deletes the carousel when its revision is `expectedRevision`. Durable before it returns.
@@ -94,6 +100,13 @@ public protocol CarouselStore: AnyObject, Sendable {
 }
 
 extension CarouselStore {
+    /// A change decided on the row as stored (no expectation to try first).
+    public func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
+        try modify(key, purpose, expecting: nil, decide)
+    }
+
     /// Stores one process owns see no change they did not make: nothing to observe.
     public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
 
@@ -113,14 +126,29 @@ public enum WritePurpose: Sendable {
 
 /// What a store shared with other processes reports (`observeChanges`).
 public enum StoreChange: Sendable, Equatable {
-    /// The carousel of this name was created, changed or deleted.
-    case carousel(name: String)
+    /// The carousel of this name was created, changed or deleted; with what it became, when the
+    /// store could say so without being read again.
+    case carousel(name: String, note: ChangeNote? = nil)
     /// The store is reachable (first time, or again): anything may have changed meanwhile,
     /// unheard of.
     case everything
     /// The store cannot be reached; the reason, for an operator. What is in memory is all there
     /// is until `.everything`.
     case unreachable(String)
+}
+
+/// What a change made of a stored carousel, as its notification carries it: a process that knows
+/// the carousel at `revision` can follow an anchor-only change (a command) without a read.
+public struct ChangeNote: Sendable, Equatable {
+    public let serial: Int64
+    public let revision: UInt64
+    public let anchor: CarouselAnchor
+
+    public init(serial: Int64, revision: UInt64, anchor: CarouselAnchor) {
+        self.serial = serial
+        self.revision = revision
+        self.anchor = anchor
+    }
 }
 
 /// Why a store did not do what it was asked.

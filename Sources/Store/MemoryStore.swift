@@ -38,8 +38,10 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.carousels[name] }
     }
 
+    /// One process owns it: what is stored is read in the transaction anyway, `expected` not needed.
     public func modify(
-        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel {
         try contents.withLock { contents throws(StoreError) in
             guard let stored = contents.carousels[key.name], stored.serial == key.serial else {

@@ -70,6 +70,25 @@ struct StoreContractTests {
         #expect(try store.load(named: "lobby") == written)
     }
 
+    /// A caller whose idea of the row is out of date (another process changed it) still gets a
+    /// change decided on the row as stored.
+    @Test(arguments: StoreKind.allCases)
+    func aChangeExpectingAnOldRowIsDecidedOnTheStoredOne(_ kind: StoreKind) throws {
+        let store = try kind.make()
+        let created = try store.create(lobby, anchor: playing)
+        let moved = { (stored: StoredCarousel) -> StoredCarousel in
+            var next = stored
+            next.anchor.version += 1
+            next.anchor.index = (next.anchor.index ?? 0) + 1
+            return next
+        }
+        let second = try store.modify(created.key, .command, expecting: created, moved)
+        #expect(second.anchor.version == playing.version + 1, "expected the row as it was: decided on it")
+        let third = try store.modify(created.key, .command, expecting: created, moved)
+        #expect(third.anchor.version == playing.version + 2, "an old expectation: decided on the row as stored")
+        #expect(try store.load(named: "lobby") == third)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aChangeThatDecidesNothingStoresNothing(_ kind: StoreKind) throws {
         let store = try kind.make()

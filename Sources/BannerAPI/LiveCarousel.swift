@@ -19,6 +19,13 @@ final class LiveCarousel: Sendable {
     /// The carousel as this process last read or wrote it in the store. Changed only inside the
     /// engine, so that it moves in step with the state.
     private let known: Lock<StoredCarousel>
+    /// Commands waiting for the next write, and whether a writer is draining them.
+    private let waiting = Lock<WaitingCommands>(WaitingCommands())
+
+    private struct WaitingCommands {
+        var commands: [(CarouselCommand, CheckedContinuation<Result<Carousel, Problem>, Never>)] = []
+        var writing = false
+    }
 
     init(
         _ carousel: StoredCarousel, store: any CarouselStore, cors: CORSPolicy, streams: StreamRegistry,
@@ -51,20 +58,69 @@ final class LiveCarousel: Sendable {
         EntityTag.make(instance: instance, version: revision, resource: "definition")
     }
 
-    /// Applies a command, written to the store before it is published.
+    /// Applies a command, written to the store before it is published; answers the state it left.
+    ///
+    /// Group commit: commands that arrive while a write is in progress wait together, and the next
+    /// write applies all of them in order and stores the result once (one transaction instead of
+    /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
+    /// before the write that holds it is committed.
     func perform(_ command: CarouselCommand) async throws(Problem) -> Carousel {
-        try await engine.change { [self] carousel, now throws(Problem) in
-            try write(.command, &carousel, at: now) { stored, carousel throws(Problem) in
-                do throws(CarouselError) {
-                    try carousel.apply(command, at: now)
-                } catch {
-                    throw BannerAPI.problem(for: error)
-                }
-                var changed = stored
-                changed.anchor = carousel.anchor
-                return changed
+        let result = await withCheckedContinuation { (answer: CheckedContinuation<Result<Carousel, Problem>, Never>) in
+            let first = waiting.withLock { queue in
+                queue.commands.append((command, answer))
+                defer { queue.writing = true }
+                return !queue.writing
             }
-            return carousel
+            if first { Task { await writeWaitingCommands() } }
+        }
+        return try result.get()
+    }
+
+    /// Writes the waiting commands, a batch at a time, until none is left.
+    private func writeWaitingCommands() async {
+        while true {
+            let batch = waiting.withLock { queue in
+                defer { queue.commands = [] }
+                if queue.commands.isEmpty { queue.writing = false }
+                return queue.commands
+            }
+            if batch.isEmpty { return }
+            let commands = batch.map(\.0)
+            let answers: [Result<Carousel, Problem>]
+            do throws(Problem) {
+                answers = try await engine.change { [self] carousel, now throws(Problem) in
+                    // Commands that all fail (each with its own problem) need no store: answered
+                    // as they are, even by a store that refuses writes.
+                    var trial = carousel
+                    let answers = Self.apply(commands, to: &trial, at: now)
+                    guard answers.contains(where: { (try? $0.get()) != nil }) else { return answers }
+                    var written = answers
+                    try write(.command, &carousel, at: now) { stored, carousel throws(Problem) in
+                        written = Self.apply(commands, to: &carousel, at: now)
+                        var changed = stored
+                        changed.anchor = carousel.anchor
+                        return changed
+                    }
+                    return written
+                }
+            } catch {
+                answers = Array(repeating: .failure(error), count: batch.count)  // nothing was written
+            }
+            for ((_, answer), result) in zip(batch, answers) { answer.resume(returning: result) }
+        }
+    }
+
+    /// `commands` applied in turn; for each, the state right after it or its problem.
+    private static func apply(_ commands: [CarouselCommand], to carousel: inout Carousel, at now: Timestamp)
+        -> [Result<Carousel, Problem>]
+    {
+        commands.map { command in
+            do throws(CarouselError) {
+                try carousel.apply(command, at: now)
+                return .success(carousel)
+            } catch {
+                return .failure(BannerAPI.problem(for: error))
+            }
         }
     }
 

@@ -129,6 +129,25 @@ struct RouterReadTests {
 
 @Suite("Commands")
 struct RouterCommandTests {
+    /// Commands sent together are written together (group commit), yet each is answered with the
+    /// state it left: one version each, none skipped, none twice.
+    @Test(arguments: Transport.allCases)
+    func concurrentCommandsEachGetTheirOwnState(_ transport: Transport) async throws {
+        let service = try transport.start()
+        let start = try await service.request("GET", "/banner").json["version"] as? Int ?? 0
+        let versions = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<40 {
+                group.addTask {
+                    let answer = try await service.request("POST", "/banner/next")
+                    return try answer.status == 200 ? answer.json["version"] as? Int ?? -1 : -answer.status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }.sorted()
+        }
+        #expect(versions == Array(start + 1...start + 40))
+        #expect(try await service.request("GET", "/banner").json["version"] as? Int == start + 40)
+    }
+
     @Test func nextAndPreviousMoveAndAnswerTheState() async throws {
         let harness = RouterHarness()
         harness.clock.set(t0 + .seconds(1))

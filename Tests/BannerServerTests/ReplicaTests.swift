@@ -15,7 +15,7 @@ struct ReplicaTests {
 
     /// `count` replicas on a fresh database, and their ports.
     static func replicas(_ count: Int, on server: PostgresServer) async throws -> ([ServerProcess], [Int]) {
-        let uri = try server.createDatabase()
+        let uri = try await server.createDatabase()
         var processes: [ServerProcess] = []
         var ports: [Int] = []
         for _ in 0..<count {
@@ -40,7 +40,7 @@ struct ReplicaTests {
     }
 
     @Test func commandsSentToRandomReplicasAreNeverLostAndEveryReplicaConverges() async throws {
-        let server = try PostgresServer.shared.get()
+        let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(3, on: server)
         let start = try await Self.state(ports[0]).version
         let acknowledged = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -66,7 +66,7 @@ struct ReplicaTests {
     }
 
     @Test func anAdminChangeOnOneReplicaReachesSubscribersOfAnother() async throws {
-        let server = try PostgresServer.shared.get()
+        let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(2, on: server)
         let connection = try HTTPConnection(port: ports[1])
         #expect(try await connection.openStream("/banner/events").status == 200)
@@ -84,7 +84,7 @@ struct ReplicaTests {
     }
 
     @Test func twoReplicasRacingWithTheSameIfMatchGiveOne200AndOne412() async throws {
-        let server = try PostgresServer.shared.get()
+        let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(2, on: server)
         let tag = try #require(try await httpRequest(port: ports[0], "GET", "/carousels/default").header("ETag"))
         #expect(try await httpRequest(port: ports[1], "GET", "/carousels/default").header("ETag") == tag)
@@ -111,21 +111,21 @@ struct ReplicaTests {
     }
 
     @Test func aDatabaseOfANewerSchemaStopsTheReplicaWithExit2NamingBothVersions() async throws {
-        let server = try PostgresServer.shared.get()
-        let uri = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let uri = try await server.createDatabase()
         let first = try Self.replica(uri)
         _ = try await first.waitForPort()
         first.signal(SIGTERM)
         #expect(await first.waitForExit(seconds: 10) == 0)
         let database = String(uri.split(separator: "/").last!)
-        try server.psql("UPDATE banner_store SET value = '99' WHERE key = 'schema_version'", database: database)
+        try await server.psql("UPDATE banner_store SET value = '99' WHERE key = 'schema_version'", database: database)
         let newer = try Self.replica(uri)
         #expect(await newer.waitForExit(seconds: 10) == 2)
         #expect(newer.standardError.contains("has schema version 99, newer than this banner-server's"))
     }
 
     @Test func aReplicaKilledWithNineLeavesTheOthersServing() async throws {
-        let server = try PostgresServer.shared.get()
+        let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(3, on: server)
         processes[0].signal(SIGKILL)
         #expect(await processes[0].waitForExit(seconds: 5) == 128 + SIGKILL)
@@ -140,7 +140,7 @@ struct ReplicaTests {
 @Suite("Replicas when PostgreSQL goes away")
 struct DatabaseOutageTests {
     @Test func readsGoOnWritesAre503AndEverythingComesBackWithNoAcknowledgedWriteMissing() async throws {
-        let server = try PostgresServer()
+        let server = try await PostgresServer.launch()
         let (processes, ports) = try await ReplicaTests.replicas(2, on: server)
         #expect(try await httpRequest(port: ports[0], "GET", "/readyz").status == 200)
         let start = try await ReplicaTests.state(ports[0]).version
@@ -156,7 +156,7 @@ struct DatabaseOutageTests {
             return acknowledged
         }
         #expect(try await eventually { try await ReplicaTests.state(ports[0]).version > start + 5 })
-        try server.stop()
+        try await server.stop()
         for port in ports {
             #expect(
                 try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 503 },
@@ -169,7 +169,7 @@ struct DatabaseOutageTests {
         }
         #expect(
             await processes[0].standardErrorShows("Reads go on from memory"), "the operator is told, once per outage")
-        try server.start()
+        try await server.start()
         for (process, port) in zip(processes, ports) {
             #expect(try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 200 })
             #expect(await process.standardErrorShows("is reachable again: reloading every carousel"))
@@ -183,16 +183,16 @@ struct DatabaseOutageTests {
     }
 
     @Test func aReplicaStartedWhileTheDatabaseIsDownWaitsForIt() async throws {
-        let server = try PostgresServer()
-        let uri = try server.createDatabase()
-        try server.stop()
+        let server = try await PostgresServer.launch()
+        let uri = try await server.createDatabase()
+        try await server.stop()
         let process = try ReplicaTests.replica(uri)
         let port = try await process.waitForPort()
         #expect(await process.standardErrorShows("Waiting for it"))
         let notReady = try await httpRequest(port: port, "GET", "/readyz")
         #expect(notReady.status == 503 && notReady.text.contains("cannot be reached"))
         #expect(try await httpRequest(port: port, "GET", "/banner").status == 404, "nothing loaded yet")
-        try server.start()
+        try await server.start()
         #expect(try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 200 })
         #expect(await process.standardErrorShows("was empty: seeded it with carousel default"))
         #expect(try await httpRequest(port: port, "GET", "/banner").status == 200)

@@ -28,7 +28,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func aCreatedCarouselIsServedUnderItsName(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         let created = try await Self.create(service)
         #expect(created.status == 201)
         #expect(created.header("Location") == "/carousels/lobby")
@@ -50,7 +50,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func anUnknownCarouselIsA404NamingIt(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         for (method, path) in [
             ("GET", "/carousels/nope/banner"), ("POST", "/carousels/nope/banner/next"), ("GET", "/carousels/nope"),
             ("DELETE", "/carousels/nope"), ("GET", "/carousels/nope/banner/events"), ("GET", "/carousels/nope/"),
@@ -63,7 +63,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func aStaleIfMatchChangesNothing(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         let first = try #require(try await Self.create(service).header("ETag"))
         let patched = try await Self.json(
             service, "PATCH", "/carousels/lobby", #"{"interval": 5}"#, headers: [("If-Match", first)])
@@ -83,7 +83,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func bannersAreAddedReadChangedAndRemoved(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         _ = try await Self.create(service)
         let added = try await Self.json(
             service, "POST", "/carousels/lobby/banners?position=1",
@@ -110,7 +110,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func anOrderMustBeAPermutation(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         _ = try await Self.create(service)
         let reordered = try await Self.json(service, "PUT", "/carousels/lobby/order", #"{"ids": ["c", "a", "b"]}"#)
         #expect(reordered.status == 200)
@@ -127,7 +127,7 @@ struct AdminAPITests {
     /// The current banner stays current, its countdown untouched, when it survives an edit.
     @Test(arguments: Transport.allCases)
     func anEditKeepsTheCurrentBanner(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         let jumped = try await Self.json(service, "PUT", "/banner/index", #"{"index": 2}"#).json
         let deleted = try await service.request("DELETE", "/carousels/default/banners/b0")
         #expect(deleted.status == 204)
@@ -157,7 +157,7 @@ struct AdminAPITests {
 
     @Test(arguments: Transport.allCases)
     func aCarouselDeletedIsGoneAndItsStreamsEnd(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         _ = try await Self.create(service)
         #expect(try await service.request("DELETE", "/carousels/lobby").status == 204)
         #expect(try await service.request("GET", "/carousels/lobby/banner").status == 404)

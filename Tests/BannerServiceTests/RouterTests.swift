@@ -133,7 +133,7 @@ struct RouterCommandTests {
     /// state it left: one version each, none skipped, none twice.
     @Test(arguments: Transport.allCases)
     func concurrentCommandsEachGetTheirOwnState(_ transport: Transport) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         let start = try await service.request("GET", "/banner").json["version"] as? Int ?? 0
         let versions = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<40 {
@@ -231,7 +231,7 @@ struct RouterBadRequestTests {
         contentType: String? = "application/json", status: Int, detail: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        let service = try transport.start()
+        let service = try await transport.start()
         let before = try await service.request("GET", "/banner").text
         let headers = contentType.map { [("Content-Type", $0)] } ?? []
         let response = try await service.request(method, path, headers: headers, body: body)

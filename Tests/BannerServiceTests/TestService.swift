@@ -36,7 +36,7 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// A carousel of `banners` sample banners (an hour apart, so nothing advances by itself while
     /// the live one is checked).
-    func start(banners: Int = 5, token: String? = nil, corsOrigins: [String] = []) throws -> any TestService {
+    func start(banners: Int = 5, token: String? = nil, corsOrigins: [String] = []) async throws -> any TestService {
         switch self {
         case .router:
             RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
@@ -45,7 +45,7 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
         case .postgres:
             try LiveService(
                 banners: banners, token: token, corsOrigins: corsOrigins,
-                store: .postgres(uri: PostgresServer.shared.get().createDatabase()))
+                store: .postgres(uri: await PostgresServer.shared().createDatabase()))
         }
     }
 }

@@ -13,11 +13,11 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    func make() throws -> any CarouselStore {
+    func make() async throws -> any CarouselStore {
         switch self {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
-        case .postgres: try PostgresStore(uri: PostgresServer.shared.get().createDatabase())
+        case .postgres: try PostgresStore(uri: await PostgresServer.shared().createDatabase())
         }
     }
 }
@@ -37,8 +37,8 @@ let paused = CarouselAnchor(index: 0, playback: .paused(until: t0 + .seconds(30)
 @Suite("Store contract")
 struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
-    func aCreatedCarouselIsLoadedAsItWasGiven(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aCreatedCarouselIsLoadedAsItWasGiven(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let created = try store.create(lobby, anchor: playing)
         #expect(created.revision == 1)
         #expect(try store.loadAll() == [created])
@@ -46,16 +46,16 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aNameIsTakenOnce(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aNameIsTakenOnce(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         _ = try store.create(lobby, anchor: playing)
         #expect(throws: StoreError.duplicate(name: "lobby")) { try store.create(lobby, anchor: paused) }
         #expect(try store.loadAll().map(\.anchor) == [playing])
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aChangeIsDecidedOnWhatIsStoredAndStoresWhatItReturns(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aChangeIsDecidedOnWhatIsStoredAndStoresWhatItReturns(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let created = try store.create(lobby, anchor: playing)
         var edited = lobby
         edited.banners.removeLast()
@@ -73,8 +73,8 @@ struct StoreContractTests {
     /// A caller whose idea of the row is out of date (another process changed it) still gets a
     /// change decided on the row as stored.
     @Test(arguments: StoreKind.allCases)
-    func aChangeExpectingAnOldRowIsDecidedOnTheStoredOne(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aChangeExpectingAnOldRowIsDecidedOnTheStoredOne(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let created = try store.create(lobby, anchor: playing)
         let moved = { (stored: StoredCarousel) -> StoredCarousel in
             var next = stored
@@ -90,16 +90,16 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aChangeThatDecidesNothingStoresNothing(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aChangeThatDecidesNothingStoresNothing(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let created = try store.create(lobby, anchor: playing)
         #expect(try store.modify(created.key, .command) { _ in nil } == created)
         #expect(try store.loadAll() == [created])
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anchorsOfCommandsAreSavedAndLoaded(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func anchorsOfCommandsAreSavedAndLoaded(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let key = try store.create(lobby, anchor: playing).key
         try store.saveAnchor(paused, of: key)
         let stored = try #require(try store.loadAll().first)
@@ -110,8 +110,8 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aDeleteBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aDeleteBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let created = try store.create(lobby, anchor: playing)
         _ = try store.modify(created.key, .admin) { stored in
             var next = stored
@@ -125,8 +125,8 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aDeletedCarouselComesBackAsAnotherOne(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func aDeletedCarouselComesBackAsAnotherOne(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         let first = try store.create(lobby, anchor: playing)
         try store.delete(first.key, expectedRevision: 1)
         #expect(try store.loadAll().isEmpty)
@@ -140,8 +140,8 @@ struct StoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anImportReplacesWhatItNamesAndCreatesTheRest(_ kind: StoreKind) throws {
-        let store = try kind.make()
+    func anImportReplacesWhatItNamesAndCreatesTheRest(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
         _ = try store.create(lobby, anchor: playing)
         var edited = lobby
         edited.interval = .seconds(9)

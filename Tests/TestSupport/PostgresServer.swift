@@ -9,8 +9,10 @@ import Locking
 /// The server outlives no test process, however it ends: a shell started with it waits on a pipe
 /// whose other end only this process holds, and stops the server when the pipe closes.
 ///
-/// Calls block (initdb takes a second or two): each test that needs a server of its own makes
-/// one; the store contract shares `PostgresServer.shared`, a database per test.
+/// Each test that stops its server launches one of its own; the others share `shared()`, a
+/// database each. Every call runs its programs on a Dispatch thread, never on the cooperative
+/// pool: that pool has a thread per core, and a test blocking one for the seconds initdb takes
+/// (more under a sanitizer) starves every other test running beside it.
 public final class PostgresServer: Sendable {
     public let port: Int
     public let directory: URL
@@ -19,20 +21,38 @@ public final class PostgresServer: Sendable {
     private let lifeline = Lock<(shell: pid_t, pipe: Int32)?>(nil)
 
     /// A server of the tests' process, started on first use, for tests that do not stop it.
-    public static let shared: Result<PostgresServer, any Error> = Result { try PostgresServer() }
+    public static func shared() async throws -> PostgresServer {
+        try await offThePool { try sharedServer.get() }
+    }
 
-    public init() throws {
+    private static let sharedServer: Result<PostgresServer, any Error> = Result { try PostgresServer() }
+
+    /// A server of the caller's own.
+    public static func launch() async throws -> PostgresServer {
+        try await offThePool { try PostgresServer() }
+    }
+
+    private init() throws {
         directory = try temporaryDirectory()
         port = try freePort()
         try Self.giveToServerUser(directory)
         try run(Self.binary("initdb"), "-D", data, "-U", "banner", "--auth=trust", "--no-sync", "-E", "UTF8")
         try? FileManager.default.removeItem(atPath: directory.appendingPathComponent("server.log").path)
-        try start()
+        try startNow()
     }
 
     deinit {
-        try? stop()
-        try? FileManager.default.removeItem(at: directory)
+        // Closing the lifeline stops the server (its watcher sends SIGINT); the folder goes once
+        // it has, on a Dispatch thread rather than whichever thread let go of this object.
+        let (directory, lifeline) = (directory, lifeline.withLock { $0.take() })
+        DispatchQueue.global().async {
+            if let lifeline {
+                close(lifeline.pipe)
+                var status: Int32 = 0
+                while waitpid(lifeline.shell, &status, 0) < 0 && errno == EINTR {}
+            }
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
     private var data: String { directory.appendingPathComponent("data").path }
@@ -43,7 +63,11 @@ public final class PostgresServer: Sendable {
     }
 
     /// A new, empty database; its URI.
-    public func createDatabase() throws -> String {
+    public func createDatabase() async throws -> String {
+        try await Self.offThePool { try self.createDatabaseNow() }
+    }
+
+    private func createDatabaseNow() throws -> String {
         let number = databases.withLock { count in
             count += 1
             return count
@@ -57,14 +81,22 @@ public final class PostgresServer: Sendable {
 
     /// Runs SQL on `database` with psql; its output (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, database: String) throws -> String {
+    public func psql(_ sql: String, database: String) async throws -> String {
+        try await Self.offThePool { try self.psqlNow(sql, database: database) }
+    }
+
+    private func psqlNow(_ sql: String, database: String) throws -> String {
         try run(
             Self.binary("psql"), "-h", directory.path, "-p", "\(port)", "-U", "banner", "-d", database,
             "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-c", sql)
     }
 
-    /// Starts the server (again) and waits until it accepts connections.
-    public func start() throws {
+    /// Starts the server again and waits until it accepts connections.
+    public func start() async throws {
+        try await Self.offThePool { try self.startNow() }
+    }
+
+    private func startNow() throws {
         let server =
             Self.asUser + [
                 try Self.binary("postgres"), "-D", data, "-p", "\(port)", "-k", directory.path,
@@ -97,7 +129,11 @@ public final class PostgresServer: Sendable {
 
     /// Stops the server (fast shutdown) and waits until it has; its watcher too (a child left
     /// unreaped would make Swift Testing's process monitor spin).
-    public func stop() throws {
+    public func stop() async throws {
+        try await Self.offThePool { try self.stopNow() }
+    }
+
+    private func stopNow() throws {
         try run(Self.binary("pg_ctl"), "stop", "-w", "-t", "60", "-m", "fast", "-D", data)
         guard let watcher = lifeline.withLock({ $0.take() }) else { return }
         close(watcher.pipe)
@@ -111,6 +147,15 @@ public final class PostgresServer: Sendable {
     }
 
     // MARK: Running PostgreSQL's programs
+
+    /// `work`, which blocks, run on a Dispatch thread.
+    private static func offThePool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws
+        -> Result
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
 
     /// A program of the newest PostgreSQL installed (`/usr/lib/postgresql/15/bin/initdb`).
     private static func binary(_ name: String) throws -> String {

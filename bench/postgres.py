@@ -50,7 +50,8 @@ class Postgres:
         return f"postgresql://banner@/{database}?host={self.folder}"
 
     def version(self):
-        return self.run("postgres", "--version").split()[-1]
+        """`15.18` from `postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`."""
+        return re.search(r"\) (\d+(?:\.\d+)*)", self.run("postgres", "--version")).group(1)
 
     def stop(self):
         subprocess.run(self.prefix + [f"{self.bin}/pg_ctl", "stop", "-w", "-m", "fast", "-D", f"{self.folder}/data"],

@@ -641,7 +641,8 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         "",
         f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s: each request suspends its connection, hops into "
         f"the carousel's engine actor, applies the command, writes the new anchor to the store (SQLite: one "
-        f"transaction in WAL mode, not synced: it survives `kill -9`), publishes the new state (re-encoding the "
+        f"transaction in WAL mode, not synced: it survives `kill -9`; the commands that arrived meanwhile are "
+        f"written by the next transaction, together: group commit), publishes the new state (re-encoding the "
         f"three read responses), logs one line (to bench/out/carousel.log), and resumes the connection.",
         "",
         "| store | req/s | µs CPU per request | completed | version grew by |",
@@ -657,9 +658,11 @@ def render(arguments, host, targets, rates, cpu, sizes, latency, idle_rss, loade
         "",
         f"PostgreSQL {shared['version']} from Debian, on a Unix socket, durable as shipped (fsync and "
         "synchronous_commit on), on the same machine. `POST /banner/next` under wrk on every replica at once "
-        f"({arguments.connections} connections shared out, {arguments.seconds} s): each command is one "
-        "transaction (lock the carousel's row, read it, update it, NOTIFY, commit) on the replica's commands "
-        "connection. Beside it, pgbench runs the same transaction shape on a copy of the row, at the same "
+        f"({arguments.connections} connections shared out, {arguments.seconds} s), on the replica's commands "
+        "connection: the commands waiting for a carousel are written together (group commit), as one "
+        "compare-and-set statement with its NOTIFY, or, when another replica changed the row meanwhile, one "
+        "transaction (lock the row, read it, update it, NOTIFY, commit); each command still gets its own "
+        "state. Beside it, pgbench runs one such transaction per command on a copy of the row, at the same "
         "concurrency (one connection per replica), against the same server.",
         "",
         "| replicas | req/s | completed | version grew by | all agree after | pgbench tps | ratio |",

@@ -104,6 +104,22 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// Three replicas started at once on an empty database: it is migrated and seeded once.
+    @Test func replicasStartingTogetherMigrateAndSeedOnce() async throws {
+        let uri = try await PostgresServer.shared().createDatabase()
+        let processes = try (0..<3).map { _ in try Self.replica(uri) }
+        var ports: [Int] = []
+        for process in processes { ports.append(try await process.waitForPort()) }
+        for port in ports {
+            #expect(try await eventually { try await httpRequest(port: port, "GET", "/readyz").status == 200 })
+        }
+        let seeded = processes.filter { $0.standardError.contains("was empty: seeded it") }
+        #expect(seeded.count == 1, "\(processes.map(\.standardError))")
+        let definition = try await httpRequest(port: ports[2], "GET", "/carousels/default")
+        #expect(try definition.json["revision"] as? Int == 1, "seeded once, not replaced by the others")
+        #expect(try await Self.converged(ports))
+    }
+
     @Test func aMalformedURIStopsTheReplicaWithExit2() async throws {
         let process = try Self.replica("postgres://banner@127.0.0.1/carousels?no_such_option=1")
         #expect(await process.waitForExit(seconds: 10) == 2)

@@ -33,7 +33,9 @@ import sys
 import time
 from pathlib import Path
 
-from postgres import Postgres, pgbench_same_shape, post_rates, propagation
+# bench/postgres.py, found however this file is loaded (Tests/allocations loads it by path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"

@@ -11,19 +11,22 @@ import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
 
 class Postgres:
-    """PostgreSQL from Debian's package, in `folder`, on a Unix socket there; as the `postgres`
-    user when run as root. Durable as shipped (fsync and synchronous_commit on)."""
+    """PostgreSQL from Debian's package, in a fresh temporary folder, on a Unix socket there; as
+    the `postgres` user when run as root. Durable as shipped (fsync and synchronous_commit on).
 
-    def __init__(self, folder):
+    The folder is under the system's temporary directory, not the checkout: the `postgres` user
+    must be able to reach it, and a checkout may sit below a folder only root can enter."""
+
+    def __init__(self):
         self.bin = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))[-1]
+        folder = tempfile.mkdtemp(prefix="banner-bench-postgres.")
         self.folder = folder
-        shutil.rmtree(folder, ignore_errors=True)
-        os.makedirs(folder)
         self.prefix = []
         if os.getuid() == 0:
             user = pwd.getpwnam("postgres")
@@ -56,6 +59,7 @@ class Postgres:
     def stop(self):
         subprocess.run(self.prefix + [f"{self.bin}/pg_ctl", "stop", "-w", "-m", "fast", "-D", f"{self.folder}/data"],
                        capture_output=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def pgbench_same_shape(postgres, database, clients, seconds):

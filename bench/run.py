@@ -433,7 +433,7 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 1,000 sockets here; the servers inherit it
 
-    postgres = Postgres(str(OUT / "postgres"))
+    postgres = Postgres()
     replica_database = postgres.create_database()
     service = start_service(arguments.threads)
     replica = start_service(arguments.threads, name="carousel-pg", store=postgres.uri(replica_database),

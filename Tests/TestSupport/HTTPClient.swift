@@ -58,9 +58,12 @@ public final class HTTPConnection: @unchecked Sendable {
     private let queue = DispatchQueue(label: "HTTPConnection")
 
     /// Connects at once: a loopback connect does not wait on the server's threads.
+    /// `timeoutSeconds` is stretched by `sanitizerAllowance`: under a sanitizer everything is
+    /// several times slower, and a test blocking the cooperative pool for seconds (a store's busy
+    /// timeout) delays every other test's answers by as much.
     public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(Double(timeoutSeconds) * sanitizerAllowance), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

@@ -119,7 +119,10 @@ public final class PostgresServer: Sendable {
         }
         lifeline.withLock { $0 = (watcher, ends[1]) }
         let deadline = ContinuousClock.now + .seconds(60)
-        while (try? run(Self.binary("pg_isready"), "-q", "-h", directory.path, "-p", "\(port)")) == nil {
+        let isReady =
+            Self.asUser.map(shellQuoted)
+            + [try Self.binary("pg_isready"), "-q", "-h", directory.path, "-p", "\(port)"].map(shellQuoted)
+        while runShell(isReady.joined(separator: " ") + " > /dev/null 2>&1 < /dev/null") != 0 {
             guard ContinuousClock.now < deadline else {
                 throw PostgresServerError("PostgreSQL did not accept connections within 60 s:\n\(self.log)")
             }
@@ -194,8 +197,7 @@ public final class PostgresServer: Sendable {
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: log)
         guard status == 0 else {
-            throw PostgresServerError(
-                "\(arguments.joined(separator: " ")) exited with \(status): \(output)\n\(self.log)")
+            throw PostgresServerError("\(arguments.joined(separator: " ")) exited with \(status): \(output)")
         }
         return output
     }

@@ -15,11 +15,15 @@ let package = Package(
         .target(name: "JSON", path: "Modules/JSON"),
         .target(name: "Carousel", dependencies: ["Locking"], path: "Modules/Carousel"),
         .target(name: "Definitions", dependencies: ["Carousel", "JSON"], path: "Modules/Definitions"),
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Locking"], path: "Modules/Store"),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"], path: "Modules/Store"),
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         .target(
             name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"],
             path: "Modules/SQLiteStore"),
+        .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
+        .target(
+            name: "PostgresStore", dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking"],
+            path: "Modules/PostgresStore"),
         .target(name: "Logging", dependencies: ["Carousel"], path: "Modules/Logging"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
@@ -29,8 +33,8 @@ let package = Package(
         .target(
             name: "BannerService",
             dependencies: [
-                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
-                "BannerAPI",
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
+                "Logging", "BannerAPI",
             ],
             path: "Modules/BannerService"),
         .executableTarget(

@@ -116,14 +116,14 @@ class Subscriber:
         self.connection.close()
 
 
-def post(port, path):
-    """One request on a fresh connection: the answer's JSON."""
+def request(port, method, path):
+    """One request on a fresh connection: the answer's body."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-        connection.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        connection.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         answer = b""
         while chunk := connection.recv(65536):
             answer += chunk
-    return json.loads(answer.split(b"\r\n\r\n", 1)[1])
+    return answer.split(b"\r\n\r\n", 1)[1]
 
 
 def propagation(replicas, commands):
@@ -134,7 +134,7 @@ def propagation(replicas, commands):
     try:
         for _ in range(commands):
             sent = time.perf_counter()
-            version = post(replicas[0].port, "/banner/next")["version"]
+            version = json.loads(request(replicas[0].port, "POST", "/banner/next"))["version"]
             arrivals = [subscriber.arrival(version) for subscriber in subscribers]
             if None in arrivals:
                 missing += 1
@@ -152,7 +152,7 @@ def propagation(replicas, commands):
 def post_rates(replicas, seconds, connections, post_load):
     """POST /banner/next under wrk on every replica at once (the connections shared out): the sum of
     their rates, the requests completed, and how much `version` grew (read once all agree)."""
-    before = json.loads(get(replicas[0].port, "/banner"))["version"]
+    before = json.loads(request(replicas[0].port, "GET", "/banner"))["version"]
     results = [None] * len(replicas)
 
     def load(number):
@@ -165,18 +165,10 @@ def post_rates(replicas, seconds, connections, post_load):
         thread.join()
     deadline = time.time() + 30
     while True:
-        versions = {json.loads(get(replica.port, "/banner"))["version"] for replica in replicas}
+        versions = {json.loads(request(replica.port, "GET", "/banner"))["version"] for replica in replicas}
         if len(versions) == 1 or time.time() > deadline:
             break
         time.sleep(0.05)  # polling a condition, with a deadline
     return {"rate": sum(rate for rate, _, _ in results), "completed": sum(count for _, _, count in results),
             "applied": max(versions) - before, "agreed": len(versions) == 1}
 
-
-def get(port, path):
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-        connection.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        answer = b""
-        while chunk := connection.recv(65536):
-            answer += chunk
-    return answer.split(b"\r\n\r\n", 1)[1]

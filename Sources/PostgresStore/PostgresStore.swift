@@ -94,7 +94,7 @@ public final class PostgresStore: CarouselStore {
                     INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
                     VALUES ($1, $2, 1, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING *)
                 SELECT serial, \(Self.note) FROM created
-                """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
+                """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
         }
         guard let serial = rows.first?[0].flatMap({ Int64($0) }) else { throw .duplicate(name: definition.name) }
         return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
@@ -230,12 +230,10 @@ public final class PostgresStore: CarouselStore {
             let version = Int64(fields[6])
         else { return .carousel(name: fields.first ?? payload) }
         let integer = { (text: String) in text == "-" ? nil : Int64(text) }
-        let playback: Carousel.Playback =
-            if let since = integer(fields[4]) { .playing(since: Timestamp(nanosecondsSinceEpoch: since)) } else {
-                .paused(until: integer(fields[5]).map(Timestamp.init(nanosecondsSinceEpoch:)))
-            }
-        let anchor = CarouselAnchor(
-            index: integer(fields[3]).map { Int($0) }, playback: playback, version: UInt64(bitPattern: version))
+        let anchor = AnchorColumns(
+            position: integer(fields[3]), playingSince: integer(fields[4]), pausedUntil: integer(fields[5]),
+            version: version
+        ).anchor
         return .carousel(name: fields[0], note: ChangeNote(serial: serial, revision: revision, anchor: anchor))
     }
 
@@ -406,7 +404,7 @@ public final class PostgresStore: CarouselStore {
                 INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
                 VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING *)
             SELECT \(note) FROM created
-            """, [definition.name, definition.storedText] + AnchorColumns(anchor).values)
+            """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
     }
 
     /// The notification of a change: the name, then what a replica needs to follow a command
@@ -423,7 +421,8 @@ public final class PostgresStore: CarouselStore {
     private static func replace(
         _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?
     ) throws(PostgresError) -> Bool {
-        var parameters = [String(stored.serial), String(stored.revision)] + AnchorColumns(stored.anchor).values
+        var parameters =
+            [String(stored.serial), String(stored.revision)] + Self.parameters(AnchorColumns(stored.anchor))
         var assignments = "revision = $2, position = $3, playing_since = $4, paused_until = $5, version = $6"
         if stored.revision != previous?.revision {
             parameters.append(stored.definition.storedText)
@@ -432,7 +431,7 @@ public final class PostgresStore: CarouselStore {
         var condition = "serial = $1"
         if let previous {
             let first = parameters.count + 1
-            parameters += [String(previous.revision)] + AnchorColumns(previous.anchor).values
+            parameters += [String(previous.revision)] + Self.parameters(AnchorColumns(previous.anchor))
             condition +=
                 " AND revision = $\(first) AND position IS NOT DISTINCT FROM $\(first + 1)::bigint"
                 + " AND playing_since IS NOT DISTINCT FROM $\(first + 2)::bigint"
@@ -446,6 +445,11 @@ public final class PostgresStore: CarouselStore {
         return rows.count == 1
     }
 
+    /// An anchor's columns as statement parameters (text; nil is NULL).
+    private static func parameters(_ columns: AnchorColumns) -> [String?] {
+        columns.values.map { $0.map { String($0) } }
+    }
+
     /// A row of `columns` as a stored carousel; its definition decoded once per revision.
     private func decoded(_ row: [String?]) throws(StoreError) -> StoredCarousel {
         let serial = row[0].flatMap { Int64($0) } ?? 0
@@ -453,29 +457,9 @@ public final class PostgresStore: CarouselStore {
         let definition = try definitions.definition(
             serial: serial, revision: revision, name: row[1] ?? "", text: row[2] ?? "", store: description)
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
-        let playback: Carousel.Playback =
-            if let since = integer(5) { .playing(since: Timestamp(nanosecondsSinceEpoch: since)) } else {
-                .paused(until: integer(6).map(Timestamp.init(nanosecondsSinceEpoch:)))
-            }
-        let anchor = CarouselAnchor(
-            index: integer(4).map { Int($0) }, playback: playback,
-            version: UInt64(bitPattern: integer(7) ?? 1))
+        let anchor = AnchorColumns(
+            position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1
+        ).anchor
         return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
-    }
-
-    /// An anchor as the parameters `position, playing_since, paused_until, version`.
-    private struct AnchorColumns {
-        let values: [String?]
-
-        init(_ anchor: CarouselAnchor) {
-            let position = anchor.index.map { String($0) }
-            let version = String(Int64(bitPattern: anchor.version))
-            switch anchor.playback {
-            case .playing(let since):
-                values = [position, String(since.nanosecondsSinceEpoch), nil, version]
-            case .paused(let until):
-                values = [position, nil, until.map { String($0.nanosecondsSinceEpoch) }, version]
-            }
-        }
     }
 }

@@ -305,22 +305,22 @@ public final class SQLiteStore: CarouselStore {
     private static func insert(
         _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, into connection: SQLiteConnection
     ) throws(SQLiteError) -> Int64 {
-        let columns = AnchorColumns(anchor)
+        let columns = Self.bindable(AnchorColumns(anchor))
         let statement = try connection.statement(
             """
             INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING serial
             """
         ).bind(
-            .text(definition.name), .text(definition.storedText), .integer(Int64(revision)), columns.position,
-            columns.playingSince, columns.pausedUntil, columns.version)
+            .text(definition.name), .text(definition.storedText), .integer(Int64(revision)), columns[0],
+            columns[1], columns[2], columns[3])
         defer { statement.reset() }
         _ = try statement.step()
         return statement.integer(0) ?? 0
     }
 
     private static func replace(_ stored: StoredCarousel, in connection: SQLiteConnection) throws(SQLiteError) {
-        let columns = AnchorColumns(stored.anchor)
+        let columns = Self.bindable(AnchorColumns(stored.anchor))
         try connection.statement(
             """
             UPDATE carousels SET definition = ?2, revision = ?3, position = ?4, playing_since = ?5,
@@ -328,7 +328,7 @@ public final class SQLiteStore: CarouselStore {
             """
         ).bind(
             .integer(stored.serial), .text(stored.definition.storedText), .integer(Int64(stored.revision)),
-            columns.position, columns.playingSince, columns.pausedUntil, columns.version
+            columns[0], columns[1], columns[2], columns[3]
         ).run()
     }
 
@@ -354,20 +354,23 @@ public final class SQLiteStore: CarouselStore {
                     definition: statement.text(2) ?? "",
                     revision: UInt64(statement.integer(3) ?? 0), position: statement.integer(4),
                     playingSince: statement.integer(5), pausedUntil: statement.integer(6),
-                    version: UInt64(bitPattern: statement.integer(7) ?? 1)))
+                    version: statement.integer(7) ?? 1))
         }
         return rows
+    }
+
+    /// An anchor's columns as statement values.
+    private static func bindable(_ columns: AnchorColumns) -> [SQLiteValue?] {
+        columns.values.map { $0.map(SQLiteValue.integer) }
     }
 
     /// A row as a stored carousel; its definition decoded once per revision.
     private func decoded(_ row: Row) throws(StoreError) -> StoredCarousel {
         let definition = try definitions.definition(
             serial: row.serial, revision: row.revision, name: row.name, text: row.definition, store: path)
-        let playback: Carousel.Playback =
-            if let playingSince = row.playingSince {
-                .playing(since: Timestamp(nanosecondsSinceEpoch: playingSince))
-            } else { .paused(until: row.pausedUntil.map(Timestamp.init(nanosecondsSinceEpoch:))) }
-        let anchor = CarouselAnchor(index: row.position.map { Int($0) }, playback: playback, version: row.version)
+        let anchor = AnchorColumns(
+            position: row.position, playingSince: row.playingSince, pausedUntil: row.pausedUntil, version: row.version
+        ).anchor
         return StoredCarousel(definition: definition, revision: row.revision, anchor: anchor, serial: row.serial)
     }
 
@@ -380,27 +383,7 @@ public final class SQLiteStore: CarouselStore {
         let position: Int64?
         let playingSince: Int64?
         let pausedUntil: Int64?
-        let version: UInt64
+        let version: Int64
     }
 
-    /// An anchor as the columns `position, playing_since, paused_until, version`.
-    private struct AnchorColumns {
-        let position: SQLiteValue?
-        let playingSince: SQLiteValue?
-        let pausedUntil: SQLiteValue?
-        let version: SQLiteValue
-
-        init(_ anchor: CarouselAnchor) {
-            position = anchor.index.map { .integer(Int64($0)) }
-            switch anchor.playback {
-            case .playing(let since):
-                playingSince = .integer(since.nanosecondsSinceEpoch)
-                pausedUntil = nil
-            case .paused(let until):
-                playingSince = nil
-                pausedUntil = until.map { .integer($0.nanosecondsSinceEpoch) }
-            }
-            version = .integer(Int64(bitPattern: anchor.version))
-        }
-    }
 }

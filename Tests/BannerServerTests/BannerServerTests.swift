@@ -138,7 +138,7 @@ struct BannerServerTests {
             executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
             arguments: ["--nofile=1024:\(hardText)", ServerProcess.executable.path, "--config", config.path])
         _ = try await roomy.waitForPort()
-        let limits = try String(contentsOfFile: "/proc/\(roomy.processIdentifier)/limits", encoding: .utf8)
+        let limits = try #require(textOfFile(atPath: "/proc/\(roomy.processIdentifier)/limits"))
         // 16,384 connections and 64 descriptors to spare, as far as the hard limit allows.
         let expected = min(16448, hardLimit)
         #expect(limits.contains("Max open files            \(expected)"), "\(limits)")

@@ -59,7 +59,10 @@ func startServer(
 ) throws -> HTTPServer {
     try HTTPServer(
         configuration: ServerConfiguration(
-            host: "127.0.0.1", port: port, threads: 2, maxBodySize: maxBodySize, shutdownGracePeriod: grace),
+            host: "127.0.0.1", port: port, threads: 2,
+            // A loaded sanitizer run can leave a test's connection idle past the usual 15 s.
+            connectionTimeoutSeconds: Int(15 * sanitizerAllowance), maxBodySize: maxBodySize,
+            shutdownGracePeriod: grace),
         handler: handler)
 }
 

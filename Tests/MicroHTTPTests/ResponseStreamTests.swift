@@ -102,8 +102,12 @@ struct ResponseStreamTests {
     @Test func stopEndsEveryStreamAndReturns() async throws {
         let handler = StreamingHandler()
         let server = try startServer(handler)
-        let readers = try (0..<5).map { _ in try HTTPConnection(port: server.port) }
-        for reader in readers { _ = try await reader.openStream("/stream") }
+        var readers: [HTTPConnection] = []
+        for _ in 0..<5 {  // each asks at once: an idle connection would meet the server's timeout
+            let reader = try HTTPConnection(port: server.port)
+            _ = try await reader.openStream("/stream")
+            readers.append(reader)
+        }
         #expect(await eventually { handler.count == 5 })
         server.stop()
         for reader in readers {

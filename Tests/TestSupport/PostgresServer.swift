@@ -146,7 +146,7 @@ public final class PostgresServer: Sendable {
 
     /// The server's log so far, for failure messages.
     public var log: String {
-        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+        textOfFile(atPath: directory.appendingPathComponent("server.log").path) ?? ""
     }
 
     // MARK: Running PostgreSQL's programs
@@ -194,7 +194,7 @@ public final class PostgresServer: Sendable {
         let log = directory.appendingPathComponent("command-\(UUID().uuidString).out").path
         let shell = command.map(shellQuoted).joined(separator: " ") + " > \(shellQuoted(log)) 2>&1 < /dev/null"
         let status = runShell(shell)
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let output = textOfFile(atPath: log) ?? ""
         try? FileManager.default.removeItem(atPath: log)
         guard status == 0 else {
             throw PostgresServerError("\(arguments.joined(separator: " ")) exited with \(status): \(output)")

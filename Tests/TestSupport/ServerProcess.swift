@@ -166,20 +166,6 @@ public final class ServerProcess: @unchecked Sendable {
     }
 }
 
-/// A fresh, empty temporary directory.
-public func temporaryDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
-}
-
-/// A file in a fresh temporary directory, for configurations written by a test.
-public func temporaryFile(named name: String = "carousel.json", contents: String) throws -> URL {
-    let file = try temporaryDirectory().appendingPathComponent(name)
-    try contents.write(to: file, atomically: true, encoding: .utf8)
-    return file
-}
-
 /// How much longer than in a plain build a deadline that stands for a promise ("stops within 5 s")
 /// may take: ThreadSanitizer and AddressSanitizer builds run several times slower.
 public let sanitizerAllowance: Double = {

@@ -18,8 +18,9 @@ RUN swift build -c release --static-swift-stdlib --product banner-server \
 
 FROM debian:bookworm-slim
 # What the binary links to besides glibc: libmicrohttpd (and, through it, GnuTLS), SQLite, libpq
-# (PostgreSQL's client library), and the C++ runtime the Swift runtime is written in. Nothing -dev.
-ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libpq5 libstdc++6"
+# (PostgreSQL's client library), and the C++ runtime the Swift runtime is written in; and the time
+# zone database schedules read (docs/SCHEDULES.md). Nothing -dev.
+ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libpq5 libstdc++6 tzdata"
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* \

@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config tzdata
 # The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package).
 TEST_PACKAGES := postgresql
 # The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
@@ -21,10 +21,11 @@ SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 all: build
 
-## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev and pkg-config with apt when they are missing
+## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev, pkg-config and tzdata (time zones for
+## schedules) with apt when they are missing
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: no 'swift' on PATH; install the Swift 6 toolchain from swift.org"; exit 1; }
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null || [ ! -e /usr/share/zoneinfo/Europe/Berlin ]; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi

@@ -21,10 +21,12 @@ let package = Package(
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
         // Strict JSON reading and writing; knows nothing of carousels.
         .target(name: "JSON"),
-        // The domain: banners, the pure Carousel state machine, the engine actor, timestamps.
-        .target(name: "Carousel", dependencies: ["Locking"]),
+        // Calendar dates and IANA time zones from the system's tzdata (TZif files).
+        .target(name: "TimeZones", dependencies: ["Locking"]),
+        // The domain: banners, schedules, the pure Carousel state machine, the engine actor, timestamps.
+        .target(name: "Carousel", dependencies: ["Locking", "TimeZones"]),
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
-        .target(name: "Definitions", dependencies: ["Carousel", "JSON"]),
+        .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
         // The store protocol and its records; the memory store.
         .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
@@ -66,12 +68,15 @@ let package = Package(
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
         .target(name: "TestSupport", dependencies: ["Carousel", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport"]),
+        .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones"]),
+        .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport", "TimeZones"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["Store", "SQLiteStore", "PostgresStore", "Definitions", "Carousel", "JSON", "TestSupport"]
+            dependencies: [
+                "Store", "SQLiteStore", "PostgresStore", "Definitions", "Carousel", "JSON", "TestSupport", "TimeZones",
+            ]
         ),
         .testTarget(
             name: "BannerServiceTests",

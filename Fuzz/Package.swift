@@ -13,8 +13,9 @@ let package = Package(
         .target(name: "Locking", path: "Modules/Locking"),
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], path: "Modules/MicroHTTP"),
         .target(name: "JSON", path: "Modules/JSON"),
-        .target(name: "Carousel", dependencies: ["Locking"], path: "Modules/Carousel"),
-        .target(name: "Definitions", dependencies: ["Carousel", "JSON"], path: "Modules/Definitions"),
+        .target(name: "TimeZones", dependencies: ["Locking"], path: "Modules/TimeZones"),
+        .target(name: "Carousel", dependencies: ["Locking", "TimeZones"], path: "Modules/Carousel"),
+        .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"], path: "Modules/Definitions"),
         .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"], path: "Modules/Store"),
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         .target(

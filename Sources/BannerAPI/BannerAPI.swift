@@ -268,6 +268,13 @@ public struct BannerAPI: HTTPHandler {
                     : "index \(index) is out of range: there are \(count) banners (0...\(count - 1))")
         case .pauseDurationOutOfRange(let duration):
             Problem.unprocessable("pause of \(duration.seconds) seconds is out of range")
+        case .takeoverDurationOutOfRange(let duration):
+            Problem.unprocessable("seconds: a takeover of \(duration.seconds) seconds is out of range (at most a year)")
+        case .takeoverInProgress(let bannerID):
+            Problem(
+                status: 409,
+                detail:
+                    "a takeover by banner '\(bannerID)' holds every screen; end it (DELETE …/takeover) before moving")
         }
     }
 }

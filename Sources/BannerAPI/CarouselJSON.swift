@@ -9,21 +9,36 @@ enum CarouselJSON {
         var object = JSONObject()
         object.add("index", carousel.index)
         object.add("count", carousel.count)
-        object.add("banner", carousel.index.map { banners.encoded[$0] })
-        object.add("previous", carousel.previousIndex.map { banners.encoded[$0] })
-        object.add("next", carousel.nextIndex.map { banners.encoded[$0] })
+        let shown = carousel.takeover.map { EncodedJSON(BannerDecoding.json($0.banner).bytes) }
+        object.add("banner", shown ?? carousel.shownPosition.map { banners.encoded[$0] })
+        object.add("previous", carousel.previousPosition.map { banners.encoded[$0] })
+        object.add("next", carousel.nextPosition.map { banners.encoded[$0] })
         object.add("paused", carousel.isPaused)
         object.add("pausedUntil", carousel.pausedUntil?.rfc3339)
         object.add("interval", carousel.currentInterval.seconds)
         object.add("nextAdvanceAt", carousel.nextAdvanceAt?.rfc3339)
         object.add("version", carousel.version)
+        // v2 (docs/SCHEDULES.md): what rotates, and the takeover that holds every screen.
+        object.add("rotation", carousel.rotationIDs)
+        object.add("takeover", carousel.takeover.map(takeover))
         return object.bytes + [UInt8(ascii: "\n")]
     }
 
-    /// `GET /banners`
+    /// `{"banner": id, "until": time|null}`
+    static func takeover(_ takeover: Carousel.Takeover) -> JSONObject {
+        var object = JSONObject()
+        object.add("banner", takeover.banner.id)
+        object.add("until", takeover.until?.rfc3339)
+        return object
+    }
+
+    /// `GET /banners`: every banner, each marked `active` when it rotates now.
     static func banners(_ carousel: Carousel, banners: EncodedBanners) -> [UInt8] {
         var object = JSONObject()
-        object.add("banners", banners.encoded)
+        let rotating = Set(carousel.rotation)
+        object.add(
+            "banners", banners.encoded.indices.map { rotating.contains($0) ? banners.active[$0] : banners.inactive[$0] }
+        )
         object.add("count", carousel.count)
         object.add("version", carousel.version)
         return object.bytes + [UInt8(ascii: "\n")]
@@ -44,10 +59,20 @@ enum CarouselJSON {
 struct EncodedBanners: Sendable {
     let banners: [Banner]
     let encoded: [EncodedJSON]
+    /// As `GET /banners` lists them: with `"active": true`, and with `"active": false`.
+    let active: [EncodedJSON]
+    let inactive: [EncodedJSON]
 
     init(_ banners: [Banner]) {
         self.banners = banners
         encoded = banners.map { EncodedJSON(BannerDecoding.json($0).bytes) }
+        let listed = { (banner: Banner, active: Bool) -> EncodedJSON in
+            var object = BannerDecoding.json(banner)
+            object.add("active", active)
+            return EncodedJSON(object.bytes)
+        }
+        active = banners.map { listed($0, true) }
+        inactive = banners.map { listed($0, false) }
     }
 
     /// These, when they still encode `banners` (an O(1) check while the list is unchanged),

@@ -1,15 +1,19 @@
-/// The carousel as a pure value: which banner is current, whether it is playing, and when it
-/// next changes by itself. Every transition takes `now`; nothing here reads a clock or does I/O.
+/// The carousel as a pure value: which banner is current, which banners rotate, whether it is
+/// playing, whether a takeover holds it, and when it next changes by itself. Every transition takes
+/// `now`; nothing here reads a clock or does I/O.
 ///
-/// Rules (docs/API.md, the carousel): the list wraps around both ways; while playing, the current banner
-/// advances when its interval (its own `duration`, else `interval`) has elapsed since the
-/// countdown started, and each next countdown starts at the previous due time, not at "now", so
-/// late processing never accumulates drift; a manual move restarts the countdown; a pause stops
-/// auto-advance (optionally until a given time) and a resume restarts the countdown; with fewer
-/// than two banners nothing advances. `version` grows by one with every observable change, and by
-/// one for every automatic advance (each counted, even those a stalled process catches up on at
-/// once), so that the state and `version` at a time are a pure function of the banners, the
-/// interval, an `anchor` and that time (docs/STORE.md).
+/// Rules (docs/API.md, the carousel; docs/SCHEDULES.md): the rotation is the eligible banners in
+/// list order (the fallback alone when none is); it wraps around both ways; while playing, the
+/// current banner advances when its interval has elapsed since its countdown started, and each next
+/// countdown starts when the previous one was due, not at "now", so late processing never drifts.
+/// A manual move restarts the countdown; a pause stops advancing (optionally until a time); with
+/// fewer than two rotating banners nothing advances. When the rotation changes, the current banner
+/// stays if it is still in it, countdown untouched; otherwise the next one in list order takes over
+/// with a full countdown. A takeover freezes all of this until it ends.
+///
+/// `version` grows by one with every observable change, automatic ones included (each counted, even
+/// those a stalled process catches up on at once), so that the state and `version` at a time are a
+/// pure function of the lineup, an `anchor` and that time (docs/STORE.md).
 public struct Carousel: Sendable, Hashable {
     /// Whether the carousel advances by itself.
     public enum Playback: Sendable, Hashable {
@@ -19,61 +23,104 @@ public struct Carousel: Sendable, Hashable {
         case paused(until: Timestamp?)
     }
 
+    /// One banner on every screen, the rotation frozen behind it.
+    public struct Takeover: Sendable, Hashable {
+        public var banner: Banner
+        /// When it ends by itself; nil: when ended.
+        public var until: Timestamp?
+        /// The time the frozen rotation is the rotation of: the start, or the last edit since.
+        public var frozenAt: Timestamp
+
+        public init(banner: Banner, until: Timestamp?, frozenAt: Timestamp) {
+            self.banner = banner
+            self.until = until
+            self.frozenAt = frozenAt
+        }
+    }
+
     /// Intervals and durations the carousel accepts: at least 1 ms (a shorter one would spin the
     /// timer), at most a year.
     public static let intervals: ClosedRange<Duration> = .milliseconds(1) ... .seconds(31_536_000)
-    /// Timed pauses the carousel accepts: more than zero, at most a year.
+    /// Timed pauses and takeovers the carousel accepts: more than zero, at most a year.
     public static let pauseDurations: ClosedRange<Duration> = .nanoseconds(1) ... .seconds(31_536_000)
 
-    public let banners: [Banner]
-    /// The interval of banners without a `duration` of their own.
-    public let interval: Duration
-    /// The current banner's position; nil exactly when there are no banners.
-    public private(set) var index: Int?
+    public let lineup: Lineup
+    /// The position of the rotation's current banner in `banners` (under a takeover, of the one
+    /// that comes back); nil exactly when the rotation is empty.
+    public private(set) var position: Int?
+    /// The positions in `banners` of the rotating banners, in list order.
+    public private(set) var rotation: [Int]
     public private(set) var playback: Playback
+    public private(set) var takeover: Takeover?
     public private(set) var version: UInt64
+    /// When the state last changed; it holds from then until `nextChangeAt`.
+    public private(set) var changedAt: Timestamp
+    private var schedule: Derived<ScheduleCursor>
 
-    /// A carousel showing the first banner, playing from `now` when `autoplay`, else paused.
-    /// Banner durations and `interval` must lie in `Carousel.intervals`.
-    public init(banners: [Banner], interval: Duration, autoplay: Bool = true, now: Timestamp, version: UInt64 = 1) {
-        precondition(Self.intervals.contains(interval), "interval outside Carousel.intervals")
-        precondition(banners.allSatisfy { $0.duration.map(Self.intervals.contains) ?? true })
-        self.banners = banners
-        self.interval = interval
-        self.index = banners.isEmpty ? nil : 0
-        self.playback = autoplay ? .playing(since: now) : .paused(until: nil)
+    /// A carousel showing the first rotating banner at `now`, playing from `now` when `autoplay`,
+    /// else paused. Banner durations and the interval must lie in `Carousel.intervals`.
+    public init(lineup: Lineup, autoplay: Bool = true, now: Timestamp, version: UInt64 = 1) {
+        precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
+        precondition(lineup.banners.allSatisfy { $0.duration.map(Self.intervals.contains) ?? true })
+        self.lineup = lineup
+        schedule = Derived(value: ScheduleCursor(lineup, at: now))
+        rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        position = rotation.first
+        playback = autoplay ? .playing(since: now) : .paused(until: nil)
+        takeover = nil
         self.version = version
+        changedAt = now
     }
 
-    /// A carousel restored from a stored `anchor`. An anchor that does not fit the banners (a
-    /// position past the end) shows the first banner.
-    public init(banners: [Banner], interval: Duration, anchor: CarouselAnchor) {
-        precondition(Self.intervals.contains(interval), "interval outside Carousel.intervals")
-        self.banners = banners
-        self.interval = interval
-        self.index = banners.isEmpty ? nil : (anchor.index.flatMap { banners.indices.contains($0) ? $0 : nil } ?? 0)
-        self.playback = anchor.playback
-        self.version = anchor.version
+    /// A carousel restored from a stored `anchor`. A position that no longer fits (a banner
+    /// removed, or no longer eligible) gives way to the next rotating one, as an edit would.
+    public init(lineup: Lineup, anchor: CarouselAnchor) {
+        precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
+        self.lineup = lineup
+        // Under a takeover the rotation is the one it froze.
+        schedule = Derived(value: ScheduleCursor(lineup, at: anchor.takeover?.frozenAt ?? anchor.changedAt))
+        let rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        let stored = anchor.index.flatMap { lineup.banners.indices.contains($0) ? $0 : nil }
+        self.rotation = rotation
+        position = stored.flatMap { rotation.contains($0) ? $0 : nil } ?? Self.successor(of: stored, in: rotation)
+        playback = anchor.playback
+        takeover = anchor.takeover
+        version = anchor.version
+        changedAt = anchor.changedAt
     }
 
-    /// What a store keeps of the state; with the banners, the interval and a time it gives the
-    /// state at that time.
+    /// A carousel of `banners` that always rotate, in UTC: v1's carousel.
+    public init(banners: [Banner], interval: Duration, autoplay: Bool = true, now: Timestamp, version: UInt64 = 1) {
+        self.init(lineup: Lineup(banners: banners, interval: interval), autoplay: autoplay, now: now, version: version)
+    }
+
+    /// What a store keeps of the state; with the lineup and a time it gives the state at that time.
     public var anchor: CarouselAnchor {
-        CarouselAnchor(index: index, playback: playback, version: version)
+        CarouselAnchor(index: position, playback: playback, version: version, takeover: takeover, changedAt: changedAt)
     }
 
     // MARK: Observable state
 
-    public var count: Int { banners.count }
-    public var currentBanner: Banner? { index.map { banners[$0] } }
-    /// The banner before the current one, for preloading; nil with fewer than two banners.
-    public var previousBanner: Banner? { previousIndex.map { banners[$0] } }
-    /// The banner after the current one, for preloading; nil with fewer than two banners.
-    public var nextBanner: Banner? { nextIndex.map { banners[$0] } }
-    /// The position of `previousBanner`.
-    public var previousIndex: Int? { neighbour(offset: count - 1) }
-    /// The position of `nextBanner`.
-    public var nextIndex: Int? { neighbour(offset: 1) }
+    public var banners: [Banner] { lineup.banners }
+    /// The interval of banners without a `duration` of their own.
+    public var interval: Duration { lineup.interval }
+    /// How many banners rotate.
+    public var count: Int { rotation.count }
+    /// The current banner's place in the rotation; nil exactly when nothing rotates.
+    public var index: Int? { position.flatMap { rotation.firstIndex(of: $0) } }
+    /// What every screen shows: the takeover's banner, else the rotation's current one.
+    public var currentBanner: Banner? { takeover?.banner ?? position.map { banners[$0] } }
+    /// The position in `banners` of what screens show; nil under a takeover or with nothing to show.
+    public var shownPosition: Int? { takeover == nil ? position : nil }
+    /// The position of the banner before the current one, for preloading; nil with fewer than two
+    /// rotating banners or under a takeover.
+    public var previousPosition: Int? { neighbour(offset: count - 1) }
+    /// The position of the banner after the current one.
+    public var nextPosition: Int? { neighbour(offset: 1) }
+    public var previousBanner: Banner? { previousPosition.map { banners[$0] } }
+    public var nextBanner: Banner? { nextPosition.map { banners[$0] } }
+    /// The ids of the rotating banners, in order.
+    public var rotationIDs: [String] { rotation.map { banners[$0].id } }
 
     public var isPaused: Bool {
         if case .paused = playback { true } else { false }
@@ -84,29 +131,37 @@ public struct Carousel: Sendable, Hashable {
         if case .paused(let until) = playback { until } else { nil }
     }
 
-    /// How long the current banner stays current: its own duration, else `interval`.
+    /// How long the shown banner stays: its own duration, else `interval`.
     public var currentInterval: Duration {
         currentBanner?.duration ?? interval
     }
 
-    /// When the current banner gives way to the next; nil while paused or with < 2 banners.
+    /// When the current banner gives way to the next; nil while paused, under a takeover or with
+    /// fewer than two rotating banners.
     public var nextAdvanceAt: Timestamp? {
-        guard count >= 2, case .playing(let since) = playback else { return nil }
-        return since + currentInterval
+        guard takeover == nil, count >= 2, let position, case .playing(let since) = playback else { return nil }
+        return since + (banners[position].duration ?? interval)
     }
 
-    /// The next time the carousel changes by itself (an advance, or the end of a timed pause):
-    /// when its owner should call `advance(to:)` again. Nil when nothing is due.
+    /// The next time the carousel may change by itself (an advance, a schedule boundary, the end of
+    /// a timed pause or of a takeover): when its owner should call `advance(to:)` again.
     public var nextChangeAt: Timestamp? {
-        pausedUntil ?? nextAdvanceAt
+        [nextAdvanceAt, otherChangeAt].compactMap { $0 }.min()
     }
 
     // MARK: Transitions
 
-    /// Applies the schedule up to `now`: ends a timed pause that has run out, then makes every
-    /// advance due by `now`, however many (a stalled process catches up to the schedule).
+    /// Applies the schedule up to `now`: every change due by `now`, in order, however many (a
+    /// stalled process catches up to what the schedule says).
     public mutating func advance(to now: Timestamp) {
-        version += applySchedule(upTo: now)
+        while let due = nextChangeAt, due <= now {
+            // Advances only, until the next other change: skip whole laps of them at once, so a
+            // long stall costs at most two laps of steps per rotation.
+            if due == nextAdvanceAt, skipWholeLaps(upTo: min(now, otherChangeAt.map { $0 + .nanoseconds(-1) } ?? now)) {
+                continue
+            }
+            step(at: due)
+        }
     }
 
     /// Brings the schedule up to `now`, then applies `command`. A refused command changes nothing
@@ -120,111 +175,171 @@ public struct Carousel: Sendable, Hashable {
         case .previous:
             try move(at: now) { index, count in (index + count - 1) % count }
         case .jump(let target):
-            guard count > 0 else { throw .noBanners }
-            guard (0..<count).contains(target) else { throw .indexOutOfRange(index: target, count: count) }
-            try move(at: now) { _, _ in target }
+            try move(at: now) { _, count throws(CarouselError) in
+                guard (0..<count).contains(target) else { throw .indexOutOfRange(index: target, count: count) }
+                return target
+            }
         case .pause(let duration):
             try pause(for: duration, at: now)
         case .resume:
             if isPaused { playback = .playing(since: now) }
+        case .startTakeover(let banner, let duration):
+            if let duration, !Self.pauseDurations.contains(duration) { throw .takeoverDurationOutOfRange(duration) }
+            takeover = Takeover(banner: banner, until: duration.map { now + $0 }, frozenAt: now)
+        case .endTakeover:
+            if takeover != nil { endTakeover(at: now) }
         }
-        if observed != before { version += 1 }
+        recordChange(since: before, at: now)
     }
 
-    /// An operator's edit at `now`: new banners and interval and, when `autoplay` is given and
-    /// differs from the playback, playing (a fresh countdown) or paused. The current banner stays
-    /// current, its countdown untouched, when its id is still among `banners`; otherwise the first
-    /// banner after it (in the old order) that is still there takes over with a full countdown.
-    /// Always a change: `version` grows by one.
-    public mutating func redefine(
-        banners newBanners: [Banner], interval newInterval: Duration, autoplay: Bool?, at now: Timestamp
-    ) {
-        precondition(Self.intervals.contains(newInterval), "interval outside Carousel.intervals")
+    /// An operator's edit at `now`: a new lineup and, when `autoplay` is given and differs from the
+    /// playback, playing (a fresh countdown) or paused. The current banner stays current, its
+    /// countdown untouched, when it is still there and eligible; otherwise the next banner in list
+    /// order that rotates takes over with a full countdown. Always a change: `version` grows by one.
+    public mutating func redefine(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
+        precondition(Self.intervals.contains(newLineup.interval), "interval outside Carousel.intervals")
         advance(to: now)
-        let position = newIndex(in: newBanners)
-        let kept = position != nil && currentBanner.map { newBanners[position!].id == $0.id } == true
-        self = Carousel(
-            banners: newBanners, interval: newInterval,
-            anchor: CarouselAnchor(index: position, playback: playback, version: version + 1))
-        switch (autoplay, playback) {
-        case (true?, .paused): playback = .playing(since: now)
-        case (false?, .playing): playback = .paused(until: nil)
-        case (_, .playing) where !kept: playback = .playing(since: now)
+        let cursor = ScheduleCursor(newLineup, at: now)
+        let newRotation = cursor.rotation(fallback: Self.fallbackPosition(in: newLineup))
+        let newPosition = carriedPosition(into: newLineup.banners, rotation: newRotation)
+        let kept = newPosition != nil && position.map { banners[$0].id } == newPosition.map { newLineup.banners[$0].id }
+        var frozen = takeover
+        frozen?.frozenAt = now  // the edit's rotation replaces the frozen one
+        var revised = Carousel(
+            lineup: newLineup,
+            anchor: CarouselAnchor(
+                index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now))
+        switch (autoplay, revised.playback) {
+        case (true?, .paused): revised.playback = .playing(since: now)
+        case (false?, .playing): revised.playback = .paused(until: nil)
+        case (_, .playing) where !kept: revised.playback = .playing(since: now)
         default: break
         }
+        self = revised
     }
 
     // MARK: Private
 
-    /// Where the current banner is in `newBanners`, or its first surviving successor; nil when
-    /// `newBanners` is empty.
-    private func newIndex(in newBanners: [Banner]) -> Int? {
-        guard !newBanners.isEmpty else { return nil }
-        guard let index else { return 0 }
-        for offset in 0..<count {
-            let id = banners[(index + offset) % count].id
-            if let found = newBanners.firstIndex(where: { $0.id == id }) { return found }
-        }
-        return 0
-    }
-
     /// What clients can see; `version` moves when this does.
     private struct Observed: Equatable {
-        var index: Int?
-        var pausedUntil: Timestamp?
+        var position: Int?
+        var rotation: [Int]
         var isPaused: Bool
+        var pausedUntil: Timestamp?
         var nextAdvanceAt: Timestamp?
+        var takeover: Takeover?
     }
 
     private var observed: Observed {
-        Observed(index: index, pausedUntil: pausedUntil, isPaused: isPaused, nextAdvanceAt: nextAdvanceAt)
+        Observed(
+            position: position, rotation: rotation, isPaused: isPaused, pausedUntil: pausedUntil,
+            nextAdvanceAt: nextAdvanceAt, takeover: takeover)
+    }
+
+    private mutating func recordChange(since before: Observed, at time: Timestamp) {
+        guard observed != before else { return }
+        version += 1
+        changedAt = time
+    }
+
+    /// The earliest change other than an advance: a boundary (not under a takeover), the end of
+    /// a timed pause or of the takeover.
+    private var otherChangeAt: Timestamp? {
+        [takeover == nil ? schedule.value.nextChange : nil, pausedUntil, takeover?.until].compactMap { $0 }.min()
+    }
+
+    private static func fallbackPosition(in lineup: Lineup) -> Int? {
+        lineup.fallback.flatMap { id in lineup.banners.firstIndex { $0.id == id } }
+    }
+
+    /// The first of `rotation` after `position` in list order, wrapping; its first when `position`
+    /// is nil; nil when `rotation` is empty.
+    private static func successor(of position: Int?, in rotation: [Int]) -> Int? {
+        guard let position else { return rotation.first }
+        return rotation.first { $0 > position } ?? rotation.first
     }
 
     private func neighbour(offset: Int) -> Int? {
-        guard count >= 2, let index else { return nil }
-        return (index + offset) % count
+        guard takeover == nil, count >= 2, let index else { return nil }
+        return rotation[(index + offset) % count]
     }
 
-    private func intervalNanoseconds(at position: Int) -> Int64 {
-        (banners[position].duration ?? interval).nanoseconds
+    private func interval(at position: Int) -> Duration {
+        banners[position].duration ?? interval
     }
 
-    /// Returns the number of changes made: the end of a timed pause, and each advance.
-    private mutating func applySchedule(upTo now: Timestamp) -> UInt64 {
-        var changes: UInt64 = 0
-        if case .paused(let until?) = playback, until <= now {
-            // The countdown restarts when the pause ended, not when we noticed.
-            playback = .playing(since: until)
-            changes += 1
+    /// Every change due at `time` (`nextChangeAt`), in a fixed order: the takeover ends, a timed
+    /// pause ends, the rotation follows the schedule, the current banner advances.
+    private mutating func step(at time: Timestamp) {
+        let before = observed
+        var rotationDue = takeover == nil && schedule.value.nextChange.map { $0 <= time } == true
+        if let until = takeover?.until, until <= time {
+            endTakeover(at: time)
+            rotationDue = false  // done by endTakeover
         }
-        guard count >= 2, var position = index, case .playing(var since) = playback else { return changes }
-        let lap = (0..<count).reduce(Int64(0)) { $0 + intervalNanoseconds(at: $1) }
-        var stepsInLap = 0
-        while true {
-            let due = since + .nanoseconds(intervalNanoseconds(at: position))
-            guard due <= now else { break }
-            since = due
-            position = (position + 1) % count
-            stepsInLap += 1
-            changes += 1
-            if stepsInLap == count {
-                // Back where this lap began: skip all further whole laps at once, so a long
-                // stall costs at most two laps of steps.
-                let laps = (now.nanosecondsSinceEpoch - since.nanosecondsSinceEpoch) / lap
-                since = since + .nanoseconds(laps * lap)
-                changes += UInt64(laps) * UInt64(count)
-                stepsInLap = 0
-            }
+        if case .paused(let until?) = playback, until <= time {
+            playback = .playing(since: until)  // the countdown restarts when the pause ended
         }
-        index = position
-        playback = .playing(since: since)
-        return changes
+        if rotationDue { followSchedule(at: time) }
+        if takeover == nil, count >= 2, let position, case .playing(let since) = playback,
+            since + interval(at: position) <= time
+        {
+            self.position = rotation[(index! + 1) % count]
+            playback = .playing(since: time)
+        }
+        recordChange(since: before, at: time)
     }
 
-    private mutating func move(at now: Timestamp, to target: (_ index: Int, _ count: Int) -> Int) throws(CarouselError)
+    /// The rotation as the schedule has it at `time`; the current banner kept when it is still in it.
+    private mutating func followSchedule(at time: Timestamp) {
+        schedule.value.update(lineup, at: time)
+        let newRotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        defer { rotation = newRotation }
+        if let position, newRotation.contains(position) { return }
+        position = Self.successor(of: position, in: newRotation)
+        if case .playing = playback { playback = .playing(since: time) }
+    }
+
+    private mutating func endTakeover(at time: Timestamp) {
+        takeover = nil
+        if case .playing = playback { playback = .playing(since: time) }
+        followSchedule(at: time)
+    }
+
+    /// Steps whole laps of advances at once: back at the same banner, `version` up by one per
+    /// advance, the countdown at the lap's end. Only laps that end by `limit`. Returns whether
+    /// there was one.
+    private mutating func skipWholeLaps(upTo limit: Timestamp) -> Bool {
+        guard count >= 2, case .playing(let since) = playback else { return false }
+        let lap = rotation.reduce(Int64(0)) { $0 + interval(at: $1).nanoseconds }
+        let laps = (limit.nanosecondsSinceEpoch - since.nanosecondsSinceEpoch) / lap
+        guard laps > 0 else { return false }
+        let end = since + .nanoseconds(laps * lap)
+        playback = .playing(since: end)
+        version += UInt64(laps) * UInt64(count)
+        changedAt = end
+        return true
+    }
+
+    /// Where the current banner goes in `newBanners`: the same banner when it rotates there;
+    /// otherwise, the first that rotates after it (in the new order when it is still listed, else
+    /// after its first listed successor of the old order).
+    private func carriedPosition(into newBanners: [Banner], rotation newRotation: [Int]) -> Int? {
+        guard let position else { return newRotation.first }
+        for offset in 0..<banners.count {
+            let id = banners[(position + offset) % banners.count].id
+            guard let found = newBanners.firstIndex(where: { $0.id == id }) else { continue }
+            return newRotation.contains(found) ? found : Self.successor(of: found, in: newRotation)
+        }
+        return newRotation.first
+    }
+
+    private mutating func move(at now: Timestamp, to target: (_ index: Int, _ count: Int) throws(CarouselError) -> Int)
+        throws(CarouselError)
     {
+        if let takeover { throw .takeoverInProgress(bannerID: takeover.banner.id) }
         guard let index else { throw .noBanners }
-        self.index = target(index, count)
+        position = rotation[try target(index, count)]
         if case .playing = playback { playback = .playing(since: now) }
     }
 
@@ -247,16 +362,25 @@ public struct Carousel: Sendable, Hashable {
 }
 
 /// The part of a carousel's state a store keeps (docs/STORE.md): which banner, the playback (with
-/// the time the countdown started), and the version. Automatic advances are not written: they
-/// follow from the anchor and the clock.
+/// the time the countdown started), the takeover, the version and when it last changed. Automatic
+/// changes (advances, boundaries, ends) are not written: they follow from the anchor and the clock.
 public struct CarouselAnchor: Sendable, Hashable {
+    /// The position in the banners of the rotation's current banner.
     public var index: Int?
     public var playback: Carousel.Playback
     public var version: UInt64
+    public var takeover: Carousel.Takeover?
+    /// When the state was last changed: schedule boundaries after it are still to come.
+    public var changedAt: Timestamp
 
-    public init(index: Int?, playback: Carousel.Playback, version: UInt64) {
+    public init(
+        index: Int?, playback: Carousel.Playback, version: UInt64, takeover: Carousel.Takeover? = nil,
+        changedAt: Timestamp
+    ) {
         self.index = index
         self.playback = playback
         self.version = version
+        self.takeover = takeover
+        self.changedAt = changedAt
     }
 }

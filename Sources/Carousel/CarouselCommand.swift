@@ -7,6 +7,10 @@ public enum CarouselCommand: Sendable, Hashable {
     /// Stop auto-advancing; with a duration, only until then.
     case pause(for: Duration?)
     case resume
+    /// Show `banner` on every screen now, for `duration` or until ended (docs/SCHEDULES.md).
+    case startTakeover(banner: Banner, duration: Duration?)
+    /// End the takeover, if any: the banner it replaced comes back with a full countdown.
+    case endTakeover
 }
 
 /// Why a command was refused. A refused command changes nothing.
@@ -17,4 +21,8 @@ public enum CarouselError: Error, Hashable {
     case indexOutOfRange(index: Int, count: Int)
     /// A pause duration outside `Carousel.pauseDurations`.
     case pauseDurationOutOfRange(Duration)
+    /// A takeover duration outside `Carousel.pauseDurations`.
+    case takeoverDurationOutOfRange(Duration)
+    /// A move was asked while a takeover (of the banner with this id) holds every screen.
+    case takeoverInProgress(bannerID: String)
 }

@@ -1,39 +1,69 @@
+import TimeZones
+
 extension Timestamp {
     /// `2026-11-29T20:00:04.000Z`: RFC 3339 in UTC with milliseconds (truncated), the API's format.
     public var rfc3339: String {
         let millisecondsTotal = floorDivide(nanosecondsSinceEpoch, 1_000_000)
         let days = floorDivide(millisecondsTotal, 86_400_000)
         let millisecondOfDay = millisecondsTotal - days * 86_400_000
-        let (year, month, day) = civilDate(daysSinceEpoch: days)
         let hour = millisecondOfDay / 3_600_000
         let minute = millisecondOfDay / 60_000 % 60
         let second = millisecondOfDay / 1000 % 60
         let millisecond = millisecondOfDay % 1000
         return
-            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+            "\(CivilDate(daysSinceEpoch: days))T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2)).\(padded(millisecond, 3))Z"
     }
-}
 
-private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-    let quotient = value / divisor
-    return value % divisor < 0 ? quotient - 1 : quotient
-}
-
-private func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's civil_from_days).
-private func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-    let shifted = days + 719_468
-    let era = floorDivide(shifted, 146_097)
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    return (year, month, day)
+    /// An RFC 3339 date-time with any offset (`2026-03-01T00:00:00+01:00`, `2026-03-01T09:30:00.250Z`),
+    /// to the millisecond the API writes (finer digits are dropped, so a time reads back as it was
+    /// written). Nil when the text is not one, the date does not exist, or it is past year 9999.
+    public init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        var position = 0
+        func digits(_ count: Int) -> Int64? {
+            guard position + count <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[position..<position + count] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            position += count
+            return value
+        }
+        func expect(_ allowed: String) -> Bool {
+            guard position < bytes.count, allowed.utf8.contains(bytes[position]) else { return false }
+            position += 1
+            return true
+        }
+        guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
+            expect("Tt "), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"),
+            let second = digits(2),
+            (1...12).contains(month), (1...CivilDate.days(inMonth: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        var nanoseconds: Int64 = 0
+        if expect(".") {
+            var scale: Int64 = 100_000_000
+            let start = position
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                if scale >= 1_000_000 { nanoseconds += Int64(bytes[position] - UInt8(ascii: "0")) * scale }
+                scale /= 10
+                position += 1
+            }
+            guard position > start else { return nil }
+        }
+        var offsetSeconds: Int64 = 0
+        if !expect("Zz") {
+            guard position < bytes.count else { return nil }
+            let sign: Int64 = bytes[position] == UInt8(ascii: "-") ? -1 : 1
+            guard expect("+-"), let offsetHours = digits(2), expect(":"), let offsetMinutes = digits(2),
+                offsetHours < 24, offsetMinutes < 60
+            else { return nil }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard position == bytes.count else { return nil }
+        let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        self.init(nanosecondsSinceEpoch: seconds * 1_000_000_000 + nanoseconds)
+    }
 }

@@ -6,7 +6,7 @@ import JSON
 /// (`banners[2].image: not an absolute http(s) URL`).
 public enum BannerDecoding {
     /// Fields of a banner object, in the order they are written.
-    public static let fieldNames = ["id", "image", "caption", "link", "duration"]
+    public static let fieldNames = ["id", "image", "caption", "link", "duration"] + ScheduleDecoding.fieldNames
 
     /// The banners of a `banners` array, ids unique.
     public static func banners(_ elements: [JSONValue], path: String = "banners") throws(FieldError) -> [Banner] {
@@ -24,7 +24,8 @@ public enum BannerDecoding {
         return banners
     }
 
-    /// A banner as the API and files write it: `{"id", "image", "caption", "link", "duration"}`.
+    /// A banner as the API and files write it: `{"id", "image", "caption", "link", "duration"}`,
+    /// and its schedule fields when they are not their defaults.
     public static func json(_ banner: Banner) -> JSONObject {
         var object = JSONObject()
         object.add("id", banner.id)
@@ -32,6 +33,7 @@ public enum BannerDecoding {
         object.add("caption", banner.caption)
         object.add("link", banner.link)
         object.add("duration", banner.duration?.seconds)
+        ScheduleDecoding.add(banner.schedule, to: &object)
         return object
     }
 
@@ -56,7 +58,8 @@ public enum BannerDecoding {
         if let seconds = try fields.optional("duration", JSONKind<JSONNumber>.number.orNull) ?? nil {
             duration = try interval(seconds, field: fields.fieldPath("duration"))
         }
-        return Banner(id: id, image: image, caption: caption, link: link, duration: duration)
+        let schedule = try ScheduleDecoding.schedule(fields)
+        return Banner(id: id, image: image, caption: caption, link: link, duration: duration, schedule: schedule)
     }
 
     /// An interval or banner duration, within `Carousel.intervals`.

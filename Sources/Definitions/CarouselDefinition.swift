@@ -1,24 +1,39 @@
 import Carousel
 import JSON
+import TimeZones
 
 /// What operators edit about a carousel (docs/API.md, administration): its name, its interval,
-/// whether it starts playing, and its banners in order. The state clients read is computed from
-/// it and a stored anchor.
+/// whether it starts playing, the time zone its banners' windows are read in, the banner shown
+/// when none is eligible, and its banners in order. The state clients read is computed from it and
+/// a stored anchor.
 public struct CarouselDefinition: Sendable, Hashable {
     public var name: String
     public var interval: Duration
     public var autoplay: Bool
+    public var timeZone: ZoneRules
+    /// The id of the banner shown while none is eligible (docs/SCHEDULES.md).
+    public var fallback: String?
     public var banners: [Banner]
 
     /// The carousel the bare v1 paths (`/banner`, …) serve.
     public static let defaultName = "default"
     public static let defaultInterval: Duration = .seconds(4)
 
-    public init(name: String, interval: Duration = defaultInterval, autoplay: Bool = true, banners: [Banner] = []) {
+    public init(
+        name: String, interval: Duration = defaultInterval, autoplay: Bool = true, timeZone: ZoneRules = .utc,
+        fallback: String? = nil, banners: [Banner] = []
+    ) {
         self.name = name
         self.interval = interval
         self.autoplay = autoplay
+        self.timeZone = timeZone
+        self.fallback = fallback
         self.banners = banners
+    }
+
+    /// What the carousel plays.
+    public var lineup: Lineup {
+        Lineup(banners: banners, interval: interval, timeZone: timeZone, fallback: fallback)
     }
 
     /// `[a-z0-9][a-z0-9-]{0,63}`: safe in a URL path, a file name and a log line as it is.
@@ -39,17 +54,19 @@ public struct CarouselDefinition: Sendable, Hashable {
 
 extension CarouselDefinition {
     /// Fields of a definition object, in the order they are written.
-    public static let fieldNames = ["name", "interval", "autoplay", "banners"]
+    public static let fieldNames = ["name", "interval", "autoplay", "timeZone", "fallback", "banners"]
     /// What a definition body may hold: its fields, and the `revision` an answer carried (ignored).
     public static let acceptedFieldNames = fieldNames + ["revision"]
 
-    /// The definition as JSON: `{"name", "interval", "autoplay", "banners"}`, and `revision`
-    /// when given (the admin API's representation).
+    /// The definition as JSON: `{"name", "interval", "autoplay", "timeZone", "fallback",
+    /// "banners"}`, and `revision` when given (the admin API's representation).
     public func json(revision: UInt64? = nil) -> JSONObject {
         var object = JSONObject()
         object.add("name", name)
         object.add("interval", interval.seconds)
         object.add("autoplay", autoplay)
+        object.add("timeZone", timeZone.name)
+        object.add("fallback", fallback)
         object.add("banners", banners.map(BannerDecoding.json))
         if let revision { object.add("revision", revision) }
         return object
@@ -88,8 +105,21 @@ extension CarouselDefinition {
             definition.interval = try BannerDecoding.interval(interval, field: fields.fieldPath("interval"))
         }
         definition.autoplay = try fields.optional("autoplay", .bool) ?? true
+        if let zoneName = try fields.optional("timeZone", .string) {
+            do {
+                definition.timeZone = try ZoneDirectory.system.rules(named: zoneName)
+            } catch {
+                throw FieldError(field: fields.fieldPath("timeZone"), message: error.description)
+            }
+        }
         if let banners = try fields.optional("banners", .array) {
             definition.banners = try BannerDecoding.banners(banners, path: fields.fieldPath("banners"))
+        }
+        definition.fallback = try fields.optional("fallback", JSONKind<String>.string.orNull) ?? nil
+        if let fallback = definition.fallback, !definition.banners.contains(where: { $0.id == fallback }) {
+            throw FieldError(
+                field: fields.fieldPath("fallback"),
+                message: "no banner has the id '\(fallback)'; name one of `banners`")
         }
         return definition
     }

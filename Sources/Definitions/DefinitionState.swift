@@ -5,19 +5,18 @@ import Carousel
 extension CarouselDefinition {
     /// A new carousel of this definition: its first banner, playing from `now` when `autoplay`.
     public func newCarousel(at now: Timestamp) -> Carousel {
-        Carousel(banners: banners, interval: interval, autoplay: autoplay, now: now)
+        Carousel(lineup: lineup, autoplay: autoplay, now: now)
     }
 
     /// The carousel of this definition where a stored `anchor` says.
     public func carousel(at anchor: CarouselAnchor) -> Carousel {
-        Carousel(banners: banners, interval: interval, anchor: anchor)
+        Carousel(lineup: lineup, anchor: anchor)
     }
 
     /// `state`, the carousel of `old`, after an operator's edit to this definition at `now`
     /// (`Carousel.redefine`: the current banner kept when it survives; `autoplay` applied only
     /// when the edit changed it).
     public func redefine(_ state: inout Carousel, from old: CarouselDefinition, at now: Timestamp) {
-        state.redefine(
-            banners: banners, interval: interval, autoplay: autoplay == old.autoplay ? nil : autoplay, at: now)
+        state.redefine(lineup, autoplay: autoplay == old.autoplay ? nil : autoplay, at: now)
     }
 }

@@ -87,6 +87,10 @@ extension Int: JSONWritable {
     public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: String(self).utf8) }
 }
 
+extension Int64: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: String(self).utf8) }
+}
+
 extension UInt64: JSONWritable {
     public func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: String(self).utf8) }
 }

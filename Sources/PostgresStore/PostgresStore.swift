@@ -90,9 +90,7 @@ public final class PostgresStore: CarouselStore {
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
-                WITH created AS (
-                    INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
-                    VALUES ($1, $2, 1, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING *)
+                WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *)
                 SELECT serial, \(Self.note) FROM created
                 """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
         }
@@ -223,16 +221,16 @@ public final class PostgresStore: CarouselStore {
     }
 
     /// A notification's payload as a change: `name`, or `name serial revision position
-    /// playing_since paused_until version` (see `note`).
+    /// playing_since paused_until version changed_at` (see `note`).
     static func change(from payload: String) -> StoreChange {
         let fields = payload.split(separator: " ").map(String.init)
-        guard fields.count == 7, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
-            let version = Int64(fields[6])
+        guard fields.count == 8, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
+            let version = Int64(fields[6]), let changedAt = Int64(fields[7])
         else { return .carousel(name: fields.first ?? payload) }
         let integer = { (text: String) in text == "-" ? nil : Int64(text) }
         let anchor = AnchorColumns(
             position: integer(fields[3]), playingSince: integer(fields[4]), pausedUntil: integer(fields[5]),
-            version: version
+            version: version, changedAt: changedAt, takeover: nil
         ).anchor
         return .carousel(name: fields[0], note: ChangeNote(serial: serial, revision: revision, anchor: anchor))
     }
@@ -349,7 +347,11 @@ public final class PostgresStore: CarouselStore {
             paused_until bigint,
             version bigint NOT NULL
         );
+        """,
+        // Schedules and takeovers (docs/SCHEDULES.md): when the anchor was taken, and the takeover.
         """
+        ALTER TABLE carousels ADD COLUMN changed_at bigint NOT NULL DEFAULT 0, ADD COLUMN takeover text;
+        """,
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -393,26 +395,32 @@ public final class PostgresStore: CarouselStore {
 
     // MARK: Rows
 
-    private static let columns = "serial, name, definition, revision, position, playing_since, paused_until, version"
+    private static let columns = "serial, name, definition, revision, " + AnchorColumns.names.joined(separator: ", ")
 
     private static func insert(
         _ definition: CarouselDefinition, anchor: CarouselAnchor, on connection: PostgresConnection
     ) throws(PostgresError) {
         try connection.execute(
             """
-            WITH created AS (
-                INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
-                VALUES ($1, $2, 1, $3, $4, $5, $6) RETURNING *)
+            WITH created AS (\(insertRow) RETURNING *)
             SELECT \(note) FROM created
             """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
     }
 
+    /// A new carousel's row: $1 its name, $2 its definition, then the anchor's columns.
+    private static let insertRow = """
+        INSERT INTO carousels (name, definition, revision, \(AnchorColumns.names.joined(separator: ", ")))
+        VALUES ($1, $2, 1, \((3..<3 + AnchorColumns.names.count).map { "$\($0)" }.joined(separator: ", ")))
+        """
+
     /// The notification of a change: the name, then what a replica needs to follow a command
-    /// without reading the row (`ChangeNote`): serial, revision, and the anchor's columns, `-`
-    /// for NULL.
+    /// without reading the row (`ChangeNote`): serial, revision, and the anchor's integer columns,
+    /// `-` for NULL. Under a takeover only the name (its banner would not fit a notification's
+    /// 8000 bytes): replicas read the row.
     private static let note = """
-        pg_notify('\(channel)', concat_ws(' ', name, serial, revision, coalesce(position::text, '-'),
-            coalesce(playing_since::text, '-'), coalesce(paused_until::text, '-'), version))
+        pg_notify('\(channel)', CASE WHEN takeover IS NULL THEN concat_ws(' ', name, serial, revision,
+            coalesce(position::text, '-'), coalesce(playing_since::text, '-'), coalesce(paused_until::text, '-'),
+            version, changed_at) ELSE name END)
         """
 
     /// Writes `stored` over its row; with `previous`, only if the row is still exactly that (its
@@ -423,7 +431,8 @@ public final class PostgresStore: CarouselStore {
     ) throws(PostgresError) -> Bool {
         var parameters =
             [String(stored.serial), String(stored.revision)] + Self.parameters(AnchorColumns(stored.anchor))
-        var assignments = "revision = $2, position = $3, playing_since = $4, paused_until = $5, version = $6"
+        var assignments =
+            "revision = $2, " + AnchorColumns.names.enumerated().map { "\($1) = $\($0 + 3)" }.joined(separator: ", ")
         if stored.revision != previous?.revision {
             parameters.append(stored.definition.storedText)
             assignments += ", definition = $\(parameters.count)"
@@ -431,11 +440,13 @@ public final class PostgresStore: CarouselStore {
         var condition = "serial = $1"
         if let previous {
             let first = parameters.count + 1
-            parameters += [String(previous.revision)] + Self.parameters(AnchorColumns(previous.anchor))
-            condition +=
-                " AND revision = $\(first) AND position IS NOT DISTINCT FROM $\(first + 1)::bigint"
-                + " AND playing_since IS NOT DISTINCT FROM $\(first + 2)::bigint"
-                + " AND paused_until IS NOT DISTINCT FROM $\(first + 3)::bigint AND version = $\(first + 4)"
+            let columns = AnchorColumns(previous.anchor)
+            parameters += [String(previous.revision)] + Self.parameters(columns)
+            condition += " AND revision = $\(first)"
+            for (offset, (name, value)) in zip(AnchorColumns.names, columns.values).enumerated() {
+                let type = if case .text = value { "text" } else { "bigint" }
+                condition += " AND \(name) IS NOT DISTINCT FROM $\(first + 1 + offset)::\(type)"
+            }
         }
         let rows = try connection.execute(
             """
@@ -447,7 +458,12 @@ public final class PostgresStore: CarouselStore {
 
     /// An anchor's columns as statement parameters (text; nil is NULL).
     private static func parameters(_ columns: AnchorColumns) -> [String?] {
-        columns.values.map { $0.map { String($0) } }
+        columns.values.map { value in
+            switch value {
+            case .integer(let integer): integer.map { String($0) }
+            case .text(let text): text
+            }
+        }
     }
 
     /// A row of `columns` as a stored carousel; its definition decoded once per revision.
@@ -458,7 +474,8 @@ public final class PostgresStore: CarouselStore {
             serial: serial, revision: revision, name: row[1] ?? "", text: row[2] ?? "", store: description)
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
         let anchor = AnchorColumns(
-            position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1
+            position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1,
+            changedAt: integer(8) ?? 0, takeover: row[9]
         ).anchor
         return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
     }

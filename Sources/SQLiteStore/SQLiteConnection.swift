@@ -89,6 +89,11 @@ final class SQLiteStatement {
 
     /// Binds `values` to ?1, ?2, …; nil binds NULL.
     func bind(_ values: SQLiteValue?...) throws(SQLiteError) -> SQLiteStatement {
+        try bind(values)
+    }
+
+    /// Binds `values` to ?1, ?2, …; nil binds NULL.
+    func bind(_ values: [SQLiteValue?]) throws(SQLiteError) -> SQLiteStatement {
         for (offset, value) in values.enumerated() {
             let position = Int32(offset + 1)
             let result: Int32 =

@@ -246,7 +246,12 @@ public final class SQLiteStore: CarouselStore {
             paused_until INTEGER,
             version INTEGER NOT NULL
         );
+        """,
+        // Schedules and takeovers (docs/SCHEDULES.md): when the anchor was taken, and the takeover.
         """
+        ALTER TABLE carousels ADD COLUMN changed_at INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE carousels ADD COLUMN takeover TEXT;
+        """,
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.
@@ -305,30 +310,27 @@ public final class SQLiteStore: CarouselStore {
     private static func insert(
         _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, into connection: SQLiteConnection
     ) throws(SQLiteError) -> Int64 {
-        let columns = Self.bindable(AnchorColumns(anchor))
+        let anchorParameters = (4..<4 + AnchorColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
         let statement = try connection.statement(
             """
-            INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING serial
+            INSERT INTO carousels (name, definition, revision, \(AnchorColumns.names.joined(separator: ", ")))
+            VALUES (?1, ?2, ?3, \(anchorParameters)) RETURNING serial
             """
         ).bind(
-            .text(definition.name), .text(definition.storedText), .integer(Int64(revision)), columns[0],
-            columns[1], columns[2], columns[3])
+            [.text(definition.name), .text(definition.storedText), .integer(Int64(revision))]
+                + Self.bindable(AnchorColumns(anchor)))
         defer { statement.reset() }
         _ = try statement.step()
         return statement.integer(0) ?? 0
     }
 
     private static func replace(_ stored: StoredCarousel, in connection: SQLiteConnection) throws(SQLiteError) {
-        let columns = Self.bindable(AnchorColumns(stored.anchor))
+        let assignments = AnchorColumns.names.enumerated().map { "\($1) = ?\($0 + 4)" }.joined(separator: ", ")
         try connection.statement(
-            """
-            UPDATE carousels SET definition = ?2, revision = ?3, position = ?4, playing_since = ?5,
-                paused_until = ?6, version = ?7 WHERE serial = ?1
-            """
+            "UPDATE carousels SET definition = ?2, revision = ?3, \(assignments) WHERE serial = ?1"
         ).bind(
-            .integer(stored.serial), .text(stored.definition.storedText), .integer(Int64(stored.revision)),
-            columns[0], columns[1], columns[2], columns[3]
+            [.integer(stored.serial), .text(stored.definition.storedText), .integer(Int64(stored.revision))]
+                + Self.bindable(AnchorColumns(stored.anchor))
         ).run()
     }
 
@@ -336,7 +338,7 @@ public final class SQLiteStore: CarouselStore {
     private static func read(_ connection: SQLiteConnection, name: String? = nil, serial: Int64? = nil)
         throws(SQLiteError) -> [Row]
     {
-        let columns = "serial, name, definition, revision, position, playing_since, paused_until, version"
+        let columns = "serial, name, definition, revision, " + AnchorColumns.names.joined(separator: ", ")
         let statement =
             if let name {
                 try connection.statement("SELECT \(columns) FROM carousels WHERE name = ?1").bind(.text(name))
@@ -352,26 +354,31 @@ public final class SQLiteStore: CarouselStore {
                 Row(
                     serial: statement.integer(0) ?? 0, name: statement.text(1) ?? "",
                     definition: statement.text(2) ?? "",
-                    revision: UInt64(statement.integer(3) ?? 0), position: statement.integer(4),
-                    playingSince: statement.integer(5), pausedUntil: statement.integer(6),
-                    version: statement.integer(7) ?? 1))
+                    revision: UInt64(statement.integer(3) ?? 0),
+                    anchor: AnchorColumns(
+                        position: statement.integer(4), playingSince: statement.integer(5),
+                        pausedUntil: statement.integer(6), version: statement.integer(7) ?? 1,
+                        changedAt: statement.integer(8) ?? 0, takeover: statement.text(9))))
         }
         return rows
     }
 
     /// An anchor's columns as statement values.
     private static func bindable(_ columns: AnchorColumns) -> [SQLiteValue?] {
-        columns.values.map { $0.map(SQLiteValue.integer) }
+        columns.values.map { value in
+            switch value {
+            case .integer(let integer): integer.map(SQLiteValue.integer)
+            case .text(let text): text.map(SQLiteValue.text)
+            }
+        }
     }
 
     /// A row as a stored carousel; its definition decoded once per revision.
     private func decoded(_ row: Row) throws(StoreError) -> StoredCarousel {
         let definition = try definitions.definition(
             serial: row.serial, revision: row.revision, name: row.name, text: row.definition, store: path)
-        let anchor = AnchorColumns(
-            position: row.position, playingSince: row.playingSince, pausedUntil: row.pausedUntil, version: row.version
-        ).anchor
-        return StoredCarousel(definition: definition, revision: row.revision, anchor: anchor, serial: row.serial)
+        return StoredCarousel(
+            definition: definition, revision: row.revision, anchor: row.anchor.anchor, serial: row.serial)
     }
 
     /// A row of `carousels` as read.
@@ -380,10 +387,7 @@ public final class SQLiteStore: CarouselStore {
         let name: String
         let definition: String
         let revision: UInt64
-        let position: Int64?
-        let playingSince: Int64?
-        let pausedUntil: Int64?
-        let version: Int64
+        let anchor: AnchorColumns
     }
 
 }

@@ -1,13 +1,27 @@
 import Carousel
+import Definitions
+import JSON
 
-/// An anchor as a store keeps it, in the columns `position, playing_since, paused_until, version`
-/// (integers, nanoseconds since the epoch; nil is NULL): the one mapping, both ways, that every
-/// store's rows and PostgreSQL's notifications use (docs/STORE.md, what is stored).
+/// An anchor as a store keeps it, in the columns `names` (integers are nanoseconds since the epoch;
+/// nil is NULL; the takeover is JSON text): the one mapping, both ways, that every store's rows and
+/// PostgreSQL's notifications use (docs/STORE.md, what is stored).
 public struct AnchorColumns: Sendable, Equatable {
+    /// The columns, in the order of `values`.
+    public static let names = ["position", "playing_since", "paused_until", "version", "changed_at", "takeover"]
+
     public let position: Int64?
     public let playingSince: Int64?
     public let pausedUntil: Int64?
     public let version: Int64
+    public let changedAt: Int64
+    /// `{"banner": {…}, "until": ns|null, "frozenAt": ns}`, or nil without a takeover.
+    public let takeover: String?
+
+    /// A column's value, as a statement binds it.
+    public enum Value: Sendable, Equatable {
+        case integer(Int64?)
+        case text(String?)
+    }
 
     public init(_ anchor: CarouselAnchor) {
         position = anchor.index.map { Int64($0) }
@@ -20,24 +34,57 @@ public struct AnchorColumns: Sendable, Equatable {
             pausedUntil = until?.nanosecondsSinceEpoch
         }
         version = Int64(bitPattern: anchor.version)
+        changedAt = anchor.changedAt.nanosecondsSinceEpoch
+        takeover = anchor.takeover.map(Self.text)
     }
 
-    public init(position: Int64?, playingSince: Int64?, pausedUntil: Int64?, version: Int64) {
+    public init(
+        position: Int64?, playingSince: Int64?, pausedUntil: Int64?, version: Int64, changedAt: Int64, takeover: String?
+    ) {
         self.position = position
         self.playingSince = playingSince
         self.pausedUntil = pausedUntil
         self.version = version
+        self.changedAt = changedAt
+        self.takeover = takeover
     }
 
-    /// The anchor these columns hold: playing when `playing_since` is set, else paused.
+    /// The anchor these columns hold: playing when `playing_since` is set, else paused. A takeover
+    /// that cannot be read (never written so) is left out rather than stop the carousel.
     public var anchor: CarouselAnchor {
         let playback: Carousel.Playback =
             if let playingSince { .playing(since: Timestamp(nanosecondsSinceEpoch: playingSince)) } else {
                 .paused(until: pausedUntil.map(Timestamp.init(nanosecondsSinceEpoch:)))
             }
-        return CarouselAnchor(index: position.map { Int($0) }, playback: playback, version: UInt64(bitPattern: version))
+        return CarouselAnchor(
+            index: position.map { Int($0) }, playback: playback, version: UInt64(bitPattern: version),
+            takeover: takeover.flatMap(Self.takeover), changedAt: Timestamp(nanosecondsSinceEpoch: changedAt))
     }
 
-    /// The four columns in order, for a statement's parameters.
-    public var values: [Int64?] { [position, playingSince, pausedUntil, version] }
+    /// The columns in the order of `names`, for a statement's parameters.
+    public var values: [Value] {
+        [
+            .integer(position), .integer(playingSince), .integer(pausedUntil), .integer(version), .integer(changedAt),
+            .text(takeover),
+        ]
+    }
+
+    private static func text(_ takeover: Carousel.Takeover) -> String {
+        var object = JSONObject()
+        object.add("banner", BannerDecoding.json(takeover.banner))
+        object.add("until", takeover.until?.nanosecondsSinceEpoch)
+        object.add("frozenAt", takeover.frozenAt.nanosecondsSinceEpoch)
+        return String(decoding: object.bytes, as: UTF8.self)
+    }
+
+    private static func takeover(_ text: String) -> Carousel.Takeover? {
+        guard let value = try? JSONParser.parse(Array(text.utf8)), let fields = try? JSONFields(value),
+            let bannerValue = fields["banner"], let banner = try? BannerDecoding.banner(JSONFields(bannerValue)),
+            let frozenAt = (try? fields.required("frozenAt", .integer)).flatMap({ Int64($0.literal) })
+        else { return nil }
+        let until = (try? fields.optional("until", JSONKind<JSONNumber>.integer.orNull))??.flatMap { Int64($0.literal) }
+        return Carousel.Takeover(
+            banner: banner, until: until.map(Timestamp.init(nanosecondsSinceEpoch:)),
+            frozenAt: Timestamp(nanosecondsSinceEpoch: frozenAt))
+    }
 }

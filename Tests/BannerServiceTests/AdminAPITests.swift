@@ -139,7 +139,7 @@ struct AdminAPITests {
     }
 
     /// Every rule of the configuration file holds for the API, with the same message.
-    @Test(arguments: carouselFieldRules)
+    @Test(arguments: carouselFieldRules + carouselSettingRules)
     func theConfigurationFilesRulesHoldForTheAPI(_ fields: String, _ message: String) async throws {
         let service = RouterHarness()
         let body = #"{"name": "x", "# + fields.dropFirst()

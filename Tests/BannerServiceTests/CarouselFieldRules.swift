@@ -37,6 +37,72 @@ let carouselFieldRules: [(String, String)] = [
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "title": "x"}]}"#,
-        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration"
+        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration, enabled, startsAt, endsAt, windows"
     ),
+    // Schedules (docs/SCHEDULES.md)
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "enabled": "no"}]}"#,
+        "banners[0].enabled: must be true or false, got a string"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "startsAt": "2026-03-01"}]}"#,
+        "banners[0].startsAt: not an RFC 3339 date-time like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-03-01'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "endsAt": "2026-02-30T00:00:00Z"}]}"#,
+        "banners[0].endsAt: not an RFC 3339 date-time like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-02-30T00:00:00Z'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "startsAt": "2026-03-01T10:00:00+01:00", "endsAt": "2026-03-01T09:00:00Z"}]}"#,
+        "banners[0].endsAt: must be after startsAt (2026-03-01T09:00:00.000Z), got 2026-03-01T09:00:00.000Z"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": {}}]}"#,
+        "banners[0].windows: must be an array, got an object"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b", "windows": [{"days": ["mon", "tue", "Sat"], "from": "09:00", "to": "17:00"}]}]}"#,
+        "banners[1].windows[0].days[2]: not a day (mon…sun), got 'Sat'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"days": ["mon", "mon"], "from": "09:00", "to": "17:00"}]}]}"#,
+        "banners[0].windows[0].days[1]: 'mon' is listed twice"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"days": [], "from": "09:00", "to": "17:00"}]}]}"#,
+        "banners[0].windows[0].days: lists no day; omit it for every day"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"from": "9:00", "to": "17:00"}]}]}"#,
+        "banners[0].windows[0].from: not a time of day HH:MM, got '9:00'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"from": "24:00", "to": "17:00"}]}]}"#,
+        "banners[0].windows[0].from: not a time of day HH:MM, got '24:00'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"from": "09:00"}]}]}"#,
+        "banners[0].windows[0].to: required field is missing; must be a string"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"from": "09:00", "to": "17:60"}]}]}"#,
+        "banners[0].windows[0].to: not a time of day HH:MM (or 24:00), got '17:60'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "windows": [{"from": "09:00", "to": "17:00", "day": "mon"}]}]}"#,
+        "banners[0].windows[0].day: unknown field; expected one of: days, from, to"
+    ),
+]
+
+/// A carousel's own settings that break a rule, as a definition (a v2 file, `import`, the admin API)
+/// gives them, and the message naming the field.
+let carouselSettingRules: [(String, String)] = [
+    (#"{"timeZone": "Europe/Berlinn"}"#, #"timeZone: unknown time zone "Europe/Berlinn""#),
+    (#"{"timeZone": "../../etc/passwd"}"#, #"timeZone: unknown time zone "../../etc/passwd""#),
+    (#"{"timeZone": 1}"#, "timeZone: must be a string, got a number"),
+    (
+        #"{"fallback": "zz", "banners": [{"id": "a", "image": "https://x.example/a"}]}"#,
+        "fallback: no banner has the id 'zz'; name one of `banners`"
+    ),
+    (#"{"fallback": 3}"#, "fallback: must be a string or null, got a number"),
 ]

@@ -322,6 +322,14 @@ struct ConfigurationFileTests {
         #expect(error(file) == message)
     }
 
+    /// A v2 file's carousels carry the settings a v1 file has no place for.
+    @Test(arguments: carouselFieldRules + carouselSettingRules)
+    func invalidCarouselsOfAV2FileNameTheCarouselAndTheField(_ fields: String, _ message: String) {
+        let file = #"{"carousels": [{"name": "x", "# + fields.dropFirst() + "]}"
+        let located = message.replacingOccurrences(of: "(also banners", with: "(also carousels[0].banners")
+        #expect(error(file) == "config/carousel.json: carousels[0]." + located)
+    }
+
     @Test func theShippedConfigurationIsValidWithFiveBanners() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

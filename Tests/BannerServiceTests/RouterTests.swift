@@ -21,7 +21,8 @@ struct RouterReadTests {
                 "banner":{"id":"b0","image":"https://cdn.example.com/0.png","caption":"Banner 0","link":null,"duration":null},\
                 "previous":{"id":"b2","image":"https://cdn.example.com/2.png","caption":"Banner 2","link":null,"duration":null},\
                 "next":{"id":"b1","image":"https://cdn.example.com/1.png","caption":"Banner 1","link":null,"duration":null},\
-                "paused":false,"pausedUntil":null,"interval":4.0,"nextAdvanceAt":"2026-11-29T20:00:04.000Z","version":1}
+                "paused":false,"pausedUntil":null,"interval":4.0,"nextAdvanceAt":"2026-11-29T20:00:04.000Z","version":1,\
+                "rotation":["b0","b1","b2"],"takeover":null}
 
                 """)
     }

@@ -14,3 +14,27 @@ struct RFC3339Tests {
         #expect(Timestamp(nanosecondsSinceEpoch: nanoseconds).rfc3339 == text)
     }
 }
+
+@Suite("RFC 3339 times read")
+struct RFC3339ParsingTests {
+    @Test(arguments: [
+        ("2026-03-01T00:00:00Z", "2026-03-01T00:00:00.000Z"),
+        ("2026-03-01T09:00:00+01:00", "2026-03-01T08:00:00.000Z"),
+        ("2026-03-01T00:30:00-05:30", "2026-03-01T06:00:00.000Z"),
+        ("2026-03-01t00:00:00.25z", "2026-03-01T00:00:00.250Z"),
+        ("2024-02-29T23:59:59.999999999Z", "2024-02-29T23:59:59.999Z"),
+        ("1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59.500Z"),
+    ])
+    func readsAnyOffsetToTheMillisecond(_ text: String, _ written: String) throws {
+        #expect(try #require(Timestamp(rfc3339: text)).rfc3339 == written)
+    }
+
+    @Test(arguments: [
+        "", "2026-03-01", "2026-03-01T00:00:00", "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
+        "2026-03-01T24:00:00Z", "2026-03-01T00:00:60Z", "2026-03-01T00:00:00.Z", "2026-03-01T00:00:00+0100",
+        "2026-03-01T00:00:00Z ", " 2026-03-01T00:00:00Z", "+2026-03-01T00:00:00Z",
+    ])
+    func refusesWhatIsNotOne(_ text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+}

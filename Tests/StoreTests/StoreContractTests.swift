@@ -3,6 +3,7 @@ import Definitions
 import Store
 import TestSupport
 import Testing
+import TimeZones
 
 @testable import PostgresStore
 @testable import SQLiteStore
@@ -25,14 +26,24 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
 let lobby = CarouselDefinition(
     name: "lobby", interval: .milliseconds(2500), autoplay: false,
+    timeZone: try! ZoneDirectory.system.rules(named: "Europe/Berlin"), fallback: "b",
     banners: [
         Banner(
             id: "a", image: "https://cdn.example.com/a.png", caption: "Spring \"sale\"",
-            link: "https://shop.example.com/"),
+            link: "https://shop.example.com/",
+            schedule: Schedule(
+                startsAt: t0, endsAt: t0 + .seconds(86_400),
+                windows: [Window(from: TimeOfDay("22:00")!, to: TimeOfDay("06:30")!)])),
         Banner(id: "b", image: "https://cdn.example.com/b.png", duration: .seconds(10)),
     ])
-let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7)
-let paused = CarouselAnchor(index: 0, playback: .paused(until: t0 + .seconds(30)), version: 8)
+let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7, changedAt: t0)
+/// With a takeover by a banner of its own, which the store keeps whole.
+let paused = CarouselAnchor(
+    index: 0, playback: .paused(until: t0 + .seconds(30)), version: 8,
+    takeover: Carousel.Takeover(
+        banner: Banner(id: "alert", image: "https://cdn.example.com/alert.png", caption: "Fire drill at 3"),
+        until: t0 + .seconds(600), frozenAt: t0 + .seconds(5)),
+    changedAt: t0 + .seconds(7))
 
 @Suite("Store contract")
 struct StoreContractTests {
@@ -147,8 +158,9 @@ struct StoreContractTests {
         edited.interval = .seconds(9)
         let hall = CarouselDefinition(name: "hall")
         try store.importDefinitions([edited, hall]) { definition, existing in
-            existing.map { CarouselAnchor(index: 0, playback: $0.anchor.playback, version: $0.anchor.version + 1) }
-                ?? CarouselAnchor(index: nil, playback: .playing(since: t0), version: 1)
+            existing.map {
+                CarouselAnchor(index: 0, playback: $0.anchor.playback, version: $0.anchor.version + 1, changedAt: t0)
+            } ?? CarouselAnchor(index: nil, playback: .playing(since: t0), version: 1, changedAt: t0)
         }
         let stored = try store.loadAll()
         #expect(stored.map(\.name) == ["hall", "lobby"])

@@ -113,8 +113,8 @@ post() {
 request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), headers={"Content-Type": "application/json"})
 print(urllib.request.urlopen(request, timeout=10).status)' "$1" "$2"
 }
-[ "$(post "http://127.0.0.1:$port/carousels" '{"name": "lobby", "banners": [{"id": "hi", "image": "https://cdn.example.com/hi.png"}]}')" = 201 ] \
-    || fail "POST /carousels (an admin change from this host)"
+[ "$(post "http://127.0.0.1:$port/carousels" '{"name": "lobby", "timeZone": "Europe/Berlin", "banners": [{"id": "hi", "image": "https://cdn.example.com/hi.png", "windows": [{"from": "00:00", "to": "24:00"}]}]}')" = 201 ] \
+    || fail "POST /carousels (an admin change from this host, in a named time zone: tzdata must be in the image)"
 [ -f "$rootfs$store" ] || fail "no store at $store in the volume"
 [ "$(stat -c %u "$rootfs$store")" = "$uid" ] || fail "the store is not owned by $user (uid $uid)"
 say "an admin change is in the store $store, owned by $user"

@@ -1,0 +1,47 @@
+/// Which banners of a lineup are eligible at a time, and the first time after it when that may
+/// change, kept per banner so that passing a boundary re-examines only the banners it concerns
+/// (a year of daily windows on a hundred banners is tens of thousands of boundaries).
+struct ScheduleCursor: Sendable {
+    private(set) var eligible: [Bool]
+    private var changesAt: [Timestamp?]
+    /// The earliest of `changesAt`.
+    private(set) var nextChange: Timestamp?
+
+    init(_ lineup: Lineup, at time: Timestamp) {
+        eligible = []
+        changesAt = []
+        for banner in lineup.banners {
+            let status = banner.schedule.status(at: time, in: lineup.timeZone)
+            eligible.append(status.eligible)
+            changesAt.append(status.changesAt)
+        }
+        nextChange = changesAt.compactMap { $0 }.min()
+    }
+
+    /// Brings every banner whose status may have changed by `time` up to `time`.
+    mutating func update(_ lineup: Lineup, at time: Timestamp) {
+        guard let nextChange, nextChange <= time else { return }
+        for position in changesAt.indices {
+            guard let due = changesAt[position], due <= time else { continue }
+            let status = lineup.banners[position].schedule.status(at: time, in: lineup.timeZone)
+            eligible[position] = status.eligible
+            changesAt[position] = status.changesAt
+        }
+        self.nextChange = changesAt.compactMap { $0 }.min()
+    }
+
+    /// The positions of the eligible banners in list order; `fallback` alone when there are none.
+    func rotation(fallback: Int?) -> [Int] {
+        let positions = eligible.indices.filter { eligible[$0] }
+        return positions.isEmpty ? (fallback.map { [$0] } ?? []) : positions
+    }
+}
+
+/// A value derived from the state and kept to save work. Equal whatever it holds, so that it never
+/// makes two otherwise equal states differ.
+struct Derived<Value: Sendable>: Sendable, Hashable {
+    var value: Value
+
+    static func == (lhs: Derived, rhs: Derived) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}

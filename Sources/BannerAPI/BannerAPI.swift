@@ -95,12 +95,20 @@ public struct BannerAPI: HTTPHandler {
                         banner, tag: live.definitionTag(revision: stored.revision), status: 200,
                         ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
             case .command(let command):
-                try access.authorizeControl(request)
+                if command.needsAdmin {
+                    try access.authorizeAdmin(request)
+                } else {
+                    try access.authorizeControl(request)
+                }
                 let live = try carousel(route)
-                let parsed = try CommandBody.command(
-                    for: command, request: request, bannerCount: live.engine.snapshot.count)
+                let parsed = try CommandBody.command(for: command, request: request, state: live.engine.snapshot)
                 let label = "\(request.method) \(request.path)"
                 return .deferred { await perform(parsed, on: live, label: label, origin: origin) }
+            case .timeline:
+                let live = try carousel(route)
+                let limit = try TimelineView.limit(request.queryParameter("limit"))
+                return .response(
+                    TimelineView.response(of: live.engine.timeline(limit: limit), headers: cors.headers(for: origin)))
             case .createCarousel:
                 try access.authorizeAdmin(request)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)

@@ -7,7 +7,8 @@ import MicroHTTP
 /// what is wrong with it. A body is optional where no field is required; when present it must
 /// be a JSON object (Content-Type JSON, or none) with only the fields the endpoint defines.
 enum CommandBody {
-    static func command(for route: CommandRoute, request: borrowing Request, bannerCount: Int) throws(Problem)
+    /// - Parameter state: the carousel's latest state: what an index or a banner id is checked against.
+    static func command(for route: CommandRoute, request: borrowing Request, state: Carousel) throws(Problem)
         -> CarouselCommand
     {
         let fields = try parseFields(of: request)
@@ -21,6 +22,11 @@ enum CommandBody {
         case .resume:
             try reading { () throws(FieldError) in try fields?.rejectUnknown(allowing: []) }
             return .resume
+        case .endTakeover:
+            try reading { () throws(FieldError) in try fields?.rejectUnknown(allowing: []) }
+            return .endTakeover
+        case .startTakeover:
+            return try takeover(fields, of: state)
         case .pause:
             let seconds = try reading { () throws(FieldError) -> JSONNumber? in
                 try fields?.rejectUnknown(allowing: ["seconds"])
@@ -41,9 +47,48 @@ enum CommandBody {
                 return try fields.required("index", .integralNumber)
             }
             guard let value = index.integralValue else {
-                throw Problem.unprocessable("index \(index.literal) is out of range; there are \(bannerCount) banners")
+                throw Problem.unprocessable("index \(index.literal) is out of range; there are \(state.count) banners")
             }
             return .jump(to: value)
+        }
+    }
+
+    /// `{"banner": "<id>" | {a banner}, "seconds": s}` (docs/SCHEDULES.md, takeovers): an id of
+    /// the carousel's banners, or a banner of its own, checked as the admin API checks banners.
+    private static func takeover(_ fields: JSONFields?, of state: Carousel) throws(Problem) -> CarouselCommand {
+        guard let fields else {
+            throw Problem.badRequest(
+                "missing body; send {\"banner\": \"<id>\"} or {\"banner\": {…}}, optionally with \"seconds\"")
+        }
+        let (given, seconds) = try reading { () throws(FieldError) -> (JSONValue, JSONNumber?) in
+            try fields.rejectUnknown(allowing: ["banner", "seconds"])
+            guard let banner = fields["banner"] else {
+                throw FieldError(field: "banner", message: "required field is missing; must be a banner id or a banner")
+            }
+            return (banner, try fields.optional("seconds", JSONKind<JSONNumber>.number.orNull) ?? nil)
+        }
+        let banner: Banner
+        switch given {
+        case .string(let id):
+            guard let listed = state.banners.first(where: { $0.id == id }) else {
+                throw Problem.unprocessable(
+                    "banner: the carousel has no banner '\(id)'; name one of its banners or give a banner object")
+            }
+            banner = listed
+        case .object:
+            do {
+                banner = try BannerDecoding.banner(JSONFields(given, path: "banner"))
+            } catch {
+                throw Problem.unprocessable("\(error.field): \(error.message)")
+            }
+        default:
+            throw Problem.badRequest(
+                "field 'banner': must be a banner id or a banner object, got \(given.kindDescription)")
+        }
+        guard let seconds else { return .startTakeover(banner: banner, duration: nil) }
+        switch Validation.duration(seconds: seconds.double, within: Carousel.pauseDurations) {
+        case .success(let duration): return .startTakeover(banner: banner, duration: duration)
+        case .failure(let problem): throw Problem.unprocessable("field 'seconds' \(problem.message)")
         }
     }
 

@@ -20,12 +20,19 @@ enum Action: Sendable, Equatable {
     case definition
     /// `GET /carousels/{name}/banners/{id}`
     case banner(id: String)
+    /// `GET /carousels/{name}/timeline`: the changes planned from now.
+    case timeline
     case admin(AdminRoute)
 }
 
-/// The endpoints that change the carousel's state (POST and PUT; the control role).
+/// The endpoints that change the carousel's state: moves, pause and resume (the control role);
+/// takeovers (the admin role).
 enum CommandRoute: Sendable, Equatable {
     case next, previous, jump, pause, resume
+    case startTakeover, endTakeover
+
+    /// Whether the admin role is needed rather than control.
+    var needsAdmin: Bool { self == .startTakeover || self == .endTakeover }
 }
 
 /// The endpoints that change a carousel's definition (the admin role).
@@ -78,6 +85,8 @@ enum Routes {
         ],
         "/banners": [("POST", .admin(.addBanner))],
         "/order": [("PUT", .admin(.reorder))],
+        "/takeover": [("POST", .command(.startTakeover)), ("DELETE", .command(.endTakeover))],
+        "/timeline": readable(.timeline),
         // The built-in page, showing this carousel.
         "/": readable(.web(path: "/")),
     ]) { v1, admin in v1 + admin }

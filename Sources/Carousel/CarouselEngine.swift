@@ -29,6 +29,12 @@ public actor CarouselEngine {
         published.withLock { $0 }
     }
 
+    /// The changes planned from the clock's now (`Carousel.timeline`), from the latest published
+    /// state; safe from any thread.
+    public nonisolated func timeline(limit: Int) -> [TimelineEntry] {
+        snapshot.timeline(from: clock(), limit: limit)
+    }
+
     /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with
     /// the clock and the arming of the timer happen inside the engine, in order with commands.
     public nonisolated func start() {

@@ -14,9 +14,14 @@ extension Timestamp {
             "\(CivilDate(daysSinceEpoch: days))T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2)).\(padded(millisecond, 3))Z"
     }
 
+    /// The years `init(rfc3339:)` reads: inside what nanoseconds since 1970 in 64 bits can hold
+    /// (1677 to 2262), with room for the arithmetic of schedules.
+    public static let rfc3339Years: ClosedRange<Int64> = 1900...2200
+
     /// An RFC 3339 date-time with any offset (`2026-03-01T00:00:00+01:00`, `2026-03-01T09:30:00.250Z`),
     /// to the millisecond the API writes (finer digits are dropped, so a time reads back as it was
-    /// written). Nil when the text is not one, the date does not exist, or it is past year 9999.
+    /// written). Nil when the text is not one, the date does not exist, or its year is outside
+    /// `rfc3339Years`.
     public init?(rfc3339 text: String) {
         let bytes = Array(text.utf8)
         var position = 0
@@ -37,7 +42,7 @@ extension Timestamp {
         }
         guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
             expect("Tt "), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"),
-            let second = digits(2),
+            let second = digits(2), Self.rfc3339Years.contains(year),
             (1...12).contains(month), (1...CivilDate.days(inMonth: month, year: year)).contains(day),
             hour < 24, minute < 60, second < 60
         else { return nil }

@@ -51,7 +51,8 @@ enum ScheduleDecoding {
             throw FieldError(
                 field: fields.fieldPath(key),
                 message:
-                    "not an RFC 3339 date-time like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '\(text)'")
+                    "not an RFC 3339 date-time from \(Timestamp.rfc3339Years.lowerBound) to \(Timestamp.rfc3339Years.upperBound) "
+                    + "like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '\(text)'")
         }
         return time
     }

@@ -82,7 +82,7 @@ struct StoreProcessTests {
         }
         // Enough acknowledged writes of both kinds, then the kill, whatever is in flight.
         #expect(
-            try await eventually(within: 60 * sanitizerAllowance) {
+            try await eventually(within: 60) {
                 let carousels =
                     try await httpRequest(port: port, "GET", "/carousels").json["carousels"] as? [[String: Any]]
                 let banners = carousels?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } ?? 0

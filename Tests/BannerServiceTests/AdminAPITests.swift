@@ -10,7 +10,7 @@ import Testing
 @Suite("Admin API")
 struct AdminAPITests {
     static let lobby = #"""
-        {"name": "lobby", "interval": 10, "banners": [
+        {"name": "lobby", "interval": 3600, "banners": [
           {"id": "a", "image": "https://cdn.example.com/a.png", "caption": "A"},
           {"id": "b", "image": "https://cdn.example.com/b.png"},
           {"id": "c", "image": "https://cdn.example.com/c.png", "duration": 30}]}
@@ -36,7 +36,7 @@ struct AdminAPITests {
         let etag = try #require(created.header("ETag"))
         let definition = try await service.request("GET", "/carousels/lobby")
         #expect(definition.header("ETag") == etag)
-        #expect(try definition.json["interval"] as? Double == 10)
+        #expect(try definition.json["interval"] as? Double == 3600)
         let state = try await service.request("GET", "/carousels/lobby/banner").json
         #expect((state["banner"] as? [String: Any])?["id"] as? String == "a")
         #expect(state["count"] as? Int == 3)
@@ -241,10 +241,10 @@ struct AdminEventTests {
         #expect(head.status == 200)
         let reader = EventStreamReader(connection)
         let first = try stateOf(try await reader.nextEvent())
-        _ = try await AdminAPITests.json(live, "PATCH", "/carousels/lobby", #"{"interval": 20}"#)
+        _ = try await AdminAPITests.json(live, "PATCH", "/carousels/lobby", #"{"interval": 1800}"#)
         let edited = try stateOf(try await reader.nextEvent())
         #expect(edited["version"] as? Int == (first["version"] as? Int ?? 0) + 1)
-        #expect(edited["interval"] as? Double == 20)
+        #expect(edited["interval"] as? Double == 1800)
         #expect(try await live.request("DELETE", "/carousels/lobby").status == 204)
         #expect(try await reader.nextEvent() == nil, "the stream ends with its carousel")
     }

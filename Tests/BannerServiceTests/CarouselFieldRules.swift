@@ -46,11 +46,15 @@ let carouselFieldRules: [(String, String)] = [
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "startsAt": "2026-03-01"}]}"#,
-        "banners[0].startsAt: not an RFC 3339 date-time like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-03-01'"
+        "banners[0].startsAt: not an RFC 3339 date-time from 1900 to 2200 like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-03-01'"
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "endsAt": "2026-02-30T00:00:00Z"}]}"#,
-        "banners[0].endsAt: not an RFC 3339 date-time like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-02-30T00:00:00Z'"
+        "banners[0].endsAt: not an RFC 3339 date-time from 1900 to 2200 like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '2026-02-30T00:00:00Z'"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "startsAt": "4664-09-06T12:56:16+18:16"}]}"#,
+        "banners[0].startsAt: not an RFC 3339 date-time from 1900 to 2200 like 2026-03-01T00:00:00Z or 2026-03-01T09:00:00+01:00, got '4664-09-06T12:56:16+18:16'"
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "startsAt": "2026-03-01T10:00:00+01:00", "endsAt": "2026-03-01T09:00:00Z"}]}"#,

@@ -29,6 +29,8 @@ final class LiveService: Sendable {
         configuration.controlToken = token
         configuration.heartbeat = heartbeat
         configuration.corsOrigins = corsOrigins
+        // A loaded sanitizer run can leave a test's connection idle past the usual 15 s.
+        configuration.connectionTimeout = Int(15 * sanitizerAllowance)
         service = try CarouselService.start(
             configuration: configuration, logger: Logger(label: "test", minimumLevel: .critical))
     }

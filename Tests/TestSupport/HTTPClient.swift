@@ -233,10 +233,11 @@ public func httpRequest(
     try await HTTPConnection(port: port).send(method, path, headers: headers, body: body)
 }
 
-/// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`.
-/// For waiting on things that happen by themselves (a timer, a process), never for timing them.
+/// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`
+/// (times `sanitizerAllowance`). For waiting on things that happen by themselves (a timer, a
+/// process), never for timing them.
 public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
+    let deadline = ContinuousClock.now + .seconds(seconds * sanitizerAllowance)
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))

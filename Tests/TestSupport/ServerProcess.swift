@@ -151,7 +151,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// (times `sanitizerAllowance`). Returns once both output readers have reached the end of
     /// their pipes, so `standardOutput` and `standardError` are then complete.
     public func waitForExit(seconds: Double) async -> Int32? {
-        guard await eventually(within: seconds * sanitizerAllowance, { !isRunning }) else { return nil }
+        guard await eventually(within: seconds, { !isRunning }) else { return nil }
         // The pipes close when the process exits; their readers finish soon after.
         guard await eventually(within: 30, { openReaders.withLock { $0 == 0 } }) else { return nil }
         return exitStatus.withLock { $0 }

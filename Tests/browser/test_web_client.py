@@ -271,6 +271,33 @@ class Driving(WebClientTest):
         self.assertEqual(self.find(".slide").value_of_css_property("animation-name"), "enter-forward")
 
 
+class SchedulesAndTakeovers(WebClientTest):
+    """One dot per rotating banner; a takeover shown as it is (docs/SCHEDULES.md)."""
+
+    def dot_ids(self):
+        return [dot.get_attribute("data-banner-id") for dot in self.browser.find_elements(By.CSS_SELECTOR, ".dot")]
+
+    def test_one_dot_per_rotating_banner(self):
+        self.service.call("PATCH", "/carousels/default/banners/banner-2", {"enabled": False})
+        self.wait(lambda: self.dot_ids() == ["banner-0", "banner-1", "banner-3", "banner-4"], 5,
+                  "banner-2 switched off leaves the rotation and its dot goes")
+        self.service.call("PATCH", "/carousels/default/banners/banner-2", {"enabled": None})
+        self.wait(lambda: len(self.dot_ids()) == 5, 5, "back in the rotation")
+
+    def test_a_takeover_shows_its_banner_without_dots_or_countdown(self):
+        alert = {"id": "alert", "image": self.images.url(0), "caption": "Fire drill at three"}
+        self.service.call("POST", "/carousels/default/takeover", {"banner": alert, "seconds": 600})
+        self.wait_for_caption("Fire drill at three")
+        self.assertFalse(self.find(".dots").is_displayed(), "no dots under a takeover")
+        self.assertFalse(self.find(".progress").is_displayed(), "no countdown under a takeover")
+        self.assertFalse(self.find(".next-button").is_enabled(), "no paging under a takeover")
+        self.browser.save_screenshot(str(ARTIFACTS / "takeover.png"))
+        self.service.call("DELETE", "/carousels/default/takeover")
+        self.wait_for_caption(CAPTIONS[0])
+        self.assertTrue(self.find(".dots").is_displayed())
+        self.assertEqual(len(self.dot_ids()), 5)
+
+
 class AnotherCarousel(WebClientTest):
     """/carousels/NAME/ and /?carousel=NAME show and drive that carousel, not `default`."""
 

@@ -51,9 +51,12 @@
         state = next;
         ui.carousel.dataset.version = String(next.version);
         const hasBanner = next.banner !== null;
+        // A takeover (v2) shows its banner as it is: no dots, no countdown, no paging.
+        const takeover = next.takeover ?? null;
+        ui.carousel.classList.toggle("takeover", takeover !== null);
         ui.empty.hidden = hasBanner;
         ui.stage.hidden = !hasBanner;
-        for (const button of [ui.previous, ui.next]) button.disabled = next.count < 2;
+        for (const button of [ui.previous, ui.next]) button.disabled = takeover !== null || next.count < 2;
         ui.pause.textContent = next.paused ? "Resume" : "Pause";
         ui.pause.setAttribute("aria-pressed", String(next.paused));
         renderDots(next);
@@ -103,9 +106,11 @@
         return hash;
     }
 
+    // One dot per rotating banner (the v2 `rotation`; v1 services send only `count`).
     function renderDots(next) {
-        if (ui.dots.children.length !== next.count) {
-            ui.dots.replaceChildren(...Array.from({length: next.count}, (_, index) => {
+        const count = next.takeover ? 0 : next.count;
+        if (ui.dots.children.length !== count) {
+            ui.dots.replaceChildren(...Array.from({length: count}, (_, index) => {
                 const item = document.createElement("li");
                 const button = document.createElement("button");
                 button.type = "button";
@@ -117,6 +122,12 @@
             }));
         }
         Array.from(ui.dots.querySelectorAll(".dot")).forEach((dot, index) => {
+            const id = next.rotation ? next.rotation[index] : null;
+            if (id) {
+                dot.dataset.bannerId = id;
+            } else {
+                delete dot.dataset.bannerId;
+            }
             if (index === next.index) {
                 dot.setAttribute("aria-current", "true");
             } else {

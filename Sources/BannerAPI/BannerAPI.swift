@@ -262,7 +262,8 @@ public struct BannerAPI: HTTPHandler {
             case (true, nil): "paused"
             case (true, let until?): "paused until \(until.rfc3339)"
             }
-        return "\(position), \(playback), version \(state.version)"
+        let takeover = state.takeover.map { ", takeover by '\($0.banner.id)'" } ?? ""
+        return "\(position), \(playback)\(takeover), version \(state.version)"
     }
 
     static func problem(for error: CarouselError) -> Problem {

@@ -83,6 +83,31 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// A takeover started on one replica holds the screens of every replica (its notification
+    /// names only the carousel: the others read the row), and ending it elsewhere ends it everywhere.
+    @Test func aTakeoverOnOneReplicaHoldsEveryReplicaUntilEndedOnAnother() async throws {
+        let server = try await PostgresServer.shared()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let connection = try HTTPConnection(port: ports[1])
+        #expect(try await connection.openStream("/banner/events").status == 200)
+        let events = EventStreamReader(connection)
+        _ = try #require(try await events.nextEvent())
+        let started = try await StoreProcessTests.json(
+            ports[0], "POST", "/carousels/default/takeover",
+            #"{"banner": {"id": "alert", "image": "https://cdn.example.com/alert.png"}, "seconds": 3600}"#)
+        #expect(started.status == 200)
+        let held = try #require(try await events.nextEvent())
+        #expect(held.data?.contains(#""takeover":{"banner":"alert","#) == true, "the other replica's subscriber")
+        #expect(try await httpRequest(port: ports[1], "POST", "/banner/next").status == 409)
+        let ended = try await httpRequest(port: ports[1], "DELETE", "/carousels/default/takeover")
+        #expect(ended.status == 200)
+        #expect(
+            try await eventually { try await Self.state(ports[0]).body.contains(#""takeover":null"#) },
+            "ended on the other replica, ended here")
+        #expect(try await eventually { try await Self.converged(ports) })
+        _ = processes
+    }
+
     @Test func twoReplicasRacingWithTheSameIfMatchGiveOne200AndOne412() async throws {
         let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(2, on: server)

@@ -186,8 +186,10 @@ struct StoreProcessTests {
         let file = directory.appendingPathComponent("carousels.json")
         try #"""
         {"carousels": [
-          {"name": "lobby", "interval": 2.5, "autoplay": false, "banners": [
-            {"id": "x", "image": "https://cdn.example.com/x.png", "caption": "Spring \"sale\" ✿", "link": "https://shop.example.com/", "duration": 0.25}]},
+          {"name": "lobby", "interval": 2.5, "autoplay": false, "timeZone": "Europe/Berlin", "fallback": "x", "banners": [
+            {"id": "x", "image": "https://cdn.example.com/x.png", "caption": "Spring \"sale\" ✿", "link": "https://shop.example.com/", "duration": 0.25},
+            {"id": "y", "image": "https://cdn.example.com/y.png", "enabled": false, "startsAt": "2027-03-01T00:00:00+01:00",
+             "endsAt": "2027-04-01T00:00:00.5Z", "windows": [{"days": ["sun", "mon"], "from": "22:00", "to": "06:00"}, {"from": "12:00", "to": "24:00"}]}]},
           {"name": "default"}]}
         """#.write(to: file, atomically: true, encoding: .utf8)
         let imported = try ServerProcess(arguments: ["import", file.path], workingDirectory: directory)
@@ -195,6 +197,8 @@ struct StoreProcessTests {
         let first = try ServerProcess(arguments: ["export"], workingDirectory: directory)
         #expect(await first.waitForExit(seconds: 20) == 0)
         #expect(first.standardOutput.contains("\"caption\": \"Spring \\\"sale\\\" ✿\""))
+        #expect(first.standardOutput.contains("\"startsAt\": \"2027-02-28T23:00:00.000Z\""))
+        #expect(first.standardOutput.contains("\"timeZone\": \"Europe/Berlin\""))
         try first.standardOutput.write(to: file, atomically: true, encoding: .utf8)
         let again = try ServerProcess(arguments: ["import", file.path], workingDirectory: directory)
         #expect(await again.waitForExit(seconds: 20) == 0)

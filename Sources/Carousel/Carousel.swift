@@ -185,7 +185,8 @@ public struct Carousel: Sendable, Hashable {
             if isPaused { playback = .playing(since: now) }
         case .startTakeover(let banner, let duration):
             if let duration, !Self.pauseDurations.contains(duration) { throw .takeoverDurationOutOfRange(duration) }
-            takeover = Takeover(banner: banner, until: duration.map { now + $0 }, frozenAt: now)
+            // A takeover replacing another keeps the rotation frozen when the first one began.
+            takeover = Takeover(banner: banner, until: duration.map { now + $0 }, frozenAt: takeover?.frozenAt ?? now)
         case .endTakeover:
             if takeover != nil { endTakeover(at: now) }
         }

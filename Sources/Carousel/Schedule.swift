@@ -32,8 +32,11 @@ public struct Schedule: Sendable, Hashable {
         var eligible = false
         var next: Int64?
         // Yesterday's window may run past midnight; a window on one weekday recurs within 7 days.
-        // One more day each side covers clocks set back across midnight.
+        // One more day each side covers clocks set back across midnight. Days whose windows all
+        // open after the change already found are not looked at: a window of local day `day`
+        // opens at `day` midnight local or later, at most 17 hours earlier in UTC.
         for day in (today - 2)...(today + 8) {
+            if day > today + 1, let next, day * 86_400 - 17 * 3600 > next { break }
             let weekday = CivilDate(daysSinceEpoch: day).weekday
             for window in windows where window.days.contains(weekday: weekday) {
                 let (start, end) = window.occurrence(on: day, in: zone)

@@ -52,7 +52,11 @@ public struct ZoneRules: Sendable, CustomStringConvertible {
     /// (clocks set forward past it) names the first instant after the gap, the moment of the change.
     public func instant(ofLocal local: Int64) -> Int64 {
         // Every offset that could apply near `local`: the one before, and those of nearby changes.
+        // Offsets are within a day of UTC, so a margin of two days holds every instant `local` names.
         let margin: Int64 = 2 * 86_400
+        guard let change = nextTransition(after: local - margin), change.at <= local + margin else {
+            return local - Int64(offset(at: local - margin))  // the usual case: no change nearby
+        }
         var candidates = [offset(at: local - margin)]
         var changes: [(at: Int64, before: Int32, after: Int32)] = []
         var cursor = local - margin

@@ -250,6 +250,16 @@ struct TakeoverTests {
         #expect(carousel.takeover == nil)
     }
 
+    @Test func aTakeoverReplacingAnotherKeepsTheRotationFrozenWhenTheFirstBegan() throws {
+        let lineup = Lineup(banners: [banner("a", Schedule(endsAt: clock(5))), banner("b")], interval: .seconds(4))
+        var carousel = Carousel(lineup: lineup, now: ten)
+        try carousel.apply(.startTakeover(banner: promo, duration: nil), at: clock(1))
+        try carousel.apply(.startTakeover(banner: banner("alert"), duration: .seconds(60)), at: clock(10))
+        #expect(carousel.currentBanner?.id == "alert")
+        #expect(carousel.rotationIDs == ["a", "b"], "still the rotation of 10:00:01")
+        #expect(Carousel(lineup: lineup, anchor: carousel.anchor) == carousel)
+    }
+
     @Test func anAnchorUnderATakeoverRestoresTheFrozenRotation() throws {
         let lineup = Lineup(banners: [banner("a", Schedule(endsAt: clock(5))), banner("b")], interval: .seconds(4))
         var carousel = Carousel(lineup: lineup, now: ten)

@@ -243,3 +243,70 @@ struct SQLiteStoreTests {
         #expect(try store.loadAll().first?.anchor == playing)
     }
 }
+
+/// Stores written by the banner-server before schedules (schema 1: no `changed_at`, no
+/// `takeover`) keep their carousels when a newer one opens them, as a user upgrading would.
+@Suite("Stores of schema 1")
+struct SchemaOneTests {
+    /// What a schema-1 banner-server stored for one carousel: a definition without `timeZone` or
+    /// `fallback`, on banner 1, playing since t0, version 7, revision 3.
+    static let definitionText =
+        #"{"name":"lobby","interval":2.5,"autoplay":false,"banners":[{"id":"a","image":"https://cdn.example.com/a.png","caption":"","link":null,"duration":null},{"id":"b","image":"https://cdn.example.com/b.png","caption":"","link":null,"duration":10.0}]}"#
+    static let row =
+        "INSERT INTO carousels (name, definition, revision, position, playing_since, paused_until, version) "
+        + "VALUES ('lobby', '\(definitionText)', 3, 1, \(t0.nanosecondsSinceEpoch), NULL, 7);"
+
+    static func checkMigrated(_ store: any CarouselStore) throws {
+        let stored = try #require(try store.loadAll().first)
+        #expect(stored.revision == 3)
+        #expect(stored.definition.timeZone == .utc && stored.definition.fallback == nil)
+        #expect(stored.definition.banners.map(\.id) == ["a", "b"])
+        #expect(
+            stored.anchor
+                == CarouselAnchor(
+                    index: 1, playback: .playing(since: t0), version: 7, changedAt: Timestamp(nanosecondsSinceEpoch: 0))
+        )
+        var carousel = stored.definition.carousel(at: stored.anchor)
+        carousel.advance(to: t0 + .seconds(11))
+        #expect(carousel.currentBanner?.id == "a", "b's 10 s ran out at t0 + 10 s")
+        #expect(carousel.version == 8)
+    }
+
+    @Test func aSQLiteFileOfSchemaOneIsMigratedKeepingItsCarousels() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        try SQLiteConnection(path: path).execute(
+            """
+            CREATE TABLE store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE carousels (
+                serial INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, definition TEXT NOT NULL,
+                revision INTEGER NOT NULL, position INTEGER, playing_since INTEGER, paused_until INTEGER,
+                version INTEGER NOT NULL);
+            INSERT INTO store (key, value) VALUES ('identity', 'schema-one');
+            \(Self.row)
+            PRAGMA user_version = 1;
+            """)
+        let store = try SQLiteStore(path: path)
+        #expect(store.identity == "schema-one")
+        try Self.checkMigrated(store)
+    }
+
+    @Test func aPostgreSQLDatabaseOfSchemaOneIsMigratedKeepingItsCarousels() async throws {
+        let server = try await PostgresServer.shared()
+        let uri = try await server.createDatabase()
+        let database = String(uri.split(separator: "/").last ?? "")
+        _ = try await server.psql(
+            """
+            CREATE TABLE banner_store (key text PRIMARY KEY, value text NOT NULL);
+            CREATE TABLE carousels (
+                serial bigserial PRIMARY KEY, name text NOT NULL UNIQUE, definition text NOT NULL,
+                revision bigint NOT NULL, position bigint, playing_since bigint, paused_until bigint,
+                version bigint NOT NULL);
+            INSERT INTO banner_store (key, value) VALUES ('identity', 'schema-one'), ('schema_version', '1');
+            \(Self.row)
+            """, database: database)
+        let store = try PostgresStore(uri: uri)
+        defer { store.close() }
+        #expect(store.identity == "schema-one")
+        try Self.checkMigrated(store)
+    }
+}

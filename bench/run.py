@@ -42,6 +42,7 @@ OUT = ROOT / "bench" / "out"
 SERVICE = ROOT / ".build" / "release" / "banner-server"
 REFERENCE = OUT / "reference"
 FANOUT = OUT / "sse_fanout"
+ARRIVALS = OUT / "sse_arrivals"
 
 
 def free_port():
@@ -315,6 +316,18 @@ def fan_out(threads, subscribers, changes):
     return figures
 
 
+def arrivals(service, events, seconds=600):
+    """The first `events` events of the service's /banner/events (those within `seconds`) with their
+    arrival times, taken by bench/tools/sse_arrivals.c as recv returns (a Python client's own
+    wake-up would count otherwise)."""
+    result = subprocess.run([str(ARRIVALS), "--port", str(service.port), "--events", str(events),
+                             "--seconds", str(seconds)], capture_output=True, text=True, timeout=seconds + 60)
+    if result.returncode != 0:
+        sys.exit(f"bench: sse_arrivals failed: {result.stderr.strip()}")
+    return [(float(arrival), json.loads(data))
+            for arrival, data in (line.split(" ", 1) for line in result.stdout.splitlines())]
+
+
 def advance_timing(threads, advances, interval):
     """One subscriber, automatic advances every `interval` s: each event's arrival against the
     nextAdvanceAt the previous state promised, and the schedule's drift over the run."""
@@ -324,18 +337,10 @@ def advance_timing(threads, advances, interval):
     service = start_service(threads, name="timing", autoplay=True, interval=interval, banners=banners)
     errors, promised = [], []
     try:
-        with socket.create_connection(("127.0.0.1", service.port), timeout=10) as connection:
-            connection.sendall(b"GET /banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            buffer = b""
-            while len(promised) <= advances:
-                buffer += connection.recv(65536)
-                arrival = time.time()
-                while (match := re.search(rb"\ndata: (\{.*?\})\n\n", buffer)):
-                    buffer = buffer[match.end():]
-                    state = json.loads(match.group(1))
-                    if promised:
-                        errors.append((arrival - promised[-1]) * 1000)
-                    promised.append(datetime.datetime.fromisoformat(state["nextAdvanceAt"]).timestamp())
+        for arrival, state in arrivals(service, advances + 1):
+            if promised:
+                errors.append((arrival - promised[-1]) * 1000)
+            promised.append(datetime.datetime.fromisoformat(state["nextAdvanceAt"]).timestamp())
     finally:
         service.stop()
     first = promised[0]
@@ -359,18 +364,14 @@ def boundary_timing(threads, boundaries, spacing_ms=100):
     service = start_service(threads, name="boundaries", banners=banners)
     errors, joined = [], None
     try:
-        with socket.create_connection(("127.0.0.1", service.port), timeout=10) as connection:
-            connection.sendall(b"GET /banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            buffer = b""
-            while joined is None or joined < boundaries:
-                buffer += connection.recv(65536)
-                arrival = time.time()
-                while (match := re.search(rb"\ndata: (\{.*?\})\n\n", buffer)):
-                    buffer = buffer[match.end():]
-                    now_joined = json.loads(match.group(1))["count"] - 1
-                    if joined is not None:
-                        errors += [(arrival - instants[k]) * 1000 for k in range(joined, now_joined)]
-                    joined = now_joined
+        # One event per boundary, and the first; fewer when boundaries passed before it connected,
+        # so it listens until a second after the last boundary.
+        listen = instants[-1] - time.time() + 1
+        for arrival, state in arrivals(service, boundaries + 1, seconds=listen):
+            now_joined = state["count"] - 1
+            if joined is not None:
+                errors += [(arrival - instants[k]) * 1000 for k in range(joined, now_joined)]
+            joined = now_joined
     finally:
         service.stop()
     errors.sort()

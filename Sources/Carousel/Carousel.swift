@@ -146,7 +146,7 @@ public struct Carousel: Sendable, Hashable {
     /// The next time the carousel may change by itself (an advance, a schedule boundary, the end of
     /// a timed pause or of a takeover): when its owner should call `advance(to:)` again.
     public var nextChangeAt: Timestamp? {
-        [nextAdvanceAt, otherChangeAt].compactMap { $0 }.min()
+        earliest(nextAdvanceAt, otherChangeAt)
     }
 
     // MARK: Transitions
@@ -246,7 +246,7 @@ public struct Carousel: Sendable, Hashable {
     /// The earliest change other than an advance: a boundary (not under a takeover), the end of
     /// a timed pause or of the takeover.
     private var otherChangeAt: Timestamp? {
-        [takeover == nil ? schedule.value.nextChange : nil, pausedUntil, takeover?.until].compactMap { $0 }.min()
+        earliest(earliest(takeover == nil ? schedule.value.nextChange : nil, pausedUntil), takeover?.until)
     }
 
     private static func fallbackPosition(in lineup: Lineup) -> Int? {

@@ -42,11 +42,12 @@ public struct Schedule: Sendable, Hashable {
                 let (start, end) = window.occurrence(on: day, in: zone)
                 guard start < end else { continue }  // swallowed by a clock change
                 if start <= second && second < end { eligible = true }
-                for edge in [start, end] where edge > second { next = min(next ?? edge, edge) }
+                if start > second { next = min(next ?? start, start) }
+                if end > second { next = min(next ?? end, end) }
             }
         }
         let windowChange = next.map { Timestamp(nanosecondsSinceEpoch: $0 * 1_000_000_000) }
-        return (eligible, [windowChange, endsAt].compactMap { $0 }.min())
+        return (eligible, earliest(windowChange, endsAt))
     }
 }
 

@@ -15,7 +15,7 @@ struct ScheduleCursor: Sendable {
             eligible.append(status.eligible)
             changesAt.append(status.changesAt)
         }
-        nextChange = changesAt.compactMap { $0 }.min()
+        nextChange = changesAt.reduce(nil, earliest)
     }
 
     /// Brings every banner whose status may have changed by `time` up to `time`.
@@ -27,7 +27,7 @@ struct ScheduleCursor: Sendable {
             eligible[position] = status.eligible
             changesAt[position] = status.changesAt
         }
-        self.nextChange = changesAt.compactMap { $0 }.min()
+        self.nextChange = changesAt.reduce(nil, earliest)
     }
 
     /// The positions of the eligible banners in list order; `fallback` alone when there are none.

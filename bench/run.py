@@ -761,7 +761,8 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"| {fanout['connected']:,} | {fanout['p50_ms']:.1f} | {fanout['p99_ms']:.1f} | {fanout['max_ms']:.1f} | "
         f"{fanout['rss_kib'] / 1024:.1f} MiB |",
         "",
-        f"**Timing**: interval 100 ms, every banner the same; one subscriber; for each of {timing['advances']} "
+        f"**Timing**: interval 100 ms, every banner the same; one subscriber (bench/tools/sse_arrivals.c, "
+        f"which notes each arrival as recv returns); for each of {timing['advances']} "
         "automatic advances, the event's arrival minus the `nextAdvanceAt` the previous event promised; drift: the "
         f"largest distance of any promised time from first + k × 100 ms over the {timing['span_s']:.1f} s run "
         "(times are sent with millisecond precision).",
@@ -772,7 +773,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"{timing['drift_ms']:.3f} |",
         "",
         f"**Schedule boundaries**: autoplay off; {arguments.boundaries} banners joining the rotation 100 ms apart "
-        "(`startsAt`); one subscriber; for each boundary, the arrival of the event that reports it minus the "
+        "(`startsAt`); one subscriber (sse_arrivals); for each boundary, the arrival of the event that reports it minus the "
         "boundary's instant (docs/SCHEDULES.md: the engine's one timer is armed for it, nothing polls).",
         "",
         "| boundaries | p50 ms | p99 ms | max ms | early |",

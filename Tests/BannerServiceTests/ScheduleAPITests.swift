@@ -157,33 +157,38 @@ struct ScheduleAPITests {
 struct ScheduleBoundaryTests {
     /// A banner that joins two seconds from now is pushed to a subscriber at its instant: the
     /// timeline promises the time, and the event never comes before it. (When the machine is so
-    /// loaded that setting it up took longer than the lead, the lead is doubled and it is tried again.)
+    /// loaded that setting it up took longer than the lead, it starts again on a fresh carousel
+    /// with twice the lead.)
     @Test func aBannerJoiningInTwoSecondsIsPushedAtTheInstantPromised() async throws {
         let live = try LiveService()
-        let created = try await live.request(
-            "POST", "/carousels", headers: [("Content-Type", "application/json")],
-            body: #"""
-                {"name": "soon", "interval": 3600, "banners": [
-                  {"id": "now", "image": "https://cdn.example.com/now.png"},
-                  {"id": "soon", "image": "https://cdn.example.com/soon.png", "enabled": false}]}
-                """#)
-        #expect(created.status == 201)
-        let connection = try HTTPConnection(port: live.port)
-        _ = try await connection.openStream("/carousels/soon/banner/events")
-        let events = EventStreamReader(connection)
-        #expect(try stateOf(try await events.nextEvent())["rotation"] as? [String] == ["now"])
         for lead in [2, 4, 8, 16, 32] {
+            let name = "soon-\(lead)"
+            let created = try await live.request(
+                "POST", "/carousels", headers: [("Content-Type", "application/json")],
+                body: """
+                    {"name": "\(name)", "interval": 3600, "banners": [
+                      {"id": "now", "image": "https://cdn.example.com/now.png"},
+                      {"id": "soon", "image": "https://cdn.example.com/soon.png", "enabled": false}]}
+                    """)
+            #expect(created.status == 201)
+            let connection = try HTTPConnection(port: live.port)
+            _ = try await connection.openStream("/carousels/\(name)/banner/events")
+            let events = EventStreamReader(connection)
+            #expect(try stateOf(try await events.nextEvent())["rotation"] as? [String] == ["now"])
             let opens = Timestamp(
                 nanosecondsSinceEpoch: (Timestamp.now().nanosecondsSinceEpoch / 1_000_000 + Int64(lead) * 1000)
                     * 1_000_000)
             let patched = try await live.request(
-                "PATCH", "/carousels/soon/banners/soon", headers: [("Content-Type", "application/json")],
+                "PATCH", "/carousels/\(name)/banners/soon", headers: [("Content-Type", "application/json")],
                 body: #"{"enabled": null, "startsAt": "\#(opens.rfc3339)"}"#)
             #expect(patched.status == 200)
             let edited = try stateOf(try await events.nextEvent())
             guard edited["rotation"] as? [String] == ["now"] else { continue }  // already open: too slow
-            let planned = try await live.request("GET", "/carousels/soon/timeline?limit=1").json["entries"]
-            #expect((planned as? [[String: Any]])?.first?["at"] as? String == opens.rfc3339)
+            let planned = try await live.request("GET", "/carousels/\(name)/timeline?limit=1").json["entries"]
+            guard (planned as? [[String: Any]])?.first?["at"] as? String == opens.rfc3339 else {
+                #expect(Timestamp.now() >= opens, "the timeline misses a boundary still to come")
+                continue  // planned after the boundary had passed: too slow
+            }
             let pushed = try stateOf(try await events.nextEvent())
             let arrived = Timestamp.now()
             #expect(pushed["rotation"] as? [String] == ["now", "soon"])
@@ -191,6 +196,7 @@ struct ScheduleBoundaryTests {
             #expect(arrived >= opens, "published at the boundary, not before it")
             return
         }
-        Issue.record("the banner was open before every lead up to 32 s: the service is too slow to check this")
+        Issue.record(
+            "every lead up to 32 s had passed before the check was set up: the service is too slow to check this")
     }
 }

@@ -1,6 +1,5 @@
 import Carousel
 import Definitions
-import Dispatch
 import JSON
 import Logging
 import MicroHTTP
@@ -18,9 +17,6 @@ public struct BannerAPI: HTTPHandler {
     let logger: Logger
     /// Nil when ready for traffic (`GET /readyz`); otherwise why not.
     let notReady: @Sendable () -> String?
-    /// Where timelines are computed, one at a time: a long one (10,000 entries of a busy
-    /// schedule) never holds a libmicrohttpd thread or the engines' threads.
-    private let planning = DispatchQueue(label: "banner.timelines")
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -111,16 +107,8 @@ public struct BannerAPI: HTTPHandler {
             case .timeline:
                 let live = try carousel(route)
                 let limit = try TimelineView.limit(request.queryParameter("limit"))
-                let headers = cors.headers(for: origin)
-                return .deferred { [planning] in
-                    await withCheckedContinuation { answer in
-                        planning.async {
-                            let planned = TimelineView.response(
-                                of: live.engine.timeline(limit: limit), headers: headers)
-                            answer.resume(returning: PreparedResponse(planned))
-                        }
-                    }
-                }
+                return .response(
+                    TimelineView.response(of: live.engine.timeline(limit: limit), headers: cors.headers(for: origin)))
             case .createCarousel:
                 try access.authorizeAdmin(request)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)

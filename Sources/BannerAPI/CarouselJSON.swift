@@ -65,14 +65,16 @@ struct EncodedBanners: Sendable {
 
     init(_ banners: [Banner]) {
         self.banners = banners
-        encoded = banners.map { EncodedJSON(BannerDecoding.json($0).bytes) }
-        let listed = { (banner: Banner, active: Bool) -> EncodedJSON in
-            var object = BannerDecoding.json(banner)
+        // Each banner's fields are built once; the listed forms add `active` to a copy.
+        let objects = banners.map(BannerDecoding.json)
+        encoded = objects.map { EncodedJSON($0.bytes) }
+        let listed = { (object: JSONObject, active: Bool) -> EncodedJSON in
+            var object = object
             object.add("active", active)
             return EncodedJSON(object.bytes)
         }
-        active = banners.map { listed($0, true) }
-        inactive = banners.map { listed($0, false) }
+        active = objects.map { listed($0, true) }
+        inactive = objects.map { listed($0, false) }
     }
 
     /// These, when they still encode `banners` (an O(1) check while the list is unchanged),

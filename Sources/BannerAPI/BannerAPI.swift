@@ -15,6 +15,8 @@ public struct BannerAPI: HTTPHandler {
     let access: AccessPolicy
     let cors: CORSPolicy
     let logger: Logger
+    /// The clock the carousels run on, which `GET /time` reads.
+    let clock: @Sendable () -> Timestamp
     /// Nil when ready for traffic (`GET /readyz`); otherwise why not.
     let notReady: @Sendable () -> String?
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
@@ -33,8 +35,9 @@ public struct BannerAPI: HTTPHandler {
 
     init(
         directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
-        notReady: @escaping @Sendable () -> String? = { nil }
+        clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil }
     ) {
+        self.clock = clock
         self.notReady = notReady
         self.directory = directory
         self.web = web
@@ -68,6 +71,8 @@ public struct BannerAPI: HTTPHandler {
                         headers: [HTTPHeader("Retry-After", "\(Problem.retryAfterSeconds)")])
                 }
                 return .prepared(ready)
+            case .time:
+                return .response(ServiceTime.response(at: clock(), headers: cors.headers(for: origin)))
             case .web(let path):
                 if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))

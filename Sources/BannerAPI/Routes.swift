@@ -8,6 +8,8 @@ enum Action: Sendable, Equatable {
     case health
     /// `GET /readyz`: 200 when the store can be reached and the carousels are loaded.
     case readiness
+    /// `GET /time`: the service's clock, for screens that flip in step (docs/SCREENS.md).
+    case time
     case events
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
     case preflight(allow: String)
@@ -75,6 +77,7 @@ enum Routes {
     private static let service: [String: Methods] = [
         "/healthz": readable(.health),
         "/readyz": readable(.readiness),
+        "/time": readable(.time),
         "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 

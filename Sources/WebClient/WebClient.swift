@@ -19,6 +19,7 @@ public enum WebClient {
 
     public static let assets: [Asset] = [
         Asset(path: "/", contentType: "text/html; charset=utf-8", content: PackageResources.index_html),
+        Asset(path: "/sync.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.sync_js),
         Asset(path: "/app.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.app_js),
         Asset(path: "/app.css", contentType: "text/css; charset=utf-8", content: PackageResources.app_css),
         Asset(path: "/favicon.svg", contentType: "image/svg+xml", content: PackageResources.favicon_svg),

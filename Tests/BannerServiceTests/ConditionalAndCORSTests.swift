@@ -67,7 +67,8 @@ struct CORSTests {
 
     @Test func anAllowedOriginGetsTheGrant() async {
         let harness = RouterHarness(corsOrigins: [shop, "http://localhost:3000"])
-        for path in ["/banner", "/banners", "/banner/index"] {
+        // `/time` too: the embeddable component on a shop's page reads the service's clock.
+        for path in ["/banner", "/banners", "/banner/index", "/time"] {
             let response = await harness.send("GET", path, headers: [("Origin", shop)])
             #expect(response.header("Access-Control-Allow-Origin") == shop)
             #expect(response.header("Vary") == "Origin")
@@ -180,6 +181,7 @@ struct CORSTests {
 struct WebClientAssetTests {
     @Test(arguments: [
         ("/", "text/html; charset=utf-8"), ("/app.js", "text/javascript; charset=utf-8"),
+        ("/sync.js", "text/javascript; charset=utf-8"),
         ("/app.css", "text/css; charset=utf-8"), ("/favicon.svg", "image/svg+xml"),
     ])
     func eachAssetHasItsTypeATagAndTheSecurityHeaders(_ path: String, _ contentType: String) async throws {
@@ -196,6 +198,7 @@ struct WebClientAssetTests {
 
     @Test func thePageLoadsItsScriptAndStyleFromTheService() async {
         let page = await RouterHarness().send("GET", "/").text
+        #expect(page.contains(#"<script src="/sync.js" defer></script>"#))
         #expect(page.contains(#"<script src="/app.js" defer></script>"#))
         #expect(page.contains(#"<link rel="stylesheet" href="/app.css">"#))
     }

@@ -75,10 +75,21 @@ struct LiveServiceTests {
         #expect(!connection.isClosedByPeer, "all of it on one keep-alive connection")
     }
 
+    /// `GET /time` reads the real clock: between the client's readings before and after asking.
+    @Test func timeIsTheServersRealClock() async throws {
+        let live = try LiveService()
+        let connection = try HTTPConnection(port: live.port)
+        let before = Double(Timestamp.now().nanosecondsSinceEpoch) / 1e6
+        let answer = try await connection.send("GET", "/time")
+        let after = Double(Timestamp.now().nanosecondsSinceEpoch) / 1e6
+        let epochMillis = try #require(try answer.json["epochMillis"] as? Double)
+        #expect(before <= epochMillis + 0.001 && epochMillis <= after + 0.001, "\(before) ≤ \(epochMillis) ≤ \(after)")
+    }
+
     @Test func headAnswersTheHeadersOfGetWithoutABody() async throws {
         let live = try LiveService()
         let connection = try HTTPConnection(port: live.port)
-        for path in ["/banner", "/banners", "/banner/index", "/healthz"] {
+        for path in ["/banner", "/banners", "/banner/index", "/healthz", "/time"] {
             let get = try await connection.send("GET", path)
             let head = try await connection.send("HEAD", path)
             #expect(head.status == 200)

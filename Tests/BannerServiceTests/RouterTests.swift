@@ -46,6 +46,19 @@ struct RouterReadTests {
         #expect(response.header("Cache-Control") == "no-store", "no validator to revalidate a cached copy with")
     }
 
+    /// The carousels' clock to the microsecond, never cached: screens estimate their offset to it.
+    @Test func timeIsTheCarouselsClockInMilliseconds() async throws {
+        let harness = RouterHarness()
+        harness.clock.set(t0 + .nanoseconds(123_456_789))
+        let response = await harness.send("GET", "/time")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+        #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.text == "{\"epochMillis\":1795982400123.456}\n")
+        harness.clock.set(t0 + .nanoseconds(7_000))
+        #expect(await harness.send("GET", "/time").text == "{\"epochMillis\":1795982400000.007}\n")
+    }
+
     /// The OpenAPI document names every route the table answers, with the same methods
     /// (schemathesis then holds the answers to it: Tests/openapi).
     @Test func theOpenAPIDocumentDescribesEveryRoute() async throws {
@@ -62,7 +75,7 @@ struct RouterReadTests {
         }
     }
 
-    @Test(arguments: ["/banner", "/banners", "/banner/index", "/healthz"])
+    @Test(arguments: ["/banner", "/banners", "/banner/index", "/healthz", "/time"])
     func headIsAllowedWhereGetIs(_ path: String) async {
         #expect(await RouterHarness().send("HEAD", path).status == 200)
     }

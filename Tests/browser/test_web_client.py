@@ -22,6 +22,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from datetime import datetime
+
+from delaying_proxy import DelayingProxy
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -118,6 +121,7 @@ class BannerServer:
 
 class WebClientTest(unittest.TestCase):
     token = None
+    interval = 3600.0
 
     @classmethod
     def setUpClass(cls):
@@ -125,7 +129,7 @@ class WebClientTest(unittest.TestCase):
         cls.images = ImageServer()
 
     def setUp(self):
-        self.service = BannerServer(self.images, token=self.token)
+        self.service = BannerServer(self.images, token=self.token, interval=self.interval)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -133,8 +137,28 @@ class WebClientTest(unittest.TestCase):
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        self.browser.get(self.service.url + "/")
-        self.wait_for_caption(self.service.state()["banner"]["caption"])
+        # Every banner the page shows, as it announces them (before its own scripts run).
+        self.before_page_scripts("""
+            window.shownBanners = [];
+            document.addEventListener("banner-carousel:shown", (event) => window.shownBanners.push(event.detail));
+        """)
+        self.prepare_browser()
+        self.browser.get(self.page_url())
+        self.wait(lambda: self.find(".slide-caption").text == self.service.state()["banner"]["caption"], 15,
+                  "the page shows the service's banner")
+
+    def prepare_browser(self):
+        """What a test class needs in the browser before the page opens."""
+
+    def page_url(self):
+        return self.service.url + "/"
+
+    def before_page_scripts(self, source):
+        """Runs `source` in every page this browser opens, before the page's own scripts."""
+        self.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+
+    def shown_banners(self):
+        return self.browser.execute_script("return window.shownBanners")
 
     def tearDown(self):
         self.browser.save_screenshot(str(ARTIFACTS / f"{self._testMethodName}.png"))
@@ -159,8 +183,9 @@ class WebClientTest(unittest.TestCase):
                   f"the page should show {caption!r}, shows {self.find('.slide-caption').text!r}")
 
     def shown_index(self):
-        dots = self.browser.find_elements(By.CSS_SELECTOR, ".dot")
-        current = [index for index, dot in enumerate(dots) if dot.get_attribute("aria-current") == "true"]
+        current = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('.dot'), (dot, index) => [dot, index])"
+            ".filter(([dot]) => dot.getAttribute('aria-current') === 'true').map(([, index]) => index)")
         return current[0] if len(current) == 1 else None
 
 
@@ -275,7 +300,9 @@ class SchedulesAndTakeovers(WebClientTest):
     """One dot per rotating banner; a takeover shown as it is (docs/SCHEDULES.md)."""
 
     def dot_ids(self):
-        return [dot.get_attribute("data-banner-id") for dot in self.browser.find_elements(By.CSS_SELECTOR, ".dot")]
+        # In one script: the page may replace its dots between two WebDriver calls.
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('.dot'), (dot) => dot.dataset.bannerId ?? null)")
 
     def test_one_dot_per_rotating_banner(self):
         self.service.call("PATCH", "/carousels/default/banners/banner-2", {"enabled": False})
@@ -356,6 +383,75 @@ class WithAControlToken(WebClientTest):
         self.wait(lambda: self.find(".error").is_displayed(), 3, "an error, not a silent failure")
         self.assertIn("control token", self.find(".error").text)
         self.assertFalse(self.service.state()["paused"])
+
+
+class InStep(WebClientTest):
+    """Flips at nextAdvanceAt on the service's clock (docs/SCREENS.md), whatever the browser's
+    own clock says and however late the pushed state arrives."""
+
+    interval = 2.0
+    hold = 1.5  # seconds the proxy holds back the event stream
+    skew = 5 * 60 * 1000  # milliseconds the browser's clock is moved
+
+    def prepare_browser(self):
+        self.proxy = DelayingProxy(self.service.port, hold_events=self.hold)
+        self.addCleanup(self.proxy.close)
+        # The browser's wall clock (Date and performance.timeOrigin) five minutes ahead; the real
+        # origin is kept aside to place the page's frames on the real clock.
+        self.before_page_scripts(f"""
+            window.realTimeOrigin = performance.timeOrigin;
+            const RealDate = Date;
+            const skewed = () => RealDate.now() + {self.skew};
+            window.Date = class extends RealDate {{
+                constructor(...args) {{ if (args.length === 0) super(skewed()); else super(...args); }}
+                static now() {{ return skewed(); }}
+            }};
+            Object.defineProperty(performance, "timeOrigin", {{value: window.realTimeOrigin + {self.skew}}});
+        """)
+
+    def page_url(self):
+        return self.proxy.url + "/"
+
+    def test_flips_at_next_advance_on_the_service_clock_before_the_held_back_event(self):
+        self.assertGreater(self.browser.execute_script("return Date.now() - performance.now() - performance.timeOrigin"),
+                           -1000, "the skewed clock is in place")
+        self.wait(lambda: sum(1 for shown in self.shown_banners() if shown["foreseen"]) >= 4, 30,
+                  "the page flips by itself at nextAdvanceAt, four times")
+        state = self.service.state()
+        # The service advances every 2 s from its anchor: its due times are nextAdvanceAt − 2k s.
+        next_advance = datetime.fromisoformat(state["nextAdvanceAt"].replace("Z", "+00:00")).timestamp() * 1000
+        origin = self.browser.execute_script("return window.realTimeOrigin")
+        shown = self.shown_banners()
+        first_foreseen = next(index for index, entry in enumerate(shown) if entry["foreseen"])
+        for number, entry in enumerate(shown[first_foreseen:]):
+            # Every change after the first flip was foreseen: the late events only confirmed them.
+            self.assertTrue(entry["foreseen"], f"{entry} came from an event, not at nextAdvanceAt")
+            if number == 0:
+                continue  # may be late: the page loaded just before a due time, its clock not estimated yet
+            flipped_at = origin + entry["frameTime"]
+            due = next_advance - round((next_advance - flipped_at) / 2000) * 2000
+            # The event of this advance reaches the page `hold` seconds after it; a page that
+            # trusted its own clock would be five minutes off.
+            self.assertLess(abs(flipped_at - due), 0.25 * self.hold * 1000,
+                            f"{entry['id']} shown {flipped_at - due:+.1f} ms from its due time")
+        ids = [entry["id"] for entry in shown[first_foreseen:]]
+        self.assertEqual(ids, [f"banner-{(int(ids[0][-1]) + step) % 5}" for step in range(len(ids))],
+                         "one banner after the other, in the service's order")
+
+
+class HiddenTab(WebClientTest):
+    def test_a_hidden_tab_jumps_to_the_live_banner_when_shown_again(self):
+        seen_before = len(self.shown_banners())
+        self.browser.minimize_window()
+        self.wait(lambda: self.browser.execute_script("return document.visibilityState") == "hidden", 5)
+        for _ in range(3):
+            self.service.call("POST", "/banner/next")
+        self.browser.maximize_window()
+        self.wait_for_caption(CAPTIONS[3])
+        shown = self.shown_banners()[seen_before:]
+        self.assertEqual([entry["id"] for entry in shown], ["banner-3"], "no catch-up slideshow")
+        self.assertEqual(self.find(".slide").value_of_css_property("animation-name"), "none",
+                         "the live banner shows without a slide animation")
 
 
 class Serving(unittest.TestCase):

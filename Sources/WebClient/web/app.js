@@ -1,6 +1,7 @@
 "use strict";
 // The web client of the banner carousel service: shows the shared carousel, follows it live
-// (Server-Sent Events, or ETag polling where a stream cannot get through), and drives it.
+// (Server-Sent Events, or ETag polling where a stream cannot get through), flips in step with
+// every other screen (sync.js), and drives it.
 (() => {
     const $ = (selector) => document.querySelector(selector);
     const ui = {
@@ -38,17 +39,36 @@
     if (carouselName) document.title = `${carouselName} · Banner carousel`;
     const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
-    let state = null;
-    let skewMs = null; // this clock minus the service's, estimated from events
+    let state = null; // what is shown
+    let pending = null; // the latest state received, shown in the next frame
+    let jumpUntil = 0; // performance.now() until which changes show without animation (tab shown again)
+    let upcoming = null; // the next automatic advance, foreseen: {due, state}
+    let defaultInterval = null;
+    const clock = new ServiceClock("/time");
     let etag = null;
     let pollTimer = null;
     let events = null;
 
     // ----- Showing the state ---------------------------------------------------------------
 
-    function render(next) {
+    // Every state received goes through here; the next animation frame shows the latest one, so a
+    // burst of queued events (a tab that was frozen) is one change on screen, not a slideshow.
+    // Dropped: an older version than the one shown (a command's answer overtook the stream), and
+    // the state a foreseen flip came from (a poll answered just before the advance).
+    function receive(next, {restart = false} = {}) {
+        const current = pending ?? state;
+        if (!restart && current
+            && (next.version < current.version || (current.foreseen && next.version === current.version))) {
+            return;
+        }
+        pending = next;
+    }
+
+    function render(next, frameTime) {
         const previous = state;
         state = next;
+        defaultInterval = learnDefaultInterval(next, defaultInterval);
+        upcoming = foreseeAdvance(next, defaultInterval);
         ui.carousel.dataset.version = String(next.version);
         const hasBanner = next.banner !== null;
         // A takeover (v2) shows its banner as it is: no dots, no countdown, no paging.
@@ -63,11 +83,22 @@
         if (hasBanner && (!previous || previous.banner === null || previous.banner.id !== next.banner.id
             || previous.banner.image !== next.banner.image || previous.banner.caption !== next.banner.caption
             || previous.banner.link !== next.banner.link)) {
-            showBanner(next.banner, direction(previous, next));
+            showBanner(next.banner, frameTime < jumpUntil ? "none" : direction(previous, next));
+            document.dispatchEvent(new CustomEvent("banner-carousel:shown", {
+                detail: {id: next.banner.id, frameTime, foreseen: next.foreseen === true},
+            }));
         }
-        // The three-view idea: the neighbours' images are fetched before they are needed.
-        ui.preload[0].src = next.previous ? next.previous.image : "";
-        ui.preload[1].src = next.next ? next.next.image : "";
+        // The three-view idea: the neighbours' images are fetched (and decoded, so that a flip at
+        // nextAdvanceAt shows it in that very frame) long before they are needed.
+        preload(ui.preload[0], next.previous);
+        preload(ui.preload[1], next.next);
+    }
+
+    function preload(image, banner) {
+        if (!banner) return;
+        if (image.getAttribute("src") === banner.image) return;
+        image.src = banner.image;
+        image.decode().catch(() => {});
     }
 
     function direction(previous, next) {
@@ -136,27 +167,38 @@
         });
     }
 
-    // The countdown to the next automatic advance, on the service's clock.
-    function tick() {
+    // Once per frame: the latest state received, else the next banner when its time has come on
+    // the service's clock (docs/SCREENS.md), in the frame nearest to it; then the countdown.
+    let lastFrameTime = null;
+    let frameMs = 1000 / 60;
+    function frame(frameTime) {
+        if (lastFrameTime !== null) frameMs = Math.min(50, 0.9 * frameMs + 0.1 * (frameTime - lastFrameTime));
+        lastFrameTime = frameTime;
+        if (pending) {
+            const next = pending;
+            pending = null;
+            render(next, frameTime);
+        }
+        if (upcoming && clock.ready && clock.at(frameTime) >= upcoming.due - frameMs / 2) {
+            render(upcoming.state, frameTime);
+        }
         let fraction = 0;
-        if (state && !state.paused && state.nextAdvanceAt !== null) {
+        if (state && !state.paused && state.nextAdvanceAt !== null && clock.ready) {
             const due = Date.parse(state.nextAdvanceAt);
-            const now = Date.now() - (skewMs ?? 0);
-            fraction = Math.min(1, Math.max(0, 1 - (due - now) / (state.interval * 1000)));
+            fraction = Math.min(1, Math.max(0, 1 - (due - clock.at(frameTime)) / (state.interval * 1000)));
         }
         ui.bar.style.transform = `scaleX(${fraction})`;
-        requestAnimationFrame(tick);
+        requestAnimationFrame(frame);
     }
 
-    // Every event after the first is sent when its change happens, and a change restarts the
-    // countdown: the service's clock then read nextAdvanceAt − interval. The smallest gap seen
-    // is the best estimate (delivery only adds delay).
-    function learnSkew(next) {
-        if (next.paused || next.nextAdvanceAt === null) return;
-        const serviceNow = Date.parse(next.nextAdvanceAt) - next.interval * 1000;
-        const gap = Date.now() - serviceNow;
-        skewMs = skewMs === null ? gap : Math.min(skewMs, gap);
-    }
+    // A tab that was hidden shows the live state as it comes back, without catching up slide by
+    // slide: the frames it missed were never drawn, and what it shows next is asked afresh.
+    document.addEventListener("visibilitychange", () => {
+        if (document.visibilityState !== "visible") return;
+        jumpUntil = performance.now() + 1000;
+        etag = null;
+        poll();
+    });
 
     // ----- Following the service -----------------------------------------------------------
 
@@ -166,30 +208,31 @@
         ui.carousel.classList.toggle("offline", !reachable);
     }
 
-    function follow() {
+    function follow(reconnected = false) {
         if (!("EventSource" in window)) {
             startPolling();
             return;
         }
         events = new EventSource(api("/banner/events"));
-        let first = true;
+        // After the stream was lost, its first state is taken whatever its version (the carousel may
+        // have been deleted and created again); on the first connection it may be older than what
+        // the page already shows (a held-back stream), and is then dropped like any other.
         events.addEventListener("open", () => {
             setReachable(true);
             stopPolling();
         });
         events.addEventListener("state", (event) => {
             const next = JSON.parse(event.data);
-            if (!first) learnSkew(next);
-            first = false;
             setReachable(true);
-            render(next);
+            receive(next, {restart: reconnected});
+            reconnected = false;
         });
         events.addEventListener("error", () => {
-            first = true;
+            reconnected = true;
             // The browser reconnects by itself (the stream says retry: 2000); meanwhile poll,
             // which also covers a proxy that holds streams back.
             startPolling();
-            if (events.readyState === EventSource.CLOSED) setTimeout(follow, 2000);
+            if (events.readyState === EventSource.CLOSED) setTimeout(() => follow(true), 2000);
         });
     }
 
@@ -220,7 +263,7 @@
             if (!response.ok) throw new Error(`status ${response.status}`);
             etag = response.headers.get("ETag");
             setReachable(true);
-            render(await response.json());
+            receive(await response.json());
         } catch {
             setReachable(false);
         }
@@ -255,7 +298,7 @@
             showError(problem && problem.detail ? problem.detail : `The service answered ${response.status}.`);
             return;
         }
-        render(await response.json());
+        receive(await response.json());
     }
 
     function askForToken(message) {
@@ -321,5 +364,6 @@
 
     poll();
     follow();
-    requestAnimationFrame(tick);
+    clock.start();
+    requestAnimationFrame(frame);
 })();

@@ -1,0 +1,22 @@
+import Carousel
+import MicroHTTP
+
+/// `GET /time`: `{"epochMillis": 1764484800123.456}`, the clock the carousels run on, to the
+/// microsecond. Screens estimate their offset to it from a few exchanges and flip at
+/// `nextAdvanceAt` on it (docs/SCREENS.md). Never cached: a stored copy is a wrong clock.
+enum ServiceTime {
+    static func response(at now: Timestamp, headers: [HTTPHeader]) -> Response {
+        Response(
+            status: 200,
+            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
+            body: Array("{\"epochMillis\":\(epochMillis(now))}\n".utf8))
+    }
+
+    /// Milliseconds with three decimals, written from the integer nanoseconds (no rounding
+    /// through a Double, which would print `…123.45600000001`).
+    static func epochMillis(_ time: Timestamp) -> String {
+        let microseconds = time.nanosecondsSinceEpoch / 1_000
+        let fraction = String(microseconds % 1_000)
+        return "\(microseconds / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+}

@@ -1,0 +1,105 @@
+"use strict";
+// Screens in step (docs/SCREENS.md): the service's clock as this page estimates it, and what the
+// carousel will show at `nextAdvanceAt`. Shared by the page at / (app.js) and the component
+// (embed.js, which the service serves as this file followed by the element's code).
+
+/**
+ * The service's clock, estimated NTP-style from `GET /time` exchanges: of a few in a row, the one
+ * with the smallest round trip bounds the error by half of it (a delayed answer only makes its
+ * round trip longer). Kept as an offset to this page's monotonic clock (`performance.now()`), so
+ * a wrong or adjusted system clock (`Date.now()`) does not matter.
+ */
+class ServiceClock {
+    constructor(timeURL, {exchanges = 6, refreshMs = 5 * 60 * 1000, retryMs = 2000} = {}) {
+        this.timeURL = timeURL;
+        this.exchanges = exchanges;
+        this.refreshMs = refreshMs;
+        this.retryMs = retryMs;
+        this.offsetMs = null; // service epoch milliseconds minus performance.now()
+        this.roundTripMs = null; // of the exchange the estimate came from
+        this.estimating = null;
+    }
+
+    get ready() {
+        return this.offsetMs !== null;
+    }
+
+    /** The service's epoch milliseconds at `local`, a `performance.now()` time. */
+    at(local = performance.now()) {
+        return local + this.offsetMs;
+    }
+
+    /** Estimates now, again every `refreshMs` (clocks drift) and when the page is shown again. */
+    start() {
+        const run = () => this.estimate().catch(() => setTimeout(run, this.retryMs));
+        run();
+        setInterval(run, this.refreshMs);
+        document.addEventListener("visibilitychange", () => {
+            if (document.visibilityState === "visible") run();
+        });
+    }
+
+    /** One round of exchanges; the estimate is replaced only when the round completes. */
+    estimate() {
+        this.estimating ??= (async () => {
+            try {
+                let best = null;
+                for (let exchange = 0; exchange < this.exchanges; exchange++) {
+                    const sentAt = performance.now();
+                    const response = await fetch(this.timeURL, {cache: "no-store"});
+                    if (!response.ok) throw new Error(`GET ${this.timeURL}: ${response.status}`);
+                    const {epochMillis} = await response.json();
+                    const receivedAt = performance.now();
+                    const roundTrip = receivedAt - sentAt;
+                    if (best === null || roundTrip < best.roundTrip) {
+                        best = {roundTrip, offset: epochMillis - (sentAt + receivedAt) / 2};
+                    }
+                }
+                this.offsetMs = best.offset;
+                this.roundTripMs = best.roundTrip;
+            } finally {
+                this.estimating = null;
+            }
+        })();
+        return this.estimating;
+    }
+}
+
+/**
+ * The state the carousel will be in at `state.nextAdvanceAt` if nothing else happens first, as
+ * `{due, state}` (`due` in service epoch milliseconds), or null when it cannot be told from here
+ * (paused, a takeover, one banner, or a state that was itself foreseen: one step ahead only, the
+ * pushed state confirms or corrects it). The foreseen state keeps the version it came from and is
+ * marked `foreseen`.
+ *
+ * `defaultInterval` is the carousel's interval in seconds when known (the state's `interval` of a
+ * banner without a `duration` of its own): it gives the countdown of a next banner without one.
+ */
+function foreseeAdvance(state, defaultInterval) {
+    if (!state || state.foreseen || state.paused || state.takeover || state.nextAdvanceAt === null
+        || !state.banner || !state.next || state.next.id === state.banner.id) {
+        return null;
+    }
+    const due = Date.parse(state.nextAdvanceAt);
+    if (Number.isNaN(due)) return null;
+    const rotationIndex = state.rotation ? state.rotation.indexOf(state.next.id) : -1;
+    const interval = state.next.duration ?? defaultInterval;
+    return {
+        due,
+        state: {
+            ...state,
+            index: rotationIndex >= 0 ? rotationIndex : (state.index + 1) % state.count,
+            banner: state.next,
+            previous: state.banner,
+            next: state.count === 2 ? state.banner : null,
+            interval: interval ?? state.interval,
+            nextAdvanceAt: interval == null ? null : new Date(due + interval * 1000).toISOString(),
+            foreseen: true,
+        },
+    };
+}
+
+/** The carousel's own interval, learnt from a state whose banner has none of its own. */
+function learnDefaultInterval(state, known) {
+    return state && state.banner && state.banner.duration === null && !state.takeover ? state.interval : known;
+}

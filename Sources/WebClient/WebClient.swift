@@ -1,5 +1,6 @@
-/// The built-in web client: the page at `/` with its script, style sheet and icon, as the files
-/// in `web/` (edit them as what they are). SwiftPM compiles them into the binary
+/// The built-in web client: the page at `/` with its scripts, style sheet and icon, and the
+/// embeddable component `/embed.js` with its demo page (docs/EMBEDDING.md), as the files in `web/`
+/// (edit them as what they are). SwiftPM compiles them into the binary
 /// (`.embedInCode`), so there is nothing to ship beside it and no Foundation bundle to find at
 /// run time. This module only holds the bytes; BannerAPI serves them (see docs/ARCHITECTURE.md).
 public enum WebClient {
@@ -17,11 +18,24 @@ public enum WebClient {
         }
     }
 
+    /// `/embed.js`, the component (docs/EMBEDDING.md): the clock, the swipe and the element, in one
+    /// function so that nothing but the element's name reaches the page that loads it.
+    static let embedScript =
+        Array("(() => {\n".utf8) + PackageResources.sync_js + PackageResources.swipe_js
+        + PackageResources.component_js + Array("})();\n".utf8)
+
     public static let assets: [Asset] = [
         Asset(path: "/", contentType: "text/html; charset=utf-8", content: PackageResources.index_html),
         Asset(path: "/sync.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.sync_js),
+        Asset(path: "/swipe.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.swipe_js),
         Asset(path: "/app.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.app_js),
         Asset(path: "/app.css", contentType: "text/css; charset=utf-8", content: PackageResources.app_css),
         Asset(path: "/favicon.svg", contentType: "image/svg+xml", content: PackageResources.favicon_svg),
+        Asset(path: "/embed.js", contentType: "text/javascript; charset=utf-8", content: embedScript),
+        Asset(
+            path: "/embed-demo.html", contentType: "text/html; charset=utf-8", content: PackageResources.embed_demo_html
+        ),
+        Asset(
+            path: "/embed-demo.css", contentType: "text/css; charset=utf-8", content: PackageResources.embed_demo_css),
     ]
 }

@@ -182,6 +182,8 @@ struct WebClientAssetTests {
     @Test(arguments: [
         ("/", "text/html; charset=utf-8"), ("/app.js", "text/javascript; charset=utf-8"),
         ("/sync.js", "text/javascript; charset=utf-8"),
+        ("/swipe.js", "text/javascript; charset=utf-8"), ("/embed.js", "text/javascript; charset=utf-8"),
+        ("/embed-demo.html", "text/html; charset=utf-8"), ("/embed-demo.css", "text/css; charset=utf-8"),
         ("/app.css", "text/css; charset=utf-8"), ("/favicon.svg", "image/svg+xml"),
     ])
     func eachAssetHasItsTypeATagAndTheSecurityHeaders(_ path: String, _ contentType: String) async throws {

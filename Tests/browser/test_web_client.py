@@ -28,6 +28,10 @@ from delaying_proxy import DelayingProxy
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions import interaction
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -71,11 +75,11 @@ class ImageServer:
 class BannerServer:
     """banner-server as a child process on a fixed port (so that it can be restarted on it)."""
 
-    def __init__(self, images, token=None, interval=3600.0):
+    def __init__(self, images, token=None, interval=3600.0, cors_origins=()):
         self.port = free_port()
         self.config = Path(tempfile.mkdtemp(prefix="carousel-web-")) / "carousel.json"
         self.config.write_text(json.dumps({
-            "host": "127.0.0.1", "port": self.port, "interval": interval,
+            "host": "127.0.0.1", "port": self.port, "interval": interval, "corsOrigins": list(cors_origins),
             "banners": [{"id": f"banner-{n}", "image": images.url(n), "caption": caption,
                          "link": f"https://shop.example.com/{n}"} for n, caption in enumerate(CAPTIONS)],
         }))
@@ -119,9 +123,50 @@ class BannerServer:
         return self.call("GET", "/banner")
 
 
+class ShopPage:
+    """A shop's page on another origin (its own port) with the component in it, twice: the
+    first element `#first`, the second `#second` (docs/EMBEDDING.md)."""
+
+    def __init__(self):
+        self.html = ""
+        page = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = page.html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def origin(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def show(self, service_url, token=None):
+        attributes = "" if token is None else f' token="{token}"'
+        self.html = (
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A shop</title>'
+            f'<script src="{service_url}/embed.js" defer></script></head><body>'
+            f'<h1 id="heading">A shop on another origin</h1>'
+            f'<banner-carousel id="first" src="{service_url}/carousels/default"{attributes}></banner-carousel>'
+            f'<p><a id="elsewhere" href="#">Elsewhere on the page</a></p>'
+            f'<banner-carousel id="second" src="{service_url}/carousels/default"></banner-carousel>'
+            f'</body></html>')
+        return self.origin + "/"
+
+
 class WebClientTest(unittest.TestCase):
     token = None
     interval = 3600.0
+    cors_origins = ()
 
     @classmethod
     def setUpClass(cls):
@@ -129,7 +174,8 @@ class WebClientTest(unittest.TestCase):
         cls.images = ImageServer()
 
     def setUp(self):
-        self.service = BannerServer(self.images, token=self.token, interval=self.interval)
+        self.service = BannerServer(self.images, token=self.token, interval=self.interval,
+                                    cors_origins=self.cors_origins)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -140,10 +186,14 @@ class WebClientTest(unittest.TestCase):
         # Every banner the page shows, as it announces them (before its own scripts run).
         self.before_page_scripts("""
             window.shownBanners = [];
-            document.addEventListener("banner-carousel:shown", (event) => window.shownBanners.push(event.detail));
+            document.addEventListener("banner-carousel:shown", (event) =>
+                window.shownBanners.push({...event.detail, element: event.target.id ?? null}));
         """)
         self.prepare_browser()
         self.browser.get(self.page_url())
+        self.wait_for_page()
+
+    def wait_for_page(self):
         self.wait(lambda: self.find(".slide-caption").text == self.service.state()["banner"]["caption"], 15,
                   "the page shows the service's banner")
 
@@ -157,8 +207,10 @@ class WebClientTest(unittest.TestCase):
         """Runs `source` in every page this browser opens, before the page's own scripts."""
         self.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
 
-    def shown_banners(self):
-        return self.browser.execute_script("return window.shownBanners")
+    def shown_banners(self, element=None):
+        """What the page showed, in order; of the component `#element` only when given."""
+        return [entry for entry in self.browser.execute_script("return window.shownBanners")
+                if element is None or entry["element"] == element]
 
     def tearDown(self):
         self.browser.save_screenshot(str(ARTIFACTS / f"{self._testMethodName}.png"))
@@ -409,19 +461,21 @@ class InStep(WebClientTest):
             Object.defineProperty(performance, "timeOrigin", {{value: window.realTimeOrigin + {self.skew}}});
         """)
 
+    element = None  # the page's own slide
+
     def page_url(self):
         return self.proxy.url + "/"
 
     def test_flips_at_next_advance_on_the_service_clock_before_the_held_back_event(self):
         self.assertGreater(self.browser.execute_script("return Date.now() - performance.now() - performance.timeOrigin"),
                            -1000, "the skewed clock is in place")
-        self.wait(lambda: sum(1 for shown in self.shown_banners() if shown["foreseen"]) >= 4, 30,
+        self.wait(lambda: sum(1 for shown in self.shown_banners(self.element) if shown["foreseen"]) >= 4, 30,
                   "the page flips by itself at nextAdvanceAt, four times")
         state = self.service.state()
         # The service advances every 2 s from its anchor: its due times are nextAdvanceAt − 2k s.
         next_advance = datetime.fromisoformat(state["nextAdvanceAt"].replace("Z", "+00:00")).timestamp() * 1000
         origin = self.browser.execute_script("return window.realTimeOrigin")
-        shown = self.shown_banners()
+        shown = self.shown_banners(self.element)
         first_foreseen = next(index for index, entry in enumerate(shown) if entry["foreseen"])
         for number, entry in enumerate(shown[first_foreseen:]):
             # Every change after the first flip was foreseen: the late events only confirmed them.
@@ -454,6 +508,162 @@ class HiddenTab(WebClientTest):
                          "the live banner shows without a slide animation")
 
 
+class ComponentTest(WebClientTest):
+    """<banner-carousel> from /embed.js on a shop's page of another origin (docs/EMBEDDING.md)."""
+
+    shop = None
+
+    def setUp(self):
+        if ComponentTest.shop is None:
+            ComponentTest.shop = ShopPage()
+        self.cors_origins = (ComponentTest.shop.origin,)
+        super().setUp()
+
+    def page_url(self):
+        return self.shop.show(self.service.url, token=self.page_token())
+
+    def page_token(self):
+        return None
+
+    def wait_for_page(self):
+        banner = self.service.state()["banner"]["id"]
+        self.wait(lambda: self.shown_in("first") == banner and self.shown_in("second") == banner, 15,
+                  "both elements show the service's banner")
+
+    def component(self, element, script):
+        """Runs `script` with `root`, the shadow root of the element `#element`."""
+        return self.browser.execute_script(
+            f"const root = document.getElementById(arguments[0]).shadowRoot; {script}", element)
+
+    def shown_in(self, element):
+        return self.component(element, "return root.querySelector('.slide.current').dataset.bannerId ?? null")
+
+    def wait_shown(self, element, banner, seconds=15, message=""):
+        self.wait(lambda: self.shown_in(element) == banner, seconds,
+                  message or f"#{element} should show {banner}, shows {self.shown_in(element)}")
+
+    def glides(self, element):
+        return self.component(element, "return root.querySelector('.track').getAnimations().length")
+
+    def touch_drag(self, element, fraction, steps, step_ms):
+        """A finger on the middle of the banner, moved `fraction` of its width in `steps` moves
+        `step_ms` apart by the events' own clock (DevTools input: the speed is exactly that)."""
+        rect = self.component(element, "return root.querySelector('.viewport').getBoundingClientRect().toJSON()")
+        x, y = rect["x"] + rect["width"] / 2, rect["y"] + rect["height"] / 2
+        start = time.time()
+
+        def touch(kind, step, points):
+            self.browser.execute_cdp_cmd("Input.dispatchTouchEvent", {
+                "type": kind, "touchPoints": points, "timestamp": start + step * step_ms / 1000})
+
+        touch("touchStart", 0, [{"x": x, "y": y}])
+        for step in range(1, steps + 1):
+            touch("touchMove", step, [{"x": x + fraction * rect["width"] * step / steps, "y": y}])
+        touch("touchEnd", steps, [])
+
+
+
+class Component(ComponentTest):
+    def test_follows_the_service_from_another_origin(self):
+        self.assertEqual(self.component("first", "return root.querySelectorAll('.dot').length"), 5)
+        self.assertTrue(self.component(
+            "first", "return ['.previous-button', '.next-button', '.pause-button']"
+                     ".every((selector) => root.querySelector(selector).hidden)"),
+            "no paging everybody's carousel without a token")
+        self.assertEqual(self.browser.execute_script(
+            "return [typeof ServiceClock, typeof attachSwipe, typeof foreseeAdvance]"), ["undefined"] * 3,
+            "/embed.js leaks nothing into the shop's page but the element")
+        moved = self.service.call("POST", "/banner/next")
+        self.wait_shown("first", moved["banner"]["id"])
+        self.wait_shown("second", moved["banner"]["id"])
+        self.browser.save_screenshot(str(ARTIFACTS / "component-on-a-shop-page.png"))
+
+    def test_the_demo_page_served_by_the_service_uses_it(self):
+        self.browser.get(self.service.url + "/embed-demo.html")
+        self.wait(lambda: self.browser.execute_script(
+            "const root = document.querySelector('banner-carousel').shadowRoot;"
+            "return root.querySelector('.slide.current').dataset.bannerId ?? null") == "banner-0", 15,
+            "the demo page shows the carousel default")
+        self.browser.save_screenshot(str(ARTIFACTS / "embed-demo.png"))
+
+    def test_hover_holds_that_view_only_and_it_rejoins_on_leave(self):
+        host = self.browser.find_element(By.ID, "first")
+        ActionChains(self.browser).move_to_element(host).perform()
+        moved = self.service.call("POST", "/banner/next")
+        self.wait_shown("second", moved["banner"]["id"], message="the other view follows the service")
+        self.assertEqual(self.shown_in("first"), "banner-0", "the hovered view holds its banner")
+        ActionChains(self.browser).move_to_element(self.browser.find_element(By.ID, "heading")).perform()
+        self.wait_shown("first", moved["banner"]["id"], message="the view rejoins the live banner on leave")
+
+    def test_a_swipe_browses_that_view_then_rejoins_the_live_banner(self):
+        self.touch_drag("first", -0.45, steps=8, step_ms=40)
+        self.wait_shown("first", "banner-1", message="a swipe past a third of the width shows the next banner")
+        self.assertEqual(self.service.state()["index"], 0, "a visitor's swipe pages nobody else")
+        self.assertEqual(self.shown_in("second"), "banner-0")
+        self.wait_shown("first", "banner-0", message="the view rejoins the live banner after the last touch")
+
+    def test_a_short_slow_swipe_springs_back_and_a_flick_moves_on(self):
+        self.touch_drag("first", -0.25, steps=10, step_ms=100)  # about 0.3 px/ms: slow
+        self.wait(lambda: self.glides("first") == 0, 5, "the track springs back")
+        self.assertEqual(self.shown_in("first"), "banner-0", "short of a third of the width: springs back")
+        self.touch_drag("first", 0.12, steps=3, step_ms=16)  # about 3 px/ms: a flick
+        self.wait_shown("first", "banner-4", message="a fast flick to the right shows the previous banner")
+
+    def test_keyboard_browses_that_view_without_animation_under_reduced_motion(self):
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        self.component("first", "root.querySelector('.carousel').focus()")
+        ActionChains(self.browser).send_keys(Keys.ARROW_RIGHT).perform()
+        self.wait_shown("first", "banner-1", message="→ shows the next banner in that view")
+        self.assertEqual(self.component(
+            "first", "return getComputedStyle(root.querySelector('.slide.current')).animationName"), "none")
+        self.assertEqual(self.service.state()["index"], 0, "a visitor's keys page nobody else")
+        ActionChains(self.browser).send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT).perform()
+        self.wait_shown("first", "banner-4")
+        self.assertEqual(self.component(
+            "first", "return root.querySelector('.dot[aria-current=\"true\"]').dataset.bannerId"), "banner-4")
+        self.browser.find_element(By.ID, "elsewhere").click()
+        self.wait_shown("first", "banner-0", message="focus gone: the view rejoins the live banner")
+
+
+class ComponentInStep(InStep, ComponentTest):
+    """The same, for the component on a shop's page: flips in step too."""
+
+    element = "first"
+
+    def page_url(self):
+        return self.shop.show(self.proxy.url)
+
+
+class ComponentWithAToken(ComponentTest):
+    token = "shop-secret"
+
+    def page_token(self):
+        return self.token
+
+    def test_its_buttons_page_every_screen(self):
+        self.component("first", "root.querySelector('.next-button').click()")
+        self.wait(lambda: self.service.state()["index"] == 1, 5, "Next paged the shared carousel")
+        self.wait_shown("second", "banner-1")
+        self.wait_shown("first", "banner-1")
+        self.component("first", "root.querySelector('.pause-button').click()")
+        self.wait(lambda: self.service.state()["paused"], 5, "Pause paused the shared carousel")
+
+
+class SwipeOnThePage(WebClientTest):
+    def test_a_swipe_on_the_built_in_page_is_the_global_command(self):
+        stage = self.find(".stage")
+        ActionChains(self.browser).move_to_element(stage).click_and_hold() \
+            .move_by_offset(-100, 0).move_by_offset(-200, 0).move_by_offset(-200, 0).release().perform()
+        self.wait(lambda: self.service.state()["index"] == 1, 5, "a swipe to the left pages every screen")
+        self.wait_for_caption(CAPTIONS[1])
+        ActionChains(self.browser).move_to_element(stage).click_and_hold().pause(0.2) \
+            .move_by_offset(40, 0).pause(0.2).move_by_offset(40, 0).pause(0.2).release().perform()
+        self.wait(lambda: not self.browser.execute_script(
+            "return document.querySelector('.track').getAnimations().length"), 5, "the track springs back")
+        self.assertEqual(self.service.state()["index"], 1, "a short swipe pages nothing")
+
+
 class Serving(unittest.TestCase):
     """The page's own responses, without a browser."""
 
@@ -466,8 +676,10 @@ class Serving(unittest.TestCase):
         cls.service.stop()
 
     def test_assets_have_types_tags_and_a_strict_policy(self):
-        for path, kind in [("/", "text/html"), ("/app.js", "text/javascript"), ("/app.css", "text/css"),
-                           ("/favicon.svg", "image/svg+xml")]:
+        for path, kind in [("/", "text/html"), ("/sync.js", "text/javascript"), ("/swipe.js", "text/javascript"),
+                           ("/app.js", "text/javascript"), ("/app.css", "text/css"), ("/favicon.svg", "image/svg+xml"),
+                           ("/embed.js", "text/javascript"), ("/embed-demo.html", "text/html"),
+                           ("/embed-demo.css", "text/css")]:
             with urllib.request.urlopen(self.service.url + path) as response:
                 self.assertTrue(response.headers["Content-Type"].startswith(kind), path)
                 policy = response.headers["Content-Security-Policy"]
@@ -479,10 +691,11 @@ class Serving(unittest.TestCase):
                 urllib.request.urlopen(request)
             self.assertEqual(refused.exception.code, 304, path)
 
-    def test_the_page_has_no_inline_script_or_style(self):
-        with urllib.request.urlopen(self.service.url + "/") as response:
-            page = response.read().decode()
-        self.assertIsNone(re.search(r"<script>|<style|\sstyle=|\son[a-z]+=", page))
+    def test_the_pages_have_no_inline_script_or_style(self):
+        for path in ["/", "/embed-demo.html"]:
+            with urllib.request.urlopen(self.service.url + path) as response:
+                page = response.read().decode()
+            self.assertIsNone(re.search(r"<script>|<style|\sstyle=|\son[a-z]+=", page), path)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@
         tokenInput: $(".token-input"),
         tokenMessage: $(".token-message"),
         tokenCancel: $(".token-cancel"),
-        preload: [new Image(), new Image()],
+        track: $(".track"),
+        // The neighbours beside the slide: fetched and decoded ahead, dragged in by a swipe.
+        neighbours: {previous: $(".neighbour-previous img"), next: $(".neighbour-next img")},
     };
     const tokenKey = "banner-carousel-token";
     // Which carousel: /carousels/NAME/ or /?carousel=NAME; else the bare paths, the carousel
@@ -53,15 +55,8 @@
 
     // Every state received goes through here; the next animation frame shows the latest one, so a
     // burst of queued events (a tab that was frozen) is one change on screen, not a slideshow.
-    // Dropped: an older version than the one shown (a command's answer overtook the stream), and
-    // the state a foreseen flip came from (a poll answered just before the advance).
     function receive(next, {restart = false} = {}) {
-        const current = pending ?? state;
-        if (!restart && current
-            && (next.version < current.version || (current.foreseen && next.version === current.version))) {
-            return;
-        }
-        pending = next;
+        if (supersedes(next, pending ?? state, restart)) pending = next;
     }
 
     function render(next, frameTime) {
@@ -80,22 +75,21 @@
         ui.pause.textContent = next.paused ? "Resume" : "Pause";
         ui.pause.setAttribute("aria-pressed", String(next.paused));
         renderDots(next);
-        if (hasBanner && (!previous || previous.banner === null || previous.banner.id !== next.banner.id
-            || previous.banner.image !== next.banner.image || previous.banner.caption !== next.banner.caption
-            || previous.banner.link !== next.banner.link)) {
-            showBanner(next.banner, frameTime < jumpUntil ? "none" : direction(previous, next));
-            document.dispatchEvent(new CustomEvent("banner-carousel:shown", {
-                detail: {id: next.banner.id, frameTime, foreseen: next.foreseen === true},
-            }));
+        if (hasBanner && !sameBanner(shown, next.banner)) {
+            showBanner(next.banner, frameTime < jumpUntil ? "none" : direction(previous, next),
+                {frameTime, foreseen: next.foreseen === true});
         }
         // The three-view idea: the neighbours' images are fetched (and decoded, so that a flip at
         // nextAdvanceAt shows it in that very frame) long before they are needed.
-        preload(ui.preload[0], next.previous);
-        preload(ui.preload[1], next.next);
+        preload(ui.neighbours.previous, next.previous);
+        preload(ui.neighbours.next, next.next);
     }
 
     function preload(image, banner) {
-        if (!banner) return;
+        if (!banner) {
+            image.removeAttribute("src");
+            return;
+        }
         if (image.getAttribute("src") === banner.image) return;
         image.src = banner.image;
         image.decode().catch(() => {});
@@ -108,7 +102,16 @@
         return "jump";
     }
 
-    function showBanner(banner, movement) {
+    // What the slide shows: the state's banner, or the neighbour a swipe brought in before the
+    // service confirmed it.
+    let shown = null;
+    const sameBanner = (a, b) => a !== null && b !== null && a.id === b.id && a.image === b.image
+        && a.caption === b.caption && a.link === b.link;
+
+    // Shows `banner` and announces it (docs/SCREENS.md): `frameTime` is the frame that shows it.
+    function showBanner(banner, movement, {frameTime = performance.now(), foreseen = false} = {}) {
+        shown = banner;
+        document.dispatchEvent(new CustomEvent("banner-carousel:shown", {detail: {id: banner.id, frameTime, foreseen}}));
         ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");
         ui.slide.style.setProperty("--placeholder-hue", String(hue(banner.id)));
         ui.image.src = banner.image;
@@ -214,9 +217,8 @@
             return;
         }
         events = new EventSource(api("/banner/events"));
-        // After the stream was lost, its first state is taken whatever its version (the carousel may
-        // have been deleted and created again); on the first connection it may be older than what
-        // the page already shows (a held-back stream), and is then dropped like any other.
+        // After the stream was lost, its first state is taken whatever its version (`supersedes`);
+        // on the first connection it may be older than what the page shows (a held-back stream).
         events.addEventListener("open", () => {
             setReachable(true);
             stopPolling();
@@ -282,23 +284,24 @@
             response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
         } catch {
             showError("The carousel service cannot be reached; the command was not sent.");
-            return;
+            return false;
         }
         if (response.status === 401) {
             sessionStorage.removeItem(tokenKey);
             const message = token
                 ? "That control token was refused. Enter the service's CAROUSEL_CONTROL_TOKEN."
                 : "This carousel is protected. Enter the control token to change it.";
-            if (await askForToken(message)) await command(method, path, body);
-            else showError(token ? "The control token was refused." : "Changing this carousel needs its control token.");
-            return;
+            if (await askForToken(message)) return command(method, path, body);
+            showError(token ? "The control token was refused." : "Changing this carousel needs its control token.");
+            return false;
         }
         if (!response.ok) {
             const problem = await response.json().catch(() => null);
             showError(problem && problem.detail ? problem.detail : `The service answered ${response.status}.`);
-            return;
+            return false;
         }
         receive(await response.json());
+        return true;
     }
 
     function askForToken(message) {
@@ -343,6 +346,19 @@
     const goPrevious = () => command("POST", api("/banner/previous"));
     const goNext = () => command("POST", api("/banner/next"));
     const togglePause = () => command("POST", api(state && state.paused ? "/banner/resume" : "/banner/pause"));
+
+    // A swipe on an operator's or kiosk's screen is the global command: the neighbour shows at once,
+    // and comes back if the command is refused.
+    const neighbourOf = (direction) => (state && !state.takeover && state.count > 1 ? state[direction] : null);
+    attachSwipe(ui.stage, ui.track, {
+        canSwipe: (direction) => (direction === undefined ? neighbourOf("next") !== null : neighbourOf(direction) !== null),
+        commit: async (direction) => {
+            const from = state;
+            showBanner(neighbourOf(direction), "none");
+            if (!(await command("POST", api(`/banner/${direction}`))) && state === from) showBanner(from.banner, "none");
+        },
+        reducedMotion: () => reducedMotion.matches,
+    });
 
     ui.previous.addEventListener("click", goPrevious);
     ui.next.addEventListener("click", goNext);

@@ -99,6 +99,17 @@ function foreseeAdvance(state, defaultInterval) {
     };
 }
 
+/**
+ * Whether a state received should replace `current`, the latest one held. Not when it is older (a
+ * command's answer overtook the stream), nor when it is the state a foreseen flip came from (a
+ * poll answered just before the advance): no flicker back. After a lost stream (`restart`) the
+ * first state is taken whatever its version: the carousel may have been deleted and created again.
+ */
+function supersedes(next, current, restart = false) {
+    return restart || !current || !(next.version < current.version
+        || (current.foreseen && next.version === current.version));
+}
+
 /** The carousel's own interval, learnt from a state whose banner has none of its own. */
 function learnDefaultInterval(state, known) {
     return state && state.banner && state.banner.duration === null && !state.takeover ? state.interval : known;

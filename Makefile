@@ -183,7 +183,11 @@ bench/out/sse_arrivals: bench/tools/sse_arrivals.c
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals
+bench/out/sse_reference: bench/reference/sse_reference.c
+	@mkdir -p bench/out
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals bench/out/sse_reference
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
 ## fan-out and timing -> bench/results.md

@@ -35,6 +35,7 @@ from pathlib import Path
 
 # bench/postgres.py, found however this file is loaded (Tests/allocations loads it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fanout  # noqa: E402
 from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,7 @@ SERVICE = ROOT / ".build" / "release" / "banner-server"
 REFERENCE = OUT / "reference"
 FANOUT = OUT / "sse_fanout"
 ARRIVALS = OUT / "sse_arrivals"
+SSE_REFERENCE = OUT / "sse_reference"
 
 
 def free_port():
@@ -299,23 +301,6 @@ def admin_writes(target, clients, writes_per_client):
             "p99": times[int(len(times) * 0.99)] * 1000, "clients": clients}
 
 
-def fan_out(threads, subscribers, changes):
-    """N subscribers of /banner/events, `changes` changes; delivery delays from bench/tools/sse_fanout.c."""
-    service = start_service(threads, name="fanout")
-    try:
-        result = subprocess.run([str(FANOUT), "--port", str(service.port), "--subscribers", str(subscribers),
-                                 "--changes", str(changes)], capture_output=True, text=True, timeout=300)
-        figures = json.loads(result.stdout)
-        figures["rss_kib"] = rss_kib(service.pids)
-    finally:
-        service.stop()
-    if figures["deliveries"] != figures["expected"]:
-        print(f"bench: warning: fan-out delivered {figures['deliveries']} of {figures['expected']} events "
-              f"({figures['connected']} of {subscribers} subscribers connected; is the open-file limit too low?)",
-              file=sys.stderr)
-    return figures
-
-
 def arrivals(service, events, seconds=600):
     """The first `events` events of the service's /banner/events (those within `seconds`) with their
     arrival times, taken by bench/tools/sse_arrivals.c as recv returns (a Python client's own
@@ -454,7 +439,8 @@ def main():
     parser.add_argument("--idle-connections", type=int, default=1000)
     parser.add_argument("--latency-clients", type=int, default=32)
     parser.add_argument("--latency-rate", type=int, default=500, help="requests per second per client")
-    parser.add_argument("--subscribers", type=int, default=5000, help="event-stream subscribers in the fan-out")
+    parser.add_argument("--subscribers", type=lambda text: [int(count) for count in text.split(",")],
+                        default=[5000, 10000, 16000], help="event-stream subscriber counts in the fan-out, comma-separated")
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--boundaries", type=int, default=200, help="schedule boundaries timed")
@@ -468,7 +454,7 @@ def main():
     if arguments.smoke:
         arguments.rounds, arguments.seconds, arguments.idle_connections = 1, 1, 200
         arguments.latency_clients, arguments.latency_rate = 4, 100
-        arguments.subscribers, arguments.changes, arguments.advances, arguments.boundaries = 200, 2, 20, 20
+        arguments.subscribers, arguments.changes, arguments.advances, arguments.boundaries = [200], 2, 20, 20
         arguments.reads_counted = 200
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
@@ -556,9 +542,14 @@ def main():
     finally:
         memory.stop()
 
-    fanout = fan_out(arguments.threads, arguments.subscribers, arguments.changes)
-    print(f"  fan-out to {fanout['connected']:,} subscribers: p50 {fanout['p50_ms']:.1f} ms, "
-          f"p99 {fanout['p99_ms']:.1f} ms, max {fanout['max_ms']:.1f} ms", flush=True)
+    def sse_reference():
+        port = free_port()
+        return Target("sse-reference", "C epoll reference", [str(SSE_REFERENCE), "--port", str(port)], port,
+                      OUT / "sse-reference.log")
+
+    fanned = fanout.fan_out(arguments.subscribers, arguments.changes,
+                            lambda: start_service(arguments.threads, name="fanout", store="memory"),
+                            sse_reference, FANOUT, rss_kib)
     allocations = heap_blocks_per_read(arguments.reads_counted)
     print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
@@ -570,7 +561,7 @@ def main():
           f"p99 {boundary['p99']:.2f} ms, max {boundary['max']:.2f} ms, {boundary['early']} early", flush=True)
 
     report = render(arguments, machine(), targets + [scheduled], rates, cpu, sizes, latency, idle_rss, loaded_rss,
-                    post, len(body), fanout, timing, allocations, post_memory, admin, shared, boundary)
+                    post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary)
     results_file.write_text(report)
     print()
     print(report)
@@ -621,7 +612,7 @@ def rounds_table(leading, last, number, rows):
     return lines
 
 
-def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanout,
+def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
            timing, allocations, post_memory, admin, shared, boundary):
     def versus(key, other):
         return [s / o for s, o in zip(rates[key], rates[other])]
@@ -751,15 +742,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "",
         "## Server-Sent Events",
         "",
-        f"**Fan-out** (bench/tools/sse_fanout.c, one epoll loop in C): {fanout['connected']:,} subscribers of "
-        f"`GET /banner/events` (connected in {fanout['connect_seconds']:.1f} s), then {fanout['changes']} times "
-        "`POST /banner/next` and the time from sending it until each subscriber has the event with the new id "
-        f"({fanout['deliveries']:,} of {fanout['expected']:,} deliveries):",
-        "",
-        "| subscribers | p50 ms | p99 ms | max ms | service RSS |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {fanout['connected']:,} | {fanout['p50_ms']:.1f} | {fanout['p99_ms']:.1f} | {fanout['max_ms']:.1f} | "
-        f"{fanout['rss_kib'] / 1024:.1f} MiB |",
+        *fanout.render(fanned, arguments.changes),
         "",
         f"**Timing**: interval 100 ms, every banner the same; one subscriber (bench/tools/sse_arrivals.c, "
         f"which notes each arrival as recv returns); for each of {timing['advances']} "

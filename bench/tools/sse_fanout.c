@@ -1,7 +1,7 @@
 /*
  * Fan-out of one change to many Server-Sent Events subscribers, for `make bench`.
  *
- *   sse_fanout --port P --subscribers N [--changes K]
+ *   sse_fanout --port P --subscribers N [--changes K] [--pause]
  *
  * Opens N connections to GET /banner/events (one epoll loop, non-blocking sockets), waits
  * until every one has its first event, then K times: notes the time, sends POST /banner/next on
@@ -9,6 +9,10 @@
  * Prints one JSON object: connection counts, then the delays (milliseconds) of all K × N
  * deliveries: p50, p99, max. Written in C so that the client, not the server, is never the
  * slow side of a 5,000-subscriber measurement.
+ *
+ * With --pause, once every subscriber has its first event it writes "ready" on stderr and waits
+ * for a line on stdin before the first change: the caller measures the server's memory with
+ * every subscriber connected and idle.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -90,11 +94,16 @@ static int post_next(int port) {
 }
 
 int main(int argc, char **argv) {
-    int port = 0, count = 1000, changes = 5;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--port") == 0) port = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--subscribers") == 0) count = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--changes") == 0) changes = atoi(argv[i + 1]);
+    int port = 0, count = 1000, changes = 5, pause = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--pause") == 0) {
+            pause = 1;
+            continue;
+        }
+        if (i + 1 == argc) break;
+        if (strcmp(argv[i], "--port") == 0) port = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--subscribers") == 0) count = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--changes") == 0) changes = atoi(argv[++i]);
     }
     if (port <= 0 || count <= 0 || changes <= 0) {
         fprintf(stderr, "usage: %s --port P --subscribers N [--changes K]\n", argv[0]);
@@ -147,6 +156,12 @@ int main(int argc, char **argv) {
             if (target < 0) {
                 target = subscribers[0].last_id;
                 printf("{\"connected\": %d, \"connect_seconds\": %.2f", connected, (now_ms() - connect_start) / 1e3);
+                if (pause) {
+                    fprintf(stderr, "ready\n");
+                    fflush(stderr);
+                    char line[16];
+                    if (fgets(line, sizeof line, stdin) == NULL) break;
+                }
             }
             if (++change == changes) break;
             target++;

@@ -191,12 +191,12 @@ BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrival
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
 ## fan-out and timing -> bench/results.md
-bench: bench-deps build $(BENCH_BINARIES)
-	python3 bench/run.py
+bench: bench-deps browser-deps build $(BENCH_BINARIES)
+	$(SYSTEM_PYTHON) bench/run.py
 
 ## bench-smoke: the same harness for a few seconds, to prove it runs (the numbers mean nothing)
-bench-smoke: bench-deps build $(BENCH_BINARIES)
-	python3 bench/run.py --smoke
+bench-smoke: bench-deps browser-deps build $(BENCH_BINARIES)
+	$(SYSTEM_PYTHON) bench/run.py --smoke
 
 clean:
 	rm -rf .build bench/out

@@ -36,6 +36,7 @@ from pathlib import Path
 # bench/postgres.py, found however this file is loaded (Tests/allocations loads it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fanout  # noqa: E402
+import flips  # noqa: E402
 from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -442,6 +443,8 @@ def main():
     parser.add_argument("--subscribers", type=lambda text: [int(count) for count in text.split(",")],
                         default=[5000, 10000, 16000], help="event-stream subscriber counts in the fan-out, comma-separated")
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
+    parser.add_argument("--flip-pages", type=int, default=8, help="browser windows in the flip-spread measurement")
+    parser.add_argument("--flips", type=int, default=100, help="flips timed in the flip-spread measurement")
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--boundaries", type=int, default=200, help="schedule boundaries timed")
     parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
@@ -458,6 +461,7 @@ def main():
         arguments.reads_counted = 200
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
+        arguments.flip_pages, arguments.flips = 2, 10
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -550,6 +554,10 @@ def main():
     fanned = fanout.fan_out(arguments.subscribers, arguments.changes,
                             lambda: start_service(arguments.threads, name="fanout", store="memory"),
                             sse_reference, FANOUT, rss_kib)
+    flipped = flips.flip_spread(
+        lambda banners: start_service(arguments.threads, name="flips", store="memory", autoplay=True, interval=0.5,
+                                      banners=banners),
+        arguments.flip_pages, arguments.flips)
     allocations = heap_blocks_per_read(arguments.reads_counted)
     print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
@@ -561,7 +569,8 @@ def main():
           f"p99 {boundary['p99']:.2f} ms, max {boundary['max']:.2f} ms, {boundary['early']} early", flush=True)
 
     report = render(arguments, machine(), targets + [scheduled], rates, cpu, sizes, latency, idle_rss, loaded_rss,
-                    post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary)
+                    post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
+                    flipped)
     results_file.write_text(report)
     print()
     print(report)
@@ -613,7 +622,7 @@ def rounds_table(leading, last, number, rows):
 
 
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
-           timing, allocations, post_memory, admin, shared, boundary):
+           timing, allocations, post_memory, admin, shared, boundary, flipped):
     def versus(key, other):
         return [s / o for s, o in zip(rates[key], rates[other])]
     targets = [target for target in timed if target.name != "scheduled"]
@@ -743,6 +752,8 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "## Server-Sent Events",
         "",
         *fanout.render(fanned, arguments.changes),
+        "",
+        *flips.render(flipped),
         "",
         f"**Timing**: interval 100 ms, every banner the same; one subscriber (bench/tools/sse_arrivals.c, "
         f"which notes each arrival as recv returns); for each of {timing['advances']} "

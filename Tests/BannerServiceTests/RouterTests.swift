@@ -54,6 +54,7 @@ struct RouterReadTests {
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json; charset=utf-8")
         #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.header("Timing-Allow-Origin") == "*", "pages time the exchange by their network stack")
         #expect(response.text == "{\"epochMillis\":1795982400123.456}\n")
         harness.clock.set(t0 + .nanoseconds(7_000))
         #expect(await harness.send("GET", "/time").text == "{\"epochMillis\":1795982400000.007}\n")

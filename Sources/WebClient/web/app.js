@@ -172,17 +172,13 @@
 
     // Once per frame: the latest state received, else the next banner when its time has come on
     // the service's clock (docs/SCREENS.md), in the frame nearest to it; then the countdown.
-    let lastFrameTime = null;
-    let frameMs = 1000 / 60;
     function frame(frameTime) {
-        if (lastFrameTime !== null) frameMs = Math.min(50, 0.9 * frameMs + 0.1 * (frameTime - lastFrameTime));
-        lastFrameTime = frameTime;
         if (pending) {
             const next = pending;
             pending = null;
             render(next, frameTime);
         }
-        if (upcoming && clock.ready && clock.at(frameTime) >= upcoming.due - frameMs / 2) {
+        if (advanceIsDue(upcoming, clock, frameTime)) {
             render(upcoming.state, frameTime);
         }
         let fraction = 0;

@@ -165,8 +165,6 @@ class BannerCarouselElement extends HTMLElement {
         this.browsedAt = -Infinity;
         this.shown = null; // {id, image, caption, link} in the current slide
         this.jumpUntil = 0;
-        this.lastFrameTime = null;
-        this.frameMs = 1000 / 60;
         this.etag = null;
         this.running = true;
         this.onVisible = () => {
@@ -292,16 +290,12 @@ class BannerCarouselElement extends HTMLElement {
 
     frame(frameTime) {
         if (!this.running) return;
-        if (this.lastFrameTime !== null) {
-            this.frameMs = Math.min(50, 0.9 * this.frameMs + 0.1 * (frameTime - this.lastFrameTime));
-        }
-        this.lastFrameTime = frameTime;
         let foreseen = false;
         if (this.pending) {
             this.takeLive(this.pending);
             this.pending = null;
         }
-        if (this.upcoming && this.clock.ready && this.clock.at(frameTime) >= this.upcoming.due - this.frameMs / 2) {
+        if (advanceIsDue(this.upcoming, this.clock, frameTime)) {
             this.takeLive(this.upcoming.state);
             foreseen = true;
         }

@@ -10,7 +10,9 @@
  * a wrong or adjusted system clock (`Date.now()`) does not matter.
  */
 class ServiceClock {
-    constructor(timeURL, {exchanges = 6, refreshMs = 5 * 60 * 1000, retryMs = 2000} = {}) {
+    static exchangeNumber = 0;
+
+    constructor(timeURL, {exchanges = 8, refreshMs = 5 * 60 * 1000, retryMs = 2000} = {}) {
         this.timeURL = timeURL;
         this.exchanges = exchanges;
         this.refreshMs = refreshMs;
@@ -45,11 +47,20 @@ class ServiceClock {
             try {
                 let best = null;
                 for (let exchange = 0; exchange < this.exchanges; exchange++) {
-                    const sentAt = performance.now();
-                    const response = await fetch(this.timeURL, {cache: "no-store"});
+                    // A URL of its own, to find this exchange's resource timing.
+                    const url = `${this.timeURL}?exchange=${++ServiceClock.exchangeNumber}`;
+                    let sentAt = performance.now();
+                    const response = await fetch(url, {cache: "no-store"});
                     if (!response.ok) throw new Error(`GET ${this.timeURL}: ${response.status}`);
                     const {epochMillis} = await response.json();
-                    const receivedAt = performance.now();
+                    let receivedAt = performance.now();
+                    // The network stack's own times, when it gives them (the service sends
+                    // Timing-Allow-Origin): a busy main thread does not delay them.
+                    const timing = performance.getEntriesByName(new URL(url, location.href).href).pop();
+                    if (timing && timing.requestStart > 0 && timing.responseStart >= timing.requestStart) {
+                        sentAt = timing.requestStart;
+                        receivedAt = timing.responseStart;
+                    }
                     const roundTrip = receivedAt - sentAt;
                     if (best === null || roundTrip < best.roundTrip) {
                         best = {roundTrip, offset: epochMillis - (sentAt + receivedAt) / 2};
@@ -108,6 +119,16 @@ function foreseeAdvance(state, defaultInterval) {
 function supersedes(next, current, restart = false) {
     return restart || !current || !(next.version < current.version
         || (current.foreseen && next.version === current.version));
+}
+
+/**
+ * Whether the frame drawn at `frameTime` (a `requestAnimationFrame` time) is the one to show the
+ * foreseen advance in: the first whose time is at most half a 60 Hz frame before `due`, on the
+ * service's clock. A constant, not this screen's own frame length: screens whose frames fall at
+ * the same instants then pick the same frame.
+ */
+function advanceIsDue(upcoming, clock, frameTime) {
+    return upcoming !== null && clock.ready && clock.at(frameTime) >= upcoming.due - 1000 / 120;
 }
 
 /** The carousel's own interval, learnt from a state whose banner has none of its own. */

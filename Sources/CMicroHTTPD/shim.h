@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -61,6 +62,13 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_opti
         MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_context,
         MHD_OPTION_NOTIFY_CONNECTION, options->connection_notified, options->connection_notified_context,
         MHD_OPTION_END);
+}
+
+/// Bytes written to a TCP socket that its peer has not acknowledged yet (SIOCOUTQ; ioctl is
+/// variadic), or -1.
+static inline int cmhd_unacknowledged_bytes(int descriptor) {
+    int bytes = 0;
+    return ioctl(descriptor, TIOCOUTQ, &bytes) == 0 ? bytes : -1;
 }
 
 /// The connection's socket descriptor (MHD_get_connection_info is variadic).

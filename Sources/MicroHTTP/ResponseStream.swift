@@ -7,8 +7,11 @@ import Locking
 ///
 /// No thread waits for it. While nothing is queued, the connection is suspended inside
 /// libmicrohttpd's content reader (docs/ARCHITECTURE.md: returning 0 without suspending would
-/// busy-loop); `send` resumes it. A suspended connection does not notice a client that hung up,
-/// so the stream learns of it at the next `send`, when the write fails.
+/// busy-loop). `send` then writes the chunk to the socket itself (`DirectWrite`: libmicrohttpd has
+/// sent everything before it and does not touch a suspended connection), and only when the socket
+/// cannot take it at once queues it and resumes the connection. A suspended connection does not
+/// notice a client that hung up, so the stream learns of it at the next `send`, when the write
+/// fails.
 public final class ResponseStream: Sendable {
     public let status: Int
     public let headers: [HTTPHeader]
@@ -26,9 +29,11 @@ public final class ResponseStream: Sendable {
         var isClosed = false
     }
 
-    /// The connection pointer, valid while the stream is attached and not closed.
+    /// The connection pointer and its socket, valid while the stream is attached and not closed
+    /// (libmicrohttpd closes neither while the connection is suspended).
     struct ConnectionHandle: @unchecked Sendable {
         let pointer: OpaquePointer
+        let descriptor: Int32
     }
 
     public init(status: Int = 200, headers: [HTTPHeader], maxQueuedBytes: Int = 256 * 1024) {
@@ -50,6 +55,18 @@ public final class ResponseStream: Sendable {
     public func send(_ chunk: [UInt8]) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
+            if state.isSuspended, state.queue.isEmpty, !state.queue.isFinished, let connection = state.connection {
+                switch DirectWrite.chunk(chunk, to: connection.descriptor) {
+                case .written:
+                    return true
+                case .notNow:
+                    break  // queued below, for libmicrohttpd to send when the socket drains
+                case .cutShort:
+                    state.queue.abort()
+                    Self.wake(&state)
+                    return false
+                }
+            }
             let wasFinished = state.queue.isFinished
             let queued = state.queue.enqueue(chunk, limit: maxQueuedBytes)
             // Queued, or just cut off for being too slow: either way the reader has work.
@@ -84,7 +101,8 @@ public final class ResponseStream: Sendable {
 
     /// Ties the stream to the connection its response was queued on.
     func attach(to connection: OpaquePointer) {
-        state.withLock { $0.connection = ConnectionHandle(pointer: connection) }
+        let descriptor = cmhd_connection_descriptor(connection)
+        state.withLock { $0.connection = ConnectionHandle(pointer: connection, descriptor: descriptor) }
     }
 
     /// The content reader: copies queued bytes into libmicrohttpd's buffer; with nothing queued,
@@ -97,6 +115,8 @@ public final class ResponseStream: Sendable {
                 return count
             case .endOfStream:
                 return -1  // MHD_CONTENT_READER_END_OF_STREAM
+            case .abort:
+                return -2  // MHD_CONTENT_READER_END_WITH_ERROR: libmicrohttpd closes the connection
             case .waitForMore:
                 guard let connection = state.connection else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
                 state.isSuspended = true

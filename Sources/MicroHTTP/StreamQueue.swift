@@ -11,6 +11,8 @@ struct StreamQueue {
         /// Nothing queued yet: the reader must suspend the connection until `enqueue` wakes it
         /// (returning 0 without suspending would busy-loop: docs/ARCHITECTURE.md).
         case waitForMore
+        /// The body cannot go on (a chunk was cut short on the socket): close the connection.
+        case abort
     }
 
     /// Chunks not yet handed over; chunks are shared, not copied, between streams.
@@ -20,6 +22,10 @@ struct StreamQueue {
     private(set) var queuedBytes = 0
     /// No chunk is accepted any more; what is queued still goes out.
     private(set) var isFinished = false
+    /// The connection must be closed rather than the body ended.
+    private(set) var isAborted = false
+
+    var isEmpty: Bool { chunks.isEmpty }
 
     /// Queues `chunk` unless the queue is finished. A chunk that would take the backlog past
     /// `limit` is refused and finishes the queue (a client that reads too slowly is cut off).
@@ -36,6 +42,13 @@ struct StreamQueue {
 
     mutating func finish() {
         isFinished = true
+    }
+
+    /// Ends the body by closing the connection: what was written so far cannot be completed.
+    mutating func abort() {
+        discard()
+        isFinished = true
+        isAborted = true
     }
 
     /// Drops what is queued (the connection is gone).
@@ -64,6 +77,7 @@ struct StreamQueue {
             }
         }
         if written > 0 { return .bytes(written) }
+        if isAborted { return .abort }
         return isFinished ? .endOfStream : .waitForMore
     }
 }

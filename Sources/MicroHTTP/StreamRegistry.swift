@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Dispatch
 import Locking
 
 /// Every response stream open on a server, in named groups: the one registry of open streams.
@@ -45,16 +46,35 @@ public final class StreamRegistry: Sendable {
     /// this send and closes.
     public func broadcast(_ chunk: [UInt8], to group: String) {
         open.withLock { open in
-            for stream in open.groups[group, default: [:]].values { stream.send(chunk) }
+            guard let streams = open.groups[group] else { return }
+            Self.send(chunk, to: Array(streams.values))
+        }
+    }
+
+    /// Subscribers per writing thread below which one thread writes them all.
+    private static let streamsPerWriter = 512
+    private static let writers = ServerConfiguration.onlineCores
+
+    /// One write per stream, on every core at once when there are many: each write is mostly the
+    /// kernel's work, which runs in parallel on different sockets (docs/ARCHITECTURE.md).
+    private static func send(_ chunk: [UInt8], to streams: [ResponseStream]) {
+        let workers = min(writers, streams.count / streamsPerWriter)
+        guard workers > 1 else {
+            for stream in streams { stream.send(chunk) }
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let share = streams.count / workers
+            let start = worker * share
+            let end = worker == workers - 1 ? streams.count : start + share
+            for index in start..<end { streams[index].send(chunk) }
         }
     }
 
     /// Queues `chunk` on every open stream, whatever its group (a heartbeat).
     public func broadcastToAll(_ chunk: [UInt8]) {
         open.withLock { open in
-            for group in open.groups.values {
-                for stream in group.values { stream.send(chunk) }
-            }
+            Self.send(chunk, to: open.groups.values.flatMap(\.values))
         }
     }
 

@@ -99,6 +99,32 @@ struct ResponseStreamTests {
         #expect(!stream.isOpen)
     }
 
+    /// Chunks written to the socket directly while the client keeps up, and queued for
+    /// libmicrohttpd while it is behind, reach it whole and in order.
+    @Test func chunksKeepTheirOrderAcrossDirectAndQueuedWrites() async throws {
+        let handler = StreamingHandler(maxQueuedBytes: 8 * 1024 * 1024)
+        let server = try startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        _ = try await connection.openStream("/stream")
+        let stream = try #require(handler.latest)
+        func chunk(_ number: Int) -> [UInt8] {
+            Array("chunk \(number) ".utf8) + [UInt8](repeating: UInt8(65 + number % 26), count: 3000)
+        }
+        #expect(stream.send(chunk(0)))
+        #expect(try await connection.readChunk() == chunk(0))
+        // Not read while sent: the socket buffers fill, later chunks wait in the queue (where
+        // libmicrohttpd may send several as one HTTP chunk: the bytes are what counts).
+        for number in 1..<1500 { #expect(stream.send(chunk(number))) }
+        let expected = (1..<1500).flatMap(chunk)
+        var received: [UInt8] = []
+        while received.count < expected.count, let next = try await connection.readChunk() { received += next }
+        #expect(received.count == expected.count)
+        #expect(received == expected, "every byte, in order")
+        #expect(stream.send(chunk(1500)), "caught up: written directly again")
+        #expect(try await connection.readChunk() == chunk(1500))
+    }
+
     @Test func stopEndsEveryStreamAndReturns() async throws {
         let handler = StreamingHandler()
         let server = try startServer(handler)
@@ -115,6 +141,26 @@ struct ResponseStreamTests {
             #expect(ended == nil, "the stream ended (last chunk or closed connection)")
         }
         #expect(handler.closed.count == 5)
+    }
+}
+
+@Suite("Stream registry")
+struct StreamRegistryTests {
+    /// Past 1,024 streams a broadcast is written by several threads at once: every stream still
+    /// gets the chunk once, after what it had.
+    @Test(arguments: [3, 5000])
+    func aBroadcastReachesEveryStreamOnce(_ count: Int) {
+        let registry = StreamRegistry()
+        let streams = (0..<count).map { _ in ResponseStream(headers: []) }
+        for stream in streams { registry.add(stream, to: "carousel", first: Array("first;".utf8)) }
+        registry.add(ResponseStream(headers: []), to: "another", first: [])
+        registry.broadcast(Array("change;".utf8), to: "carousel")
+        var buffer = [UInt8](repeating: 0, count: 64)
+        for stream in streams {
+            let count = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+            #expect(Array(buffer[..<max(0, count)]) == Array("first;change;".utf8))
+        }
+        #expect(registry.count(in: "carousel") == count)
     }
 }
 
@@ -156,6 +202,15 @@ struct StreamQueueTests {
         #expect(!accepted4)
         #expect(take(&queue, capacity: 16) == (.bytes(4), Array("last".utf8)))
         #expect(take(&queue, capacity: 16).0 == .endOfStream)
+    }
+
+    @Test func anAbortedQueueTellsTheReaderToCloseTheConnection() {
+        var queue = StreamQueue()
+        _ = queue.enqueue(Array("queued".utf8), limit: 1024)
+        queue.abort()
+        #expect(take(&queue, capacity: 16).0 == .abort, "what was queued cannot follow a chunk cut short")
+        let accepted = queue.enqueue(Array("more".utf8), limit: 1024)
+        #expect(!accepted)
     }
 
     @Test func aChunkPastTheBacklogLimitEndsTheStream() {

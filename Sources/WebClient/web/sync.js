@@ -4,22 +4,34 @@
 // (embed.js, which the service serves as this file followed by the element's code).
 
 /**
- * The service's clock, estimated NTP-style from `GET /time` exchanges: of a few in a row, the one
- * with the smallest round trip bounds the error by half of it (a delayed answer only makes its
- * round trip longer). Kept as an offset to this page's monotonic clock (`performance.now()`), so
- * a wrong or adjusted system clock (`Date.now()`) does not matter.
+ * The service's clock, estimated NTP-style from `GET /time` exchanges: the exchange with the
+ * smallest round trip bounds the error by half of it (a delayed answer only makes its round trip
+ * longer), so the estimate is the best of a round of exchanges at start and of one more every few
+ * seconds, over the last two minutes (older ones are dropped: clocks drift). Kept as an offset to
+ * this page's monotonic clock (`performance.now()`), so a wrong or adjusted system clock
+ * (`Date.now()`) does not matter.
  */
 class ServiceClock {
     static exchangeNumber = 0;
 
-    constructor(timeURL, {exchanges = 8, refreshMs = 5 * 60 * 1000, retryMs = 2000} = {}) {
+    constructor(timeURL, {exchanges = 8, sampleEveryMs = 10000, windowMs = 2 * 60 * 1000, retryMs = 2000} = {}) {
         this.timeURL = timeURL;
         this.exchanges = exchanges;
-        this.refreshMs = refreshMs;
+        this.sampleEveryMs = sampleEveryMs;
+        this.windowMs = windowMs;
         this.retryMs = retryMs;
+        this.samples = []; // {takenAt, roundTrip, offset}, oldest first
         this.offsetMs = null; // service epoch milliseconds minus performance.now()
         this.roundTripMs = null; // of the exchange the estimate came from
         this.estimating = null;
+        // Resource Timing entries by URL, as they come: an observer still gets them once the
+        // page's timing buffer (250 entries) is full.
+        this.timings = new Map();
+        if (typeof PerformanceObserver === "function") {
+            new PerformanceObserver((list) => {
+                for (const entry of list.getEntries()) this.timings.get(entry.name)?.(entry);
+            }).observe({type: "resource"});
+        }
     }
 
     get ready() {
@@ -31,41 +43,24 @@ class ServiceClock {
         return local + this.offsetMs;
     }
 
-    /** Estimates now, again every `refreshMs` (clocks drift) and when the page is shown again. */
+    /** A round now and whenever the page is shown again; one exchange every `sampleEveryMs`. */
     start() {
-        const run = () => this.estimate().catch(() => setTimeout(run, this.retryMs));
-        run();
-        setInterval(run, this.refreshMs);
+        const round = () => this.estimate(this.exchanges).catch(() => setTimeout(round, this.retryMs));
+        round();
+        setInterval(() => this.estimate(1).catch(() => {}), this.sampleEveryMs);
         document.addEventListener("visibilitychange", () => {
-            if (document.visibilityState === "visible") run();
+            if (document.visibilityState === "visible") round();
         });
     }
 
-    /** One round of exchanges; the estimate is replaced only when the round completes. */
-    estimate() {
+    /** `count` exchanges in a row, then the estimate from the best recent one. */
+    estimate(count) {
         this.estimating ??= (async () => {
             try {
-                let best = null;
-                for (let exchange = 0; exchange < this.exchanges; exchange++) {
-                    // A URL of its own, to find this exchange's resource timing.
-                    const url = `${this.timeURL}?exchange=${++ServiceClock.exchangeNumber}`;
-                    let sentAt = performance.now();
-                    const response = await fetch(url, {cache: "no-store"});
-                    if (!response.ok) throw new Error(`GET ${this.timeURL}: ${response.status}`);
-                    const {epochMillis} = await response.json();
-                    let receivedAt = performance.now();
-                    // The network stack's own times, when it gives them (the service sends
-                    // Timing-Allow-Origin): a busy main thread does not delay them.
-                    const timing = performance.getEntriesByName(new URL(url, location.href).href).pop();
-                    if (timing && timing.requestStart > 0 && timing.responseStart >= timing.requestStart) {
-                        sentAt = timing.requestStart;
-                        receivedAt = timing.responseStart;
-                    }
-                    const roundTrip = receivedAt - sentAt;
-                    if (best === null || roundTrip < best.roundTrip) {
-                        best = {roundTrip, offset: epochMillis - (sentAt + receivedAt) / 2};
-                    }
-                }
+                for (let exchange = 0; exchange < count; exchange++) this.samples.push(await this.exchange());
+                const now = performance.now();
+                this.samples = this.samples.filter((sample) => now - sample.takenAt <= this.windowMs);
+                const best = this.samples.reduce((a, b) => (b.roundTrip < a.roundTrip ? b : a));
                 this.offsetMs = best.offset;
                 this.roundTripMs = best.roundTrip;
             } finally {
@@ -73,6 +68,35 @@ class ServiceClock {
             }
         })();
         return this.estimating;
+    }
+
+    async exchange() {
+        // A URL of its own, to find this exchange's resource timing.
+        const url = new URL(`${this.timeURL}?exchange=${++ServiceClock.exchangeNumber}`, location.href).href;
+        const timed = new Promise((resolve) => {
+            this.timings.set(url, resolve);
+            setTimeout(() => resolve(null), 1000);
+        });
+        let sentAt = performance.now();
+        let receivedAt;
+        let epochMillis;
+        let timing;
+        try {
+            const response = await fetch(url, {cache: "no-store"});
+            if (!response.ok) throw new Error(`GET ${this.timeURL}: ${response.status}`);
+            ({epochMillis} = await response.json());
+            receivedAt = performance.now();
+            timing = await timed;
+        } finally {
+            this.timings.delete(url);
+        }
+        // The network stack's own times, when it gives them (the service sends
+        // Timing-Allow-Origin): a busy main thread does not delay them.
+        if (timing && timing.requestStart > 0 && timing.responseStart >= timing.requestStart) {
+            sentAt = timing.requestStart;
+            receivedAt = timing.responseStart;
+        }
+        return {takenAt: receivedAt, roundTrip: receivedAt - sentAt, offset: epochMillis - (sentAt + receivedAt) / 2};
     }
 }
 

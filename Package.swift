@@ -52,7 +52,9 @@ let package = Package(
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
         .target(
             name: "BannerAPI",
-            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient"],
+            dependencies: [
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
+            ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),
         // Wiring: settings, configuration, launch, signals, the health-check client.

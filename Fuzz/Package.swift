@@ -29,7 +29,9 @@ let package = Package(
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",
-            dependencies: ["Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient"],
+            dependencies: [
+                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
+            ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(
             name: "BannerService",

@@ -1,5 +1,6 @@
 import Carousel
 import MicroHTTP
+import TimeZones
 
 /// `GET /time`: `{"epochMillis": 1764484800123.456}`, the clock the carousels run on, to the
 /// microsecond. Screens estimate their offset to it from a few exchanges and flip at
@@ -20,7 +21,6 @@ enum ServiceTime {
     /// through a Double, which would print `…123.45600000001`).
     static func epochMillis(_ time: Timestamp) -> String {
         let microseconds = time.nanosecondsSinceEpoch / 1_000
-        let fraction = String(microseconds % 1_000)
-        return "\(microseconds / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+        return "\(microseconds / 1_000).\(padded(microseconds % 1_000, 3))"
     }
 }

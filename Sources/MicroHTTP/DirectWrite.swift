@@ -23,12 +23,8 @@ enum DirectWrite {
     static let maxBytes = 4096 - 32
 
     static func chunk(_ bytes: [UInt8], to descriptor: Int32) -> Outcome {
-        guard bytes.count <= maxBytes else { return .notNow }
-        switch cmhd_unacknowledged_bytes(descriptor) {
-        case 0: break
-        case -1: return .notNow  // cannot tell: libmicrohttpd sends it
-        default: return .notNow
-        }
+        // The client behind, or no telling (-1): libmicrohttpd sends it.
+        guard bytes.count <= maxBytes, cmhd_unacknowledged_bytes(descriptor) == 0 else { return .notNow }
         // Up to 16 hex digits and CRLF.
         var header: (UInt64, UInt64, UInt64) = (0, 0, 0)
         let headerLength = withUnsafeMutableBytes(of: &header) { buffer in

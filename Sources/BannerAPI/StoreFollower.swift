@@ -73,11 +73,11 @@ final class StoreFollower: Sendable {
                 logger.notice(
                     "\(store.description) is reachable again: reloading every carousel (changes may have been missed)")
             }
-            if queue { Task { await reloadEverything() } }
+            if queue { Task(executorPreference: BlockingTaskExecutor.shared) { await self.reloadEverything() } }
         case .carousel(let name, let note):
             // Notifications arrive in the order of their commits: the latest note says it all.
             let queue = state.withLock { state in state.queued.updateValue(note, forKey: name) == nil }
-            if queue { Task { await reload(name) } }
+            if queue { Task(executorPreference: BlockingTaskExecutor.shared) { await self.reload(name) } }
         }
     }
 

@@ -2,7 +2,10 @@ import Locking
 
 /// Owns the live `Carousel`: applies commands in order, advances it on time with a `Ticker`,
 /// and publishes a snapshot after every change. Request threads read `snapshot` without `await`.
+/// Its changes may block on a store, so it runs on a queue of its own, not on the cooperative pool.
 public actor CarouselEngine {
+    private let executor = BlockingSerialExecutor(label: "carousel.engine")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private var carousel: Carousel
     private let clock: @Sendable () -> Timestamp
     private let onChange: @Sendable (Carousel) -> Void

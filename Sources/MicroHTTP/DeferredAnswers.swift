@@ -36,7 +36,8 @@ final class DeferredAnswers: Sendable {
             return true
         }
         guard accepted else { return false }
-        Task {
+        // Deferred work may block (a store write waiting for a lock): off the cooperative pool.
+        Task(executorPreference: BlockingTaskExecutor.shared) {
             let answer = await work()
             self.resume(exchange, with: answer)
         }

@@ -46,6 +46,11 @@ public struct BannerAPI: HTTPHandler {
         self.logger = logger
     }
 
+    /// `GET …/events` (docs/API.md): held outside libmicrohttpd when it is a connection's first request.
+    public func mayStream(_ path: Substring) -> Bool {
+        path.hasSuffix("/events")
+    }
+
     public func respond(to request: borrowing Request) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil

@@ -8,9 +8,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
@@ -34,7 +37,6 @@ static void cmhd_format_log(void *cls, const char *format, va_list arguments) {
 /// Everything the daemon is started with, so the variadic MHD_start_daemon call stays here.
 struct cmhd_daemon_options {
     unsigned int flags;
-    int listen_socket;
     unsigned int thread_pool_size;
     unsigned int connection_timeout_seconds;
     unsigned int connection_limit;
@@ -53,7 +55,6 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_opti
     return MHD_start_daemon(
         options->flags, 0, NULL, NULL, options->handler, options->handler_context,
         MHD_OPTION_EXTERNAL_LOGGER, cmhd_format_log, (void *)options->logger,
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)options->listen_socket,
         MHD_OPTION_THREAD_POOL_SIZE, options->thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
@@ -88,12 +89,9 @@ static inline enum MHD_Result cmhd_disable_connection_timeout(struct MHD_Connect
     return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
-/// Whether the client of `connection` is on this host: 127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104
-/// (MHD_get_connection_info is variadic).
-static inline int cmhd_client_is_loopback(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (info == NULL || info->client_addr == NULL) return 0;
-    const struct sockaddr *address = info->client_addr;
+/// Whether `address` is on this host: 127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104.
+static inline int cmhd_address_is_loopback(const struct sockaddr *address) {
+    if (address == NULL) return 0;
     if (address->sa_family == AF_INET) {
         const unsigned char *bytes = (const unsigned char *)&((const struct sockaddr_in *)address)->sin_addr;
         return bytes[0] == 127;
@@ -108,6 +106,31 @@ static inline int cmhd_client_is_loopback(struct MHD_Connection *connection) {
         return isLoopback || (isMapped && bytes[12] == 127);
     }
     return 0;
+}
+
+/// Whether the client of `connection` is on this host (MHD_get_connection_info is variadic).
+static inline int cmhd_client_is_loopback(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? 0 : cmhd_address_is_loopback(info->client_addr);
+}
+
+/// The current time as an HTTP date (`Tue, 01 Dec 2026 19:45:16 GMT`, RFC 9110) in `buffer`
+/// (30 bytes at least); its length.
+static inline size_t cmhd_http_date(char *buffer, size_t size) {
+    static const char *days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char *months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    time_t now = time(NULL);
+    struct tm parts;
+    if (gmtime_r(&now, &parts) == NULL) return 0;
+    int length = snprintf(
+        buffer, size, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[parts.tm_wday], parts.tm_mday,
+        months[parts.tm_mon], parts.tm_year + 1900, parts.tm_hour, parts.tm_min, parts.tm_sec);
+    return length > 0 && (size_t)length < size ? (size_t)length : 0;
+}
+
+/// accept4 with SOCK_NONBLOCK and SOCK_CLOEXEC (glibc declares accept4 only under _GNU_SOURCE).
+static inline int cmhd_accept(int listening, struct sockaddr *address, socklen_t *length) {
+    return (int)syscall(SYS_accept4, listening, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
 /// CPUs this process may run on (its affinity mask), or 0 if unknown. Through the variadic

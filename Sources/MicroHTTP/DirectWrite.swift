@@ -1,14 +1,16 @@
 import CMicroHTTPD
 import Glibc
 
-/// One chunk of a chunked body written straight to a connection's socket, framed as
-/// libmicrohttpd frames its chunks (`<hex length>\r\n<bytes>\r\n`), in one non-blocking `sendmsg`:
-/// how a stream idle inside libmicrohttpd takes an event without a resume and an epoll round trip
+/// One chunk of a chunked body written straight to a stream's socket, framed as libmicrohttpd
+/// frames its chunks (`<hex length>\r\n<bytes>\r\n`), in one non-blocking `sendmsg`
 /// (docs/ARCHITECTURE.md, "Event streams").
 ///
-/// Only when the chunk surely fits whole: at most `maxBytes`, and the client has acknowledged
-/// everything sent before (an empty send buffer takes 4 KiB at the very least). Otherwise nothing
-/// is written and libmicrohttpd sends it, as it sends any body, when the socket drains.
+/// `chunk` is how a stream idle inside libmicrohttpd takes an event without a resume and an epoll
+/// round trip: only when the chunk surely fits whole (at most `maxBytes`, and the client has
+/// acknowledged everything sent before: an empty send buffer takes 4 KiB at the very least);
+/// otherwise nothing is written and libmicrohttpd sends it, as it sends any body, when the socket
+/// drains. `framed` is how a stream on the acceptor's socket writes: as much as the socket takes,
+/// the rest queued by the stream.
 enum DirectWrite {
     enum Outcome: Equatable {
         /// The whole chunk is in the socket's buffer.
@@ -25,22 +27,18 @@ enum DirectWrite {
     static func chunk(_ bytes: [UInt8], to descriptor: Int32) -> Outcome {
         // The client behind, or no telling (-1): libmicrohttpd sends it.
         guard bytes.count <= maxBytes, cmhd_unacknowledged_bytes(descriptor) == 0 else { return .notNow }
+        let sent = framed(bytes, to: descriptor)
+        if sent == frameLength(of: bytes.count) { return .written }
+        return sent == 0 ? .notNow : .cutShort
+    }
+
+    /// Writes `bytes` framed as one chunk, as much as the socket takes at once: the bytes of the
+    /// frame written (0 when the socket is full), or -1 when the socket failed (the client left).
+    static func framed(_ bytes: [UInt8], to descriptor: Int32) -> Int {
         // Up to 16 hex digits and CRLF.
         var header: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let headerLength = withUnsafeMutableBytes(of: &header) { buffer in
-            // The length in hex, written without a String: this runs once per subscriber per event.
-            var digits = 1
-            while bytes.count >> (4 * digits) != 0 { digits += 1 }
-            for position in 0..<digits {
-                let nibble = (bytes.count >> (4 * (digits - 1 - position))) & 0xF
-                buffer[position] = nibble < 10 ? UInt8(48 + nibble) : UInt8(87 + nibble)
-            }
-            buffer[digits] = UInt8(ascii: "\r")
-            buffer[digits + 1] = UInt8(ascii: "\n")
-            return digits + 2
-        }
+        let headerLength = withUnsafeMutableBytes(of: &header) { writeSize(of: bytes.count, into: $0) }
         var trailer: UInt16 = 0x0A0D  // "\r\n" in memory order
-        let total = headerLength + bytes.count + 2
         return withUnsafeMutableBytes(of: &header) { headerBytes in
             withUnsafeMutableBytes(of: &trailer) { trailerBytes in
                 bytes.withUnsafeBytes { body in
@@ -55,14 +53,46 @@ enum DirectWrite {
                         message.msg_iovlen = vector.count
                         while true {
                             let sent = sendmsg(descriptor, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                            if sent == total { return .written }
-                            if sent < 0 && errno == EINTR { continue }
-                            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .notNow }
-                            return .cutShort
+                            if sent >= 0 { return sent }
+                            if errno == EINTR { continue }
+                            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
                         }
                     }
                 }
             }
         }
+    }
+
+    /// `bytes` framed as one chunk, in one array (for a queue).
+    static func frame(_ bytes: [UInt8]) -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: frameLength(of: bytes.count))
+        frame.withUnsafeMutableBytes { buffer in
+            let headerLength = writeSize(of: bytes.count, into: buffer)
+            buffer.baseAddress!.advanced(by: headerLength).copyMemory(from: bytes, byteCount: bytes.count)
+            buffer[headerLength + bytes.count] = UInt8(ascii: "\r")
+            buffer[headerLength + bytes.count + 1] = UInt8(ascii: "\n")
+        }
+        return frame
+    }
+
+    /// The whole frame's length: size line, bytes, CRLF.
+    static func frameLength(of count: Int) -> Int {
+        var digits = 1
+        while count >> (4 * digits) != 0 { digits += 1 }
+        return digits + 2 + count + 2
+    }
+
+    /// The length in hex and CRLF, written without a String (this runs once per subscriber per
+    /// event); returns how many bytes that took.
+    private static func writeSize(of count: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var digits = 1
+        while count >> (4 * digits) != 0 { digits += 1 }
+        for position in 0..<digits {
+            let nibble = (count >> (4 * (digits - 1 - position))) & 0xF
+            buffer[position] = nibble < 10 ? UInt8(48 + nibble) : UInt8(87 + nibble)
+        }
+        buffer[digits] = UInt8(ascii: "\r")
+        buffer[digits + 1] = UInt8(ascii: "\n")
+        return digits + 2
     }
 }

@@ -26,9 +26,16 @@ public protocol HTTPHandler: Sendable {
     func respond(to request: borrowing Request) -> Reply
     /// The response for a request the server rejects itself. The default is plain text.
     func respond(to rejection: Rejection) -> Response
+    /// Whether a `GET` of `path` may be answered with a stream. Such a request, first on its
+    /// connection, is read by the server's acceptor, and a stream it is answered with is held
+    /// outside libmicrohttpd, for a fraction of the memory (docs/ARCHITECTURE.md); any other
+    /// answer is left to libmicrohttpd, which asks the handler again. The default is no.
+    func mayStream(_ path: Substring) -> Bool
 }
 
 extension HTTPHandler {
+    public func mayStream(_ path: Substring) -> Bool { false }
+
     public func respond(to rejection: Rejection) -> Response {
         switch rejection {
         case .bodyTooLarge(let limit, _, _):

@@ -14,6 +14,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let logger: UnsafeMutablePointer<cmhd_logger>
     /// The running daemon; nil once stopped.
     private let daemon: Lock<DaemonHandle?>
+    /// Accepts every connection; hands all but event-stream subscriptions to the daemon.
+    private let acceptor: Acceptor
 
     private struct DaemonHandle: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -46,14 +48,13 @@ public final class HTTPServer: @unchecked Sendable {
 
         let dispatcherPointer = Unmanaged.passRetained(dispatcher).toOpaque()
         logger.initialize(to: cmhd_logger(sink: forwardLibraryMessage, context: dispatcherPointer))
+        // The acceptor owns the listening socket and adds connections (docs/ARCHITECTURE.md).
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
         if configuration.turbo { flags |= MHD_USE_TURBO.rawValue }
-        if socket.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         var options = cmhd_daemon_options(
             flags: flags,
-            listen_socket: socket.descriptor,
             thread_pool_size: UInt32(clamping: configuration.threads),
             connection_timeout_seconds: UInt32(clamping: configuration.connectionTimeoutSeconds),
             connection_limit: UInt32(clamping: configuration.connectionLimit),
@@ -72,7 +73,18 @@ public final class HTTPServer: @unchecked Sendable {
             close(socket.descriptor)
             throw .daemonDidNotStart
         }
+        do {
+            acceptor = try Acceptor(
+                listening: socket, daemon: started, handler: handler, streams: streams, configuration: configuration)
+        } catch {
+            MHD_stop_daemon(started)
+            Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
+            logger.deallocate()
+            close(socket.descriptor)
+            throw error
+        }
         daemon = Lock(DaemonHandle(pointer: started))
+        acceptor.start()
     }
 
     /// Stops accepting connections, ends every stream, lets requests in progress finish (up to
@@ -82,16 +94,14 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop() {
         daemon.withLock { handle in
             guard let daemon = handle?.pointer else { return }
-            let quiescedSocket = MHD_quiesce_daemon(daemon)
             dispatcher.finishAllStreams()
+            acceptor.stop()  // no new connections; closes the listening socket
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()
             // Let the worker threads send those 503s before the connections are closed.
             waitForActiveRequests(upTo: .milliseconds(500))
             MHD_stop_daemon(daemon)
             dispatcher.watchdog.stop()
-            // After quiescing, closing the listening socket is ours to do.
-            if quiescedSocket >= 0 { close(quiescedSocket) }
             handle = nil
             Unmanaged.passUnretained(dispatcher).release()
             logger.deinitialize(count: 1)

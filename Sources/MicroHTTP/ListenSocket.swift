@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Glibc
 
 /// The listening socket, created here rather than by libmicrohttpd so that a failure to bind
@@ -5,7 +6,6 @@ import Glibc
 struct ListenSocket {
     let descriptor: Int32
     let port: Int
-    let isIPv6: Bool
 
     static func open(host: String, port: Int, backlog: Int) throws(HTTPServerError) -> ListenSocket {
         guard (0...65535).contains(port) else {
@@ -41,8 +41,7 @@ struct ListenSocket {
         var on: Int32 = 1
         var off: Int32 = 0
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        let isIPv6 = info.ai_family == AF_INET6
-        if isIPv6 {
+        if info.ai_family == AF_INET6 {
             // `::` should also accept IPv4 clients, whatever the system default says.
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -67,7 +66,7 @@ struct ListenSocket {
                 Int(UInt16(bigEndian: $0.pointee.sin_port))
             }
         }
-        return .success(ListenSocket(descriptor: fd, port: port, isIPv6: isIPv6))
+        return .success(ListenSocket(descriptor: fd, port: port))
     }
 }
 

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 import Locking
 
 /// A response whose body is written over time, such as Server-Sent Events: the status and
@@ -12,6 +13,10 @@ import Locking
 /// cannot take it at once queues it and resumes the connection. A suspended connection does not
 /// notice a client that hung up, so the stream learns of it at the next `send`, when the write
 /// fails.
+///
+/// A subscription on a fresh connection is not held by libmicrohttpd at all but on a socket of
+/// the `Acceptor`'s (`OwnSocket`): `send` writes there, what the socket cannot take is queued
+/// (framed) and written when the acceptor sees it writable, and a hang-up is seen at once.
 public final class ResponseStream: Sendable {
     public let status: Int
     public let headers: [HTTPHeader]
@@ -26,8 +31,19 @@ public final class ResponseStream: Sendable {
         /// Set once the response is queued on a connection; nil again when it is closed.
         var connection: ConnectionHandle?
         var isSuspended = false
+        /// Set while the stream is held on the acceptor's socket; its queue holds framed chunks.
+        var socket: OwnSocket?
         var isClosed = false
     }
+
+    /// A socket the `Acceptor` holds, and what to tell it once this stream has closed the socket.
+    struct OwnSocket: Sendable {
+        let descriptor: Int32
+        let closed: @Sendable () -> Void
+    }
+
+    /// The last chunk of a chunked body.
+    private static let lastChunk = Array("0\r\n\r\n".utf8)
 
     /// The connection pointer and its socket, valid while the stream is attached and not closed
     /// (libmicrohttpd closes neither while the connection is suspended).
@@ -55,6 +71,7 @@ public final class ResponseStream: Sendable {
     public func send(_ chunk: [UInt8]) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
+            if state.socket != nil { return Self.send(chunk, onOwnSocket: &state, limit: maxQueuedBytes) }
             if state.isSuspended, state.queue.isEmpty, !state.queue.isFinished, let connection = state.connection {
                 switch DirectWrite.chunk(chunk, to: connection.descriptor) {
                 case .written:
@@ -79,6 +96,12 @@ public final class ResponseStream: Sendable {
     public func finish() {
         state.withLock { state in
             guard !state.queue.isFinished, !state.isClosed else { return }
+            if state.socket != nil {
+                _ = state.queue.enqueue(Self.lastChunk, limit: .max)
+                state.queue.finish()
+                Self.flush(&state)
+                return
+            }
             state.queue.finish()
             Self.wake(&state)
         }
@@ -95,6 +118,101 @@ public final class ResponseStream: Sendable {
         guard state.isSuspended, let connection = state.connection else { return }
         state.isSuspended = false
         MHD_resume_connection(connection.pointer)
+    }
+
+    // MARK: Held on the acceptor's socket
+
+    /// Takes over `socket`, on which the request was read: writes `head` (status line and
+    /// headers), then what was queued before, framed.
+    func attach(to socket: OwnSocket, head: [UInt8]) {
+        state.withLock { state in
+            precondition(state.connection == nil && state.socket == nil, "a stream is attached once")
+            let waiting = state.queue.takeAll()
+            var queue = StreamQueue()
+            _ = queue.enqueue(head, limit: .max)
+            for chunk in waiting { _ = queue.enqueue(DirectWrite.frame(chunk), limit: .max) }
+            if state.queue.isFinished {
+                _ = queue.enqueue(Self.lastChunk, limit: .max)
+                queue.finish()
+            }
+            state.queue = queue
+            state.socket = socket
+            Self.flush(&state)
+        }
+    }
+
+    /// The acceptor saw the socket writable: what is queued goes out.
+    func socketIsWritable() {
+        state.withLock { Self.flush(&$0) }
+    }
+
+    /// The acceptor saw input. A subscriber sends nothing after its request: what it sends is
+    /// read and dropped; the end of its input is a hang-up.
+    func socketIsReadable() {
+        state.withLock { state in
+            guard let socket = state.socket else { return }
+            var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            while true {
+                let count = withUnsafeMutableBytes(of: &scratch) { buffer in
+                    recv(socket.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                }
+                if count > 0 || (count < 0 && errno == EINTR) { continue }
+                if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { Self.closeOwnSocket(&state) }
+                return
+            }
+        }
+    }
+
+    /// The acceptor saw the client hang up, or is stopping: the socket is closed.
+    func socketHungUp() {
+        state.withLock { Self.closeOwnSocket(&$0) }
+    }
+
+    private static func send(_ chunk: [UInt8], onOwnSocket state: inout State, limit: Int) -> Bool {
+        guard !state.queue.isFinished, let socket = state.socket else { return false }
+        if state.queue.isEmpty {
+            let sent = DirectWrite.framed(chunk, to: socket.descriptor)
+            if sent == DirectWrite.frameLength(of: chunk.count) { return true }
+            guard sent >= 0 else {
+                closeOwnSocket(&state)
+                return false
+            }
+            // The socket is full now: the acceptor hears when it drains (edge-triggered EPOLLOUT).
+            _ = state.queue.enqueue(Array(DirectWrite.frame(chunk)[sent...]), limit: .max)
+            return true
+        }
+        guard state.queue.enqueue(DirectWrite.frame(chunk), limit: limit) else {
+            closeOwnSocket(&state)  // too slow to read: cut off; it reconnects and starts afresh
+            return false
+        }
+        return true
+    }
+
+    /// Writes what is queued, as far as the socket takes it; closes the socket once a finished
+    /// stream is all written, or when the socket failed.
+    private static func flush(_ state: inout State) {
+        guard let socket = state.socket else { return }
+        let written = state.queue.drain { bytes in
+            while true {
+                let sent = Glibc.send(
+                    socket.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                if sent >= 0 { return sent }
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
+            }
+        }
+        if !written || (state.queue.isEmpty && state.queue.isFinished) { closeOwnSocket(&state) }
+    }
+
+    /// Closes the socket under the stream's lock, so that no `send` can write to its number once
+    /// another connection reuses it; the acceptor then takes the stream out of the registry.
+    private static func closeOwnSocket(_ state: inout State) {
+        guard let socket = state.socket else { return }
+        Glibc.close(socket.descriptor)
+        state.socket = nil
+        state.isClosed = true
+        state.queue.discard()
+        socket.closed()
     }
 
     // MARK: Called by libmicrohttpd (through the dispatcher)

@@ -58,6 +58,33 @@ struct StreamQueue {
         queuedBytes = 0
     }
 
+    /// Removes and returns every queued chunk, whole (nothing of them handed over yet).
+    mutating func takeAll() -> [[UInt8]] {
+        precondition(offset == 0, "part of a chunk was handed over already")
+        defer { discard() }
+        return chunks
+    }
+
+    /// Offers the queued bytes to `write`, a chunk at a time, until it takes less than it was
+    /// offered (the socket is full) or nothing is left; what it took is dropped. `write` returns
+    /// how many bytes it took, or -1 when it failed: then false.
+    mutating func drain(_ write: (UnsafeRawBufferPointer) -> Int) -> Bool {
+        while !chunks.isEmpty {
+            let chunk = chunks[0]
+            let offered = chunk.count - offset
+            let taken = chunk.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            guard taken >= 0 else { return false }
+            offset += taken
+            queuedBytes -= taken
+            if offset == chunk.count {
+                chunks.removeFirst()
+                offset = 0
+            }
+            if taken < offered { return true }
+        }
+        return true
+    }
+
     /// Copies as much as fits into `buffer`, across chunks.
     mutating func take(into buffer: UnsafeMutableRawBufferPointer) -> Take {
         var written = 0

@@ -109,15 +109,7 @@ public final class StreamRegistry: Sendable {
     /// did not); nil when the server is stopping (the stream is then finished, and the caller
     /// answers otherwise).
     func start(_ stream: ResponseStream, on connection: OpaquePointer) -> MHD_Result? {
-        let accepted = open.withLock { open in
-            guard !open.stopping else { return false }
-            if open.membership[ObjectIdentifier(stream)] == nil { open.insert(stream, into: Self.ungrouped) }
-            return true
-        }
-        guard accepted else {
-            stream.finish()
-            return nil
-        }
+        guard admit(stream) else { return nil }
         stream.attach(to: connection)
         _ = cmhd_disable_connection_timeout(connection)  // heartbeats find dead subscribers instead
         let binding = Unmanaged.passRetained(Binding(stream: stream, registry: self)).toOpaque()
@@ -138,7 +130,29 @@ public final class StreamRegistry: Sendable {
         return result
     }
 
-    /// libmicrohttpd released a stream's response: its connection is done with it.
+    /// Holds `stream` on the acceptor's `socket`, writing `head` first (adding the stream to the
+    /// registry if the handler did not); false when the server is stopping (the stream is then
+    /// finished, and the caller closes the socket).
+    func start(_ stream: ResponseStream, on socket: ResponseStream.OwnSocket, head: [UInt8]) -> Bool {
+        guard admit(stream) else { return false }
+        stream.attach(to: socket, head: head)
+        return true
+    }
+
+    /// Adds `stream` to the registry if the handler did not; false, and the stream finished,
+    /// when the server is stopping.
+    private func admit(_ stream: ResponseStream) -> Bool {
+        let accepted = open.withLock { open in
+            guard !open.stopping else { return false }
+            if open.membership[ObjectIdentifier(stream)] == nil { open.insert(stream, into: Self.ungrouped) }
+            return true
+        }
+        if !accepted { stream.finish() }
+        return accepted
+    }
+
+    /// A stream's connection is done with it: libmicrohttpd released its response, or the
+    /// acceptor's socket was closed.
     func closed(_ stream: ResponseStream) {
         open.withLock { open in
             let key = ObjectIdentifier(stream)

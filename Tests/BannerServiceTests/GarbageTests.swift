@@ -57,6 +57,25 @@ struct GarbageTests {
             Array("GET /banner HTTP/1.1\r\nHost: x\r\nX: a\rPOST /banner/next HTTP/1.1\r\n\r\n".utf8)
         ),
         ("UTF-8 garbage in the path", Array("GET /\u{FFFD}\u{0}/banner HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+        // Subscriptions, which the acceptor reads itself (docs/ARCHITECTURE.md).
+        (
+            "a subscription with random headers (seed \(randomSeed))",
+            Array("GET /banner/events HTTP/1.1\r\nHost: x\r\n".utf8) + randomBytes(count: 2048, seed: randomSeed)
+                + Array("\r\n\r\n".utf8)
+        ),
+        (
+            "a subscription head past 8 KiB",
+            Array("GET /banner/events HTTP/1.1\r\nHost: x\r\nX: \(String(repeating: "c", count: 10_000))\r\n\r\n".utf8)
+        ),
+        (
+            "a command after a subscription",
+            Array("GET /banner/events HTTP/1.1\r\nHost: x\r\n\r\nPOST /banner/next HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        ),
+        (
+            "a subscription with a body",
+            Array("GET /banner/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello".utf8)
+        ),
+        ("a subscription without Host", Array("GET /banner/events HTTP/1.1\r\n\r\n".utf8)),
     ]
 
     @Test func nothingOnTheWireCrashesTheServiceOrChangesTheCarousel() async throws {

@@ -117,4 +117,13 @@ struct DirectWriteLengthTests {
         let header = Array(String(count, radix: 16).utf8) + Array("\r\n".utf8)
         #expect(pair.read(header.count + count + 2) == header + body + Array("\r\n".utf8))
     }
+
+    /// What a stream on the acceptor's socket queues is the same frame, whatever its size.
+    @Test(arguments: [1, 15, 16, 4096, 70000])
+    func aQueuedFrameIsTheFrameWritten(_ count: Int) {
+        let body = [UInt8](repeating: 120, count: count)
+        let frame = DirectWrite.frame(body)
+        #expect(frame == Array(String(count, radix: 16).utf8) + Array("\r\n".utf8) + body + Array("\r\n".utf8))
+        #expect(frame.count == DirectWrite.frameLength(of: count))
+    }
 }

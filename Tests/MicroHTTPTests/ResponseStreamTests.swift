@@ -5,15 +5,25 @@ import Testing
 
 @testable import MicroHTTP
 
+/// Where a stream is held: inside libmicrohttpd (a handler that never says `mayStream`, or a
+/// request that is not its connection's first), or on the acceptor's socket.
+enum StreamHolder: String, CaseIterable, Sendable {
+    case libmicrohttpd, acceptor
+}
+
 /// Answers every request with a new stream and hands the streams to the test.
 final class StreamingHandler: HTTPHandler {
     let streams = Lock<[ResponseStream]>([])
     let closed = Counter()
     let maxQueuedBytes: Int
+    let holder: StreamHolder
 
-    init(maxQueuedBytes: Int = 256 * 1024) {
+    init(maxQueuedBytes: Int = 256 * 1024, holder: StreamHolder = .libmicrohttpd) {
         self.maxQueuedBytes = maxQueuedBytes
+        self.holder = holder
     }
+
+    func mayStream(_ path: Substring) -> Bool { holder == .acceptor }
 
     func respond(to request: borrowing Request) -> Reply {
         let stream = ResponseStream(
@@ -29,8 +39,10 @@ final class StreamingHandler: HTTPHandler {
 
 @Suite("MicroHTTP streams")
 struct ResponseStreamTests {
-    @Test func sendsEachChunkAsItIsSentAndEndsOnFinish() async throws {
-        let handler = StreamingHandler()
+    @Test(arguments: StreamHolder.allCases) func sendsEachChunkAsItIsSentAndEndsOnFinish(_ holder: StreamHolder)
+        async throws
+    {
+        let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
@@ -50,8 +62,10 @@ struct ResponseStreamTests {
 
     /// An idle stream's connection is suspended (the reader's only way to return 0, see
     /// `StreamQueueTests`), yet other clients are served meanwhile and a send wakes it.
-    @Test func anIdleStreamWakesWhenSentToWhileOthersAreServed() async throws {
-        let handler = StreamingHandler()
+    @Test(arguments: StreamHolder.allCases) func anIdleStreamWakesWhenSentToWhileOthersAreServed(_ holder: StreamHolder)
+        async throws
+    {
+        let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
@@ -68,8 +82,10 @@ struct ResponseStreamTests {
         #expect(try await connection.readChunk() == Array("wake".utf8))
     }
 
-    @Test func aClientThatHangsUpIsReleasedAtTheNextSend() async throws {
-        let handler = StreamingHandler()
+    @Test(arguments: StreamHolder.allCases) func aClientThatHangsUpIsReleasedAtTheNextSend(_ holder: StreamHolder)
+        async throws
+    {
+        let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
         defer { server.stop() }
         var connection: HTTPConnection? = try HTTPConnection(port: server.port)
@@ -86,8 +102,8 @@ struct ResponseStreamTests {
         #expect(server.activeRequests == 0)
     }
 
-    @Test func aClientTooSlowToReadIsCutOff() async throws {
-        let handler = StreamingHandler(maxQueuedBytes: 512 * 1024)
+    @Test(arguments: StreamHolder.allCases) func aClientTooSlowToReadIsCutOff(_ holder: StreamHolder) async throws {
+        let handler = StreamingHandler(maxQueuedBytes: 512 * 1024, holder: holder)
         let server = try startServer(handler)
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
@@ -101,8 +117,10 @@ struct ResponseStreamTests {
 
     /// Chunks written to the socket directly while the client keeps up, and queued for
     /// libmicrohttpd while it is behind, reach it whole and in order.
-    @Test func chunksKeepTheirOrderAcrossDirectAndQueuedWrites() async throws {
-        let handler = StreamingHandler(maxQueuedBytes: 8 * 1024 * 1024)
+    @Test(arguments: StreamHolder.allCases) func chunksKeepTheirOrderAcrossDirectAndQueuedWrites(_ holder: StreamHolder)
+        async throws
+    {
+        let handler = StreamingHandler(maxQueuedBytes: 8 * 1024 * 1024, holder: holder)
         let server = try startServer(handler)
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
@@ -125,8 +143,8 @@ struct ResponseStreamTests {
         #expect(try await connection.readChunk() == chunk(1500))
     }
 
-    @Test func stopEndsEveryStreamAndReturns() async throws {
-        let handler = StreamingHandler()
+    @Test(arguments: StreamHolder.allCases) func stopEndsEveryStreamAndReturns(_ holder: StreamHolder) async throws {
+        let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
         var readers: [HTTPConnection] = []
         for _ in 0..<5 {  // each asks at once: an idle connection would meet the server's timeout

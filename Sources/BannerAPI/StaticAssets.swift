@@ -23,6 +23,10 @@ struct StaticAssets: Sendable {
             HTTPHeader("X-Content-Type-Options", "nosniff"),
             HTTPHeader("Referrer-Policy", "strict-origin-when-cross-origin"),
             HTTPHeader("Cache-Control", "no-cache"),
+            // A page loads these once, then opens its event stream: with no idle connection left
+            // to reuse, the browser opens the stream on a fresh one, which the service holds for
+            // under 1 KiB instead of libmicrohttpd's 15 (docs/ARCHITECTURE.md).
+            HTTPHeader("Connection", "close"),
         ]
         var representations: [String: Representation] = [:]
         for asset in Self.files {

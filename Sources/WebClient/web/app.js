@@ -210,6 +210,7 @@
     function follow(reconnected = false) {
         if (!("EventSource" in window)) {
             startPolling();
+            clock.start();
             return;
         }
         events = new EventSource(api("/banner/events"));
@@ -218,6 +219,7 @@
         events.addEventListener("open", () => {
             setReachable(true);
             stopPolling();
+            afterStreamStarts();
         });
         events.addEventListener("state", (event) => {
             const next = JSON.parse(event.data);
@@ -230,8 +232,17 @@
             // The browser reconnects by itself (the stream says retry: 2000); meanwhile poll,
             // which also covers a proxy that holds streams back.
             startPolling();
+            afterStreamStarts();
             if (events.readyState === EventSource.CLOSED) setTimeout(() => follow(true), 2000);
         });
+    }
+
+    let streamStarted = false;
+    function afterStreamStarts() {
+        if (streamStarted) return;
+        streamStarted = true;
+        poll();
+        clock.start();
     }
 
     function startPolling() {
@@ -374,8 +385,11 @@
         }
     });
 
-    poll();
+    // The stream first, on a connection of its own (docs/SCREENS.md): the page's files came on
+    // connections the service closed, so none is idle for the browser to reuse, and the service
+    // holds a stream on a fresh connection for under 1 KiB instead of 15. The first poll and the
+    // clock's exchanges wait until it has opened or failed (or a second, for a proxy holding it back).
     follow();
-    clock.start();
+    setTimeout(afterStreamStarts, 1000);
     requestAnimationFrame(frame);
 })();

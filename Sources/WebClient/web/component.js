@@ -69,8 +69,7 @@ const serviceClocks = new Map(); // one clock per service origin, for every elem
 function serviceClock(origin) {
     let clock = serviceClocks.get(origin);
     if (!clock) {
-        clock = new ServiceClock(`${origin}/time`);
-        clock.start();
+        clock = new ServiceClock(`${origin}/time`); // started once a stream has (see `follow`)
         serviceClocks.set(origin, clock);
     }
     return clock;
@@ -174,8 +173,11 @@ class BannerCarouselElement extends HTMLElement {
             this.poll();
         };
         document.addEventListener("visibilitychange", this.onVisible);
-        this.poll();
+        // The stream first, on a connection of its own (docs/EMBEDDING.md): the first poll and the
+        // clock's exchanges wait until it has opened or failed (or a second: a proxy holding it back).
+        this.streamStarted = false;
         this.follow();
+        this.streamTimer = setTimeout(() => this.afterStreamStarts(), 1000);
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();
     }
@@ -186,6 +188,7 @@ class BannerCarouselElement extends HTMLElement {
         this.events = null;
         clearInterval(this.pollTimer);
         this.pollTimer = null;
+        clearTimeout(this.streamTimer);
         cancelAnimationFrame(this.frameRequest);
         if (this.onVisible) document.removeEventListener("visibilitychange", this.onVisible);
     }
@@ -194,7 +197,10 @@ class BannerCarouselElement extends HTMLElement {
         if (!this.running) return;
         const events = new EventSource(`${this.base}/banner/events`);
         this.events = events;
-        events.addEventListener("open", () => this.stopPolling());
+        events.addEventListener("open", () => {
+            this.stopPolling();
+            this.afterStreamStarts();
+        });
         events.addEventListener("state", (event) => {
             this.receive(JSON.parse(event.data), {restart: reconnected});
             reconnected = false;
@@ -202,10 +208,18 @@ class BannerCarouselElement extends HTMLElement {
         events.addEventListener("error", () => {
             reconnected = true;
             this.startPolling();
+            this.afterStreamStarts();
             if (events.readyState === EventSource.CLOSED && this.running) {
                 setTimeout(() => this.events === events && this.follow(true), 2000);
             }
         });
+    }
+
+    afterStreamStarts() {
+        if (this.streamStarted || !this.running) return;
+        this.streamStarted = true;
+        this.poll();
+        this.clock.start();
     }
 
     startPolling() {

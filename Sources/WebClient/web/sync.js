@@ -43,8 +43,10 @@ class ServiceClock {
         return local + this.offsetMs;
     }
 
-    /** A round now and whenever the page is shown again; one exchange every `sampleEveryMs`. */
+    /** A round now and whenever the page is shown again; one exchange every `sampleEveryMs`. Once. */
     start() {
+        if (this.started) return;
+        this.started = true;
         const round = () => this.estimate(this.exchanges).catch(() => setTimeout(round, this.retryMs));
         round();
         setInterval(() => this.estimate(1).catch(() => {}), this.sampleEveryMs);

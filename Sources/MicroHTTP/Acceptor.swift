@@ -100,6 +100,7 @@ final class Acceptor: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: Acceptor.headLimit)
         /// While `accept` fails for want of descriptors: when to try again.
         var acceptPausedUntil: ContinuousClock.Instant?
+        var lastDescriptorWarning: ContinuousClock.Instant?
     }
 
     private struct WaitingConnection {
@@ -150,13 +151,16 @@ final class Acceptor: @unchecked Sendable {
                 switch errno {
                 case EINTR, ECONNABORTED: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // The listening socket stays readable: stop watching it for a moment
-                    // rather than spin, and say which limit to raise.
-                    errorLog?(
-                        .warning,
-                        "cannot accept connections: \(String(cString: strerror(errno))); open connections use "
-                            + "every descriptor allowed: raise the open-file limit (ulimit -n) or lower --max-connections"
-                    )
+                    // The listening socket stays readable: stop watching it for a moment rather
+                    // than spin, and say (once a minute at most) which limit to raise.
+                    let reason = String(cString: strerror(errno))
+                    if loop.lastDescriptorWarning.map({ $0 + .seconds(60) < .now }) ?? true {
+                        loop.lastDescriptorWarning = .now
+                        errorLog?(
+                            .warning,
+                            "cannot accept connections: \(reason); open connections use every descriptor allowed: "
+                                + "raise the open-file limit (ulimit -n) or lower --max-connections")
+                    }
                     _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listenDescriptor, nil)
                     loop.acceptPausedUntil = .now + .milliseconds(250)
                     return
@@ -179,7 +183,7 @@ final class Acceptor: @unchecked Sendable {
             }
             loop.waiting[token] = WaitingConnection(
                 descriptor: descriptor, address: address, addressLength: length, deadline: .now + headTimeout)
-            // Usually the request is there already (edge-triggered: no event for bytes that came first).
+            // The request may be there already: a peek now saves a trip through epoll.
             sort(token, &loop)
         }
     }

@@ -56,6 +56,29 @@ struct BannerServerTests {
         }
     }
 
+    /// Every descriptor the process may open in use: the service says which limit to raise, then
+    /// serves again once connections close.
+    @Test func runningOutOfDescriptorsIsReportedAndServedAgainAfter() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"),
+            arguments: [
+                "--nofile=128:128", ServerProcess.executable.path, "--config", config.path, "--store", "memory",
+            ])
+        let port = try await server.waitForPort()
+        var silent: [HTTPConnection] = []
+        for _ in 0..<160 { silent.append(try HTTPConnection(port: port)) }  // the kernel completes them all
+        #expect(await server.standardErrorShows("cannot accept connections: Too many open files"))
+        #expect(server.standardError.contains("raise the open-file limit (ulimit -n)"))
+        silent.removeAll()
+        #expect(
+            await eventually(within: 30) {
+                (try? await httpRequest(port: port, "GET", "/healthz").status) == 200
+            })
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
     @Test func sigtermDuringSustainedLoadExitsZeroWithinFiveSeconds() async throws {
         let config = try temporaryFile(contents: validConfiguration)
         let server = try ServerProcess(arguments: ["--config", config.path])

@@ -47,9 +47,10 @@
     let upcoming = null; // the next automatic advance, foreseen: {due, state}
     let defaultInterval = null;
     const clock = new ServiceClock("/time");
-    let etag = null;
-    let pollTimer = null;
-    let events = null;
+    const feed = new CarouselFeed(carouselName ? `/carousels/${carouselName}` : "", clock, {
+        onState: (next, {restart}) => receive(next, {restart}),
+        onStatus: (status) => showStatus(status),
+    });
 
     // ----- Showing the state ---------------------------------------------------------------
 
@@ -195,87 +196,18 @@
     document.addEventListener("visibilitychange", () => {
         if (document.visibilityState !== "visible") return;
         jumpUntil = performance.now() + 1000;
-        etag = null;
-        poll();
+        feed.refresh();
     });
 
     // ----- Following the service -----------------------------------------------------------
 
-    function setReachable(reachable) {
-        ui.status.hidden = reachable;
-        ui.status.textContent = reachable ? "" : "The carousel service is unreachable — retrying…";
-        ui.carousel.classList.toggle("offline", !reachable);
-    }
-
-    function follow(reconnected = false) {
-        if (!("EventSource" in window)) {
-            startPolling();
-            clock.start();
-            return;
-        }
-        events = new EventSource(api("/banner/events"));
-        // After the stream was lost, its first state is taken whatever its version (`supersedes`);
-        // on the first connection it may be older than what the page shows (a held-back stream).
-        events.addEventListener("open", () => {
-            setReachable(true);
-            stopPolling();
-            afterStreamStarts();
-        });
-        events.addEventListener("state", (event) => {
-            const next = JSON.parse(event.data);
-            setReachable(true);
-            receive(next, {restart: reconnected});
-            reconnected = false;
-        });
-        events.addEventListener("error", () => {
-            reconnected = true;
-            // The browser reconnects by itself (the stream says retry: 2000); meanwhile poll,
-            // which also covers a proxy that holds streams back.
-            startPolling();
-            afterStreamStarts();
-            if (events.readyState === EventSource.CLOSED) setTimeout(() => follow(true), 2000);
-        });
-    }
-
-    let streamStarted = false;
-    function afterStreamStarts() {
-        if (streamStarted) return;
-        streamStarted = true;
-        poll();
-        clock.start();
-    }
-
-    function startPolling() {
-        if (pollTimer === null) {
-            poll();
-            pollTimer = setInterval(poll, 1000);
-        }
-    }
-
-    function stopPolling() {
-        if (pollTimer !== null) clearInterval(pollTimer);
-        pollTimer = null;
-    }
-
-    async function poll() {
-        try {
-            const response = await fetch(api("/banner"), {headers: etag ? {"If-None-Match": etag} : {}, cache: "no-store"});
-            if (response.status === 304) {
-                setReachable(true);
-                return;
-            }
-            if (response.status === 404 && carouselName) {
-                setReachable(false);
-                ui.status.textContent = `There is no carousel named “${carouselName}”.`;
-                return;
-            }
-            if (!response.ok) throw new Error(`status ${response.status}`);
-            etag = response.headers.get("ETag");
-            setReachable(true);
-            receive(await response.json());
-        } catch {
-            setReachable(false);
-        }
+    function showStatus(status) {
+        const live = status === "live";
+        ui.status.hidden = live;
+        ui.status.textContent = status === "missing"
+            ? `There is no carousel named “${carouselName ?? "default"}”.`
+            : live ? "" : "The carousel service is unreachable — retrying…";
+        ui.carousel.classList.toggle("offline", !live);
     }
 
     // ----- Driving it ------------------------------------------------------------------------
@@ -385,11 +317,8 @@
         }
     });
 
-    // The stream first, on a connection of its own (docs/SCREENS.md): the page's files came on
-    // connections the service closed, so none is idle for the browser to reuse, and the service
-    // holds a stream on a fresh connection for under 1 KiB instead of 15. The first poll and the
-    // clock's exchanges wait until it has opened or failed (or a second, for a proxy holding it back).
-    follow();
-    setTimeout(afterStreamStarts, 1000);
+    // The page's files came on connections the service closed: the stream finds none idle to reuse
+    // and opens its own, which the service holds for under 1 KiB instead of 15 (docs/SCREENS.md).
+    feed.start();
     requestAnimationFrame(frame);
 })();

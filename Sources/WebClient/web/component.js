@@ -69,7 +69,7 @@ const serviceClocks = new Map(); // one clock per service origin, for every elem
 function serviceClock(origin) {
     let clock = serviceClocks.get(origin);
     if (!clock) {
-        clock = new ServiceClock(`${origin}/time`); // started once a stream has (see `follow`)
+        clock = new ServiceClock(`${origin}/time`); // started by the first feed whose stream has begun
         serviceClocks.set(origin, clock);
     }
     return clock;
@@ -164,88 +164,31 @@ class BannerCarouselElement extends HTMLElement {
         this.browsedAt = -Infinity;
         this.shown = null; // {id, image, caption, link} in the current slide
         this.jumpUntil = 0;
-        this.etag = null;
         this.running = true;
+        this.feed = new CarouselFeed(this.base, this.clock, {
+            onState: (next, {restart}) => this.receive(next, {restart}),
+            onStatus: (status) => this.say(
+                status === "live" ? null
+                    : status === "missing" ? `There is no carousel at ${this.base}.`
+                        : `The carousel service at ${base.origin} cannot be reached (is this page's origin in its `
+                            + "CAROUSEL_CORS_ORIGINS?) — retrying…"),
+        });
         this.onVisible = () => {
             if (document.visibilityState !== "visible") return;
             this.jumpUntil = performance.now() + 1000;
-            this.etag = null;
-            this.poll();
+            this.feed.refresh();
         };
         document.addEventListener("visibilitychange", this.onVisible);
-        // The stream first, on a connection of its own (docs/EMBEDDING.md): the first poll and the
-        // clock's exchanges wait until it has opened or failed (or a second: a proxy holding it back).
-        this.streamStarted = false;
-        this.follow();
-        this.streamTimer = setTimeout(() => this.afterStreamStarts(), 1000);
+        this.feed.start();
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();
     }
 
     stop() {
         this.running = false;
-        if (this.events) this.events.close();
-        this.events = null;
-        clearInterval(this.pollTimer);
-        this.pollTimer = null;
-        clearTimeout(this.streamTimer);
+        this.feed?.stop();
         cancelAnimationFrame(this.frameRequest);
         if (this.onVisible) document.removeEventListener("visibilitychange", this.onVisible);
-    }
-
-    follow(reconnected = false) {
-        if (!this.running) return;
-        const events = new EventSource(`${this.base}/banner/events`);
-        this.events = events;
-        events.addEventListener("open", () => {
-            this.stopPolling();
-            this.afterStreamStarts();
-        });
-        events.addEventListener("state", (event) => {
-            this.receive(JSON.parse(event.data), {restart: reconnected});
-            reconnected = false;
-        });
-        events.addEventListener("error", () => {
-            reconnected = true;
-            this.startPolling();
-            this.afterStreamStarts();
-            if (events.readyState === EventSource.CLOSED && this.running) {
-                setTimeout(() => this.events === events && this.follow(true), 2000);
-            }
-        });
-    }
-
-    afterStreamStarts() {
-        if (this.streamStarted || !this.running) return;
-        this.streamStarted = true;
-        this.poll();
-        this.clock.start();
-    }
-
-    startPolling() {
-        if (this.pollTimer == null) this.pollTimer = setInterval(() => this.poll(), 1000);
-    }
-
-    stopPolling() {
-        clearInterval(this.pollTimer);
-        this.pollTimer = null;
-    }
-
-    async poll() {
-        try {
-            const response = await fetch(`${this.base}/banner`, {
-                headers: this.etag ? {"If-None-Match": this.etag} : {}, cache: "no-store"});
-            if (response.status === 304) return this.say(null);
-            if (response.status === 404) return this.say(`There is no carousel at ${this.base}.`);
-            if (!response.ok) throw new Error(`status ${response.status}`);
-            this.etag = response.headers.get("ETag");
-            this.say(null);
-            this.receive(await response.json());
-        } catch {
-            this.say(`The carousel service at ${new URL(this.base).origin} cannot be reached (is this page's origin `
-                + "in its CAROUSEL_CORS_ORIGINS?) — retrying…");
-            this.startPolling();
-        }
     }
 
     receive(next, {restart = false} = {}) {

@@ -161,3 +161,117 @@ function advanceIsDue(upcoming, clock, frameTime) {
 function learnDefaultInterval(state, known) {
     return state && state.banner && state.banner.duration === null && !state.takeover ? state.interval : known;
 }
+
+/**
+ * Follows the carousel at `base` (its URL, or "" for the bare paths of the page's own service):
+ * its event stream, and ETag polls of `GET …/banner` while the stream cannot get through (the
+ * browser reconnects the stream by itself; a proxy may hold it back).
+ *
+ * The stream comes first, on a connection of its own (docs/SCREENS.md): the first poll and the
+ * clock's exchanges start once it has opened or failed, or after a second. Calls
+ * `onState(state, {restart})` with every state received (`restart`: the first one after the
+ * stream was lost, taken whatever its version), and `onStatus(status)` when the carousel becomes
+ * "live", "unreachable" or "missing" (the service does not know it).
+ */
+class CarouselFeed {
+    constructor(base, clock, {onState, onStatus}) {
+        this.base = base;
+        this.clock = clock;
+        this.onState = onState;
+        this.onStatus = onStatus;
+        this.status = null;
+        this.etag = null;
+        this.events = null;
+        this.pollTimer = null;
+        this.running = false;
+    }
+
+    start() {
+        this.running = true;
+        this.streamStarted = false;
+        this.follow(false);
+        this.streamTimer = setTimeout(() => this.afterStreamStarts(), 1000);
+    }
+
+    stop() {
+        this.running = false;
+        this.events?.close();
+        this.events = null;
+        this.stopPolling();
+        clearTimeout(this.streamTimer);
+    }
+
+    /** Asks for the state afresh (a tab shown again). */
+    refresh() {
+        this.etag = null;
+        this.poll();
+    }
+
+    follow(reconnected) {
+        if (!this.running) return;
+        if (!("EventSource" in window)) {
+            this.afterStreamStarts();
+            this.startPolling();
+            return;
+        }
+        const events = new EventSource(`${this.base}/banner/events`);
+        this.events = events;
+        events.addEventListener("open", () => {
+            this.report("live");
+            this.stopPolling();
+            this.afterStreamStarts();
+        });
+        events.addEventListener("state", (event) => {
+            this.report("live");
+            this.onState(JSON.parse(event.data), {restart: reconnected});
+            reconnected = false;
+        });
+        events.addEventListener("error", () => {
+            reconnected = true;
+            this.afterStreamStarts();
+            this.startPolling();
+            // Closed for good (an answer that is not a stream): a new one in a while.
+            if (events.readyState === EventSource.CLOSED) {
+                setTimeout(() => this.events === events && this.follow(true), 2000);
+            }
+        });
+    }
+
+    afterStreamStarts() {
+        if (this.streamStarted || !this.running) return;
+        this.streamStarted = true;
+        this.poll();
+        this.clock.start();
+    }
+
+    startPolling() {
+        if (this.pollTimer === null) this.pollTimer = setInterval(() => this.poll(), 1000);
+    }
+
+    stopPolling() {
+        clearInterval(this.pollTimer);
+        this.pollTimer = null;
+    }
+
+    async poll() {
+        try {
+            const response = await fetch(`${this.base}/banner`, {
+                headers: this.etag ? {"If-None-Match": this.etag} : {}, cache: "no-store"});
+            if (response.status === 304) return this.report("live");
+            if (response.status === 404) return this.report("missing");
+            if (!response.ok) throw new Error(`status ${response.status}`);
+            this.etag = response.headers.get("ETag");
+            this.report("live");
+            this.onState(await response.json(), {restart: false});
+        } catch {
+            this.report("unreachable");
+            this.startPolling();
+        }
+    }
+
+    report(status) {
+        if (status === this.status) return;
+        this.status = status;
+        this.onStatus(status);
+    }
+}

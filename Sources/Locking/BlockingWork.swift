@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 // Where Swift concurrency code that may block runs (docs/ARCHITECTURE.md, who runs where).
 //
@@ -6,7 +7,7 @@ import Dispatch
 // write that waits 5 s for a lock, or a PostgreSQL round trip, would hold a core's only thread
 // and every other task behind it. Such code runs on Dispatch's overcommit threads instead: a
 // queue created with a label targets the overcommit root queue, which starts another thread
-// when all of its threads are busy, blocked or not.
+// when all of its threads are busy, blocked or not (up to 255 threads in all, on Linux).
 
 /// A serial executor on a queue of its own, for an actor whose isolated code may block:
 /// `nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }`.
@@ -34,5 +35,35 @@ public final class BlockingTaskExecutor: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         DispatchQueue(label: "blocking-work").async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// A thread of its own for a loop that blocks for as long as its owner lives (an epoll loop, a
+/// `LISTEN` connection's `poll`): not a Dispatch worker, of which such a loop would hold one for
+/// good, and many of them (a test process runs a hundred servers) all 255 that Dispatch starts.
+public final class LoopThread: @unchecked Sendable {
+    private var thread = pthread_t()
+
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Starts `body` on a new thread at once.
+    public init(_ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
+        precondition(created == 0, "pthread_create: \(String(cString: strerror(created)))")
+    }
+
+    /// Waits for the body to return. Once.
+    public func join() {
+        let joined = pthread_join(thread, nil)
+        precondition(joined == 0, "pthread_join: \(String(cString: strerror(joined)))")
     }
 }

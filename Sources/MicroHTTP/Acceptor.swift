@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Dispatch
 import Glibc
 import Locking
 
@@ -12,7 +11,7 @@ import Locking
 /// for its whole life, which made an idle subscriber cost 15 KiB; held here, it costs a socket
 /// and a `ResponseStream`.
 ///
-/// One thread (`microhttp.acceptor`) runs an epoll loop over the listening socket, connections
+/// One thread of its own (`LoopThread`) runs an epoll loop over the listening socket, connections
 /// whose first request is not complete yet, and the streams' sockets (edge-triggered: writable
 /// again, or hung up). Everything in `Loop` belongs to that thread; others only reach it through
 /// `ended`, under a lock, and the wake-up eventfd.
@@ -28,12 +27,12 @@ final class Acceptor: @unchecked Sendable {
     private let connectionLimit: Int
     private let headTimeout: Duration
     private let shared = Lock(Shared())
-    private let stopped = DispatchSemaphore(value: 0)
 
     private struct Shared {
         /// Streams that closed their socket, for the loop to take out of the registry.
         var ended: [UInt64] = []
         var stopping = false
+        var thread: LoopThread?
     }
 
     /// How many bytes of a subscription's head are read before it is left to libmicrohttpd.
@@ -65,13 +64,13 @@ final class Acceptor: @unchecked Sendable {
         }
     }
 
-    /// Starts the loop on its own thread.
+    /// Starts the loop on a thread of its own.
     func start() {
-        DispatchQueue(label: "microhttp.acceptor").async { [self] in
+        let thread = LoopThread { [self] in
             var loop = Loop()
             run(&loop)
-            stopped.signal()
         }
+        shared.withLock { $0.thread = thread }
     }
 
     /// Stops accepting, closes every connection not handed over yet and every stream's socket
@@ -83,7 +82,7 @@ final class Acceptor: @unchecked Sendable {
         }
         guard first else { return }
         signalWakeUp()
-        stopped.wait()
+        shared.withLock { $0.thread }?.join()
         close(listenDescriptor)
         close(epoll)
         close(wakeUp)

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import Locking
 
@@ -26,7 +25,8 @@ final class ChangeListener: Sendable {
     /// Written to wake the loop to stop; the loop closes both ends.
     private let wake: (read: Int32, write: Int32)
     private let running = Lock<State>(.idle)
-    private let ended = DispatchSemaphore(value: 0)
+    /// The listener's thread of its own: it blocks in `poll` for the store's life.
+    private let thread = Lock<LoopThread?>(nil)
 
     private enum State { case idle, running, stopped }
 
@@ -54,10 +54,8 @@ final class ChangeListener: Sendable {
             return true
         }
         guard start else { return }
-        DispatchQueue(label: "postgres.listener").async { [self] in
-            listen(report)
-            ended.signal()
-        }
+        let started = LoopThread { [self] in listen(report) }
+        thread.withLock { $0 = started }
     }
 
     /// Stops listening and waits until the thread is done (no report after it returns).
@@ -70,7 +68,7 @@ final class ChangeListener: Sendable {
         guard wasRunning else { return }
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
-        ended.wait()
+        thread.withLock { $0 }?.join()
     }
 
     private func listen(_ report: (Event) -> Void) {

@@ -5,8 +5,9 @@ SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config tzdata
-# The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package).
-TEST_PACKAGES := postgresql
+# The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package)
+# and check /metrics with Prometheus' promtool.
+TEST_PACKAGES := postgresql prometheus
 # The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
 BROWSER_PACKAGES := chromium chromium-driver python3-selenium
 SYSTEM_PYTHON    := /usr/bin/python3
@@ -30,9 +31,9 @@ deps:
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi
 
-## test-deps: install PostgreSQL (the tests start their own servers) when it is missing
+## test-deps: install PostgreSQL (the tests start their own servers) and Prometheus (promtool) when missing
 test-deps:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/promtool ]; then \
 		echo "installing $(TEST_PACKAGES)"; \
 		$(APT_INSTALL) $(TEST_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(TEST_PACKAGES); }; \
 	fi

@@ -15,14 +15,17 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        // A lock ThreadSanitizer can see; its pthread mutex is the one other unsafe pointer.
+        // Concurrency primitives: a lock ThreadSanitizer can see, executors for code that may block,
+        // counters each thread writes alone. Their pthread calls are the one other unsafe pointer.
         .target(name: "Locking"),
+        // What this process reads of the system: small files whole, its own resource use (/proc).
+        .target(name: "Platform"),
         // HTTP server over libmicrohttpd; the only module that imports CMicroHTTPD. Knows nothing of carousels.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
         // Strict JSON reading and writing; knows nothing of carousels.
         .target(name: "JSON"),
         // Calendar dates and IANA time zones from the system's tzdata (TZif files).
-        .target(name: "TimeZones", dependencies: ["Locking"]),
+        .target(name: "TimeZones", dependencies: ["Locking", "Platform"]),
         // The domain: banners, schedules, the pure Carousel state machine, the engine actor, timestamps.
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"]),
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
@@ -54,6 +57,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
+                "Platform",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),
@@ -62,7 +66,7 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI",
+                "Logging", "BannerAPI", "Platform",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),

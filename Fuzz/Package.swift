@@ -11,9 +11,10 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CMicroHTTPD", path: "Modules/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         .target(name: "Locking", path: "Modules/Locking"),
+        .target(name: "Platform", path: "Modules/Platform"),
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], path: "Modules/MicroHTTP"),
         .target(name: "JSON", path: "Modules/JSON"),
-        .target(name: "TimeZones", dependencies: ["Locking"], path: "Modules/TimeZones"),
+        .target(name: "TimeZones", dependencies: ["Locking", "Platform"], path: "Modules/TimeZones"),
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"], path: "Modules/Carousel"),
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"], path: "Modules/Definitions"),
         .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"], path: "Modules/Store"),
@@ -31,13 +32,14 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
+                "Platform",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI",
+                "Logging", "BannerAPI", "Platform",
             ],
             path: "Modules/BannerService"),
         .executableTarget(

@@ -19,6 +19,9 @@ public struct BannerAPI: HTTPHandler {
     let clock: @Sendable () -> Timestamp
     /// Nil when ready for traffic (`GET /readyz`); otherwise why not.
     let notReady: @Sendable () -> String?
+    /// Event-stream subscribers connected now (`GET /metrics`).
+    let subscribers: @Sendable () -> Int
+    let requests = RequestMetrics()
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -35,10 +38,12 @@ public struct BannerAPI: HTTPHandler {
 
     init(
         directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil }
+        clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
+        subscribers: @escaping @Sendable () -> Int = { 0 }
     ) {
         self.clock = clock
         self.notReady = notReady
+        self.subscribers = subscribers
         self.directory = directory
         self.web = web
         self.access = access
@@ -51,11 +56,41 @@ public struct BannerAPI: HTTPHandler {
         path.hasSuffix("/events")
     }
 
+    /// Answers, and counts the answer (`RequestMetrics`) by the route template it matched.
     public func respond(to request: borrowing Request) -> Reply {
+        let started = ContinuousClock.now
+        var template: String?
+        let reply = answer(request, template: &template)
+        let route = RequestMetrics.route(template)
+        let method = request.method
+        let status: Int
+        switch reply {
+        case .prepared(let prepared): status = prepared.status
+        case .response(let response): status = response.status
+        case .stream(let stream): status = stream.status
+        case .deferred(let work):
+            return .deferred { [requests] in
+                let answer = await work()
+                requests.countDeferred(
+                    route: route, method: method, status: answer.status, nanoseconds: Self.nanoseconds(since: started))
+                return answer
+            }
+        }
+        requests.count(route: route, method: method, status: status, nanoseconds: Self.nanoseconds(since: started))
+        return reply
+    }
+
+    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
+        let elapsed = (ContinuousClock.now - start).components
+        return UInt64(max(0, elapsed.seconds)) &* 1_000_000_000 &+ UInt64(max(0, elapsed.attoseconds / 1_000_000_000))
+    }
+
+    private func answer(_ request: borrowing Request, template: inout String?) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do throws(Problem) {
             let route = try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled)
+            template = route.template
             switch route.action {
             case .read(let resource):
                 let ifNoneMatch = request.header("If-None-Match")
@@ -78,6 +113,8 @@ public struct BannerAPI: HTTPHandler {
                 return .prepared(ready)
             case .time:
                 return .response(ServiceTime.response(at: clock(), headers: cors.headers(for: origin)))
+            case .metrics:
+                return .response(MetricsExposition.response(requests: requests, subscribers: subscribers()))
             case .web(let path):
                 if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
@@ -133,6 +170,7 @@ public struct BannerAPI: HTTPHandler {
                 return .deferred { await administer(change, on: live, ifMatch: ifMatch, label: label, origin: origin) }
             }
         } catch {
+            template = template ?? Routes.template(of: request.path)
             let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
             logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
             var problem = error

@@ -10,6 +10,8 @@ enum Action: Sendable, Equatable {
     case readiness
     /// `GET /time`: the service's clock, for screens that flip in step (docs/SCREENS.md).
     case time
+    /// `GET /metrics`: Prometheus' text format (docs/METRICS.md).
+    case metrics
     case events
     /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
     case preflight(allow: String)
@@ -45,10 +47,12 @@ enum AdminRoute: Sendable, Equatable {
     case deleteBanner(id: String)
 }
 
-/// A request's action and the carousel it is about (`default` for the bare v1 paths).
+/// A request's action, the carousel it is about (`default` for the bare v1 paths), and the path
+/// template it matched (`/carousels/{name}/banner`: what metrics count by).
 struct Route: Sendable, Equatable {
     let action: Action
     let carousel: String
+    let template: String
 }
 
 /// The route table (docs/API.md lists it): path → method → action. Every path of a carousel
@@ -78,6 +82,7 @@ enum Routes {
         "/healthz": readable(.health),
         "/readyz": readable(.readiness),
         "/time": readable(.time),
+        "/metrics": readable(.metrics),
         "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
@@ -103,6 +108,9 @@ enum Routes {
 
     static let carouselPrefix = "/carousels/{name}"
     private static let bannerSuffix = "/banners/{id}"
+    private static let bannerTemplate = carouselPrefix + bannerSuffix
+    /// The template of each path below a carousel, built once.
+    private static let scopedTemplates = Dictionary(uniqueKeysWithValues: scoped.keys.map { ($0, carouselPrefix + $0) })
 
     /// Every path template with a route, as the OpenAPI document writes them.
     static var paths: [String] { Array(templates.keys) }
@@ -121,31 +129,43 @@ enum Routes {
     /// The route, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
     /// With `preflight`, OPTIONS is answered on every path (CORS is on).
     static func resolve(method: String, path: String, preflight: Bool = false) throws(Problem) -> Route {
-        let (methods, carousel) = try lookUp(path, method: method)
+        let (methods, carousel, template) = try lookUp(path, method: method)
         if let route = methods.first(where: { $0.method == method }) {
-            return Route(action: route.action, carousel: carousel)
+            return Route(action: route.action, carousel: carousel, template: template)
         }
         let allowed = (methods.map(\.method) + (preflight ? ["OPTIONS"] : [])).joined(separator: ", ")
-        if preflight && method == "OPTIONS" { return Route(action: .preflight(allow: allowed), carousel: carousel) }
+        if preflight && method == "OPTIONS" {
+            return Route(action: .preflight(allow: allowed), carousel: carousel, template: template)
+        }
         throw Problem(
             status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",
             headers: [.init("Allow", allowed)])
     }
 
-    private static func lookUp(_ path: String, method: String) throws(Problem) -> (Methods, carousel: String) {
-        if path == "/banner" { return (bannerState, CarouselDefinition.defaultName) }
-        if let methods = v1[path] ?? service[path] { return (methods, CarouselDefinition.defaultName) }
+    /// The template `path` matches, or nil.
+    static func template(of path: String) -> String? {
+        (try? lookUp(path, method: "GET"))?.template
+    }
+
+    /// Every template a request can match: the API's and the page's (what metrics count by).
+    static let allTemplates: [String] = templates.keys.map { $0 } + [carouselPrefix + "/"]
+
+    private static func lookUp(_ path: String, method: String) throws(Problem) -> (
+        Methods, carousel: String, template: String
+    ) {
+        if path == "/banner" { return (bannerState, CarouselDefinition.defaultName, "/banner") }
+        if let methods = v1[path] ?? service[path] { return (methods, CarouselDefinition.defaultName, path) }
         let prefix = "/carousels/"
         if path.hasPrefix(prefix) {
             let rest = path.dropFirst(prefix.count)
             let name = String(rest.prefix { $0 != "/" })
             let below = String(rest.dropFirst(name.count))
             if !name.isEmpty {
-                if let methods = scoped[below] { return (methods, name) }
+                if let methods = scoped[below] { return (methods, name, scopedTemplates[below]!) }
                 let bannerPrefix = "/banners/"
                 if below.hasPrefix(bannerPrefix) {
                     let id = String(below.dropFirst(bannerPrefix.count))
-                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name) }
+                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name, bannerTemplate) }
                 }
             }
         }

@@ -3,6 +3,7 @@ import Carousel
 import Definitions
 import Glibc
 import Logging
+import Platform
 
 /// What the command line asks for: run with a configuration, or print the usage.
 public enum Launch: Equatable, Sendable {
@@ -199,21 +200,10 @@ public enum FileContents: Sendable {
 
     /// Files over 1 MiB are refused: a configuration is small, and `/dev/zero` is not one.
     public static func read(_ path: String) -> FileContents {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return errno == ENOENT ? .missing : .unreadable(String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
-        let limit = 1 << 20
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return .unreadable(String(cString: strerror(errno))) }
-            if count == 0 { return .contents(contents) }
-            contents.append(contentsOf: chunk[..<count])
-            guard contents.count <= limit else { return .unreadable("larger than 1 MiB") }
+        switch SmallFile.read(path) {
+        case .success(let bytes): .contents(bytes)
+        case .failure(let error) where error.code == ENOENT: .missing
+        case .failure(let error): .unreadable(error.code == EFBIG ? "larger than 1 MiB" : error.message)
         }
     }
 }

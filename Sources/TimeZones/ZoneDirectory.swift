@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import Platform
 
 /// The system's time zone database: TZif files under `/usr/share/zoneinfo` (Debian's `tzdata`),
 /// or under `$TZDIR` when set. Each zone is read once and kept: files are small (a few KiB) and a
@@ -21,7 +22,7 @@ public final class ZoneDirectory: Sendable {
         guard Self.isPlausibleName(name) else { throw UnknownTimeZone(name: name, reason: nil) }
         let file = "\(path)/\(name)"
         let bytes: [UInt8]
-        switch readFile(file) {
+        switch SmallFile.read(file) {
         case .success(let contents): bytes = contents
         case .failure(let error) where error.code == ENOENT || error.code == ENOTDIR:
             let haveData = access("\(path)/UTC", R_OK) == 0 || access("\(path)/Etc/UTC", R_OK) == 0
@@ -55,28 +56,6 @@ public final class ZoneDirectory: Sendable {
                     default: false
                     }
                 }
-        }
-    }
-
-    private struct ReadError: Error {
-        let code: Int32
-        var message: String { String(cString: strerror(code)) }
-    }
-
-    /// The file's bytes; zone files are small, so anything past 1 MiB is refused as not one.
-    private func readFile(_ path: String) -> Result<[UInt8], ReadError> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(ReadError(code: errno)) }
-        defer { close(descriptor) }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return .failure(ReadError(code: errno)) }
-            if count == 0 { return .success(contents) }
-            contents.append(contentsOf: chunk[..<count])
-            guard contents.count <= 1 << 20 else { return .failure(ReadError(code: EFBIG)) }
         }
     }
 }

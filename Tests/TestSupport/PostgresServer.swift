@@ -34,7 +34,7 @@ public final class PostgresServer: Sendable {
 
     private init() throws {
         directory = try temporaryDirectory()
-        port = try freePort()
+        port = try freeLoopbackPort()
         try Self.giveToServerUser(directory)
         try run(Self.binary("initdb"), "-D", data, "-U", "banner", "--auth=trust", "--no-sync", "-E", "UTF8")
         try? FileManager.default.removeItem(atPath: directory.appendingPathComponent("server.log").path)
@@ -235,7 +235,7 @@ private func spawnShell(_ command: String, standardInput: Int32? = nil, pid: ino
 }
 
 /// A loopback port nothing listens on now.
-private func freePort() throws -> Int {
+public func freeLoopbackPort() throws -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_in()

@@ -1,0 +1,118 @@
+import Locking
+
+/// Requests as `GET /metrics` reports them (docs/METRICS.md): how many, by route template, method
+/// and status, and how long the handler took to have each answer ready, by route (a histogram).
+///
+/// Every answer given on the calling thread (libmicrohttpd's workers, the acceptor) is counted in
+/// that thread's own counters (`PerThreadCounters`): the read path writes no cache line another
+/// core writes too. Deferred answers finish on threads that come and go, and are slow anyway (a
+/// store write): they are counted under a lock.
+final class RequestMetrics: Sendable {
+    /// Route labels: every template, then `other` for a path that matches none.
+    static let routes: [String] = Routes.allTemplates.sorted() + ["other"]
+    static let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
+    /// The statuses the service answers with; anything else is counted as `other`.
+    static let statuses = [
+        200, 201, 202, 204, 302, 304, 400, 401, 403, 404, 405, 406, 409, 412, 413, 415, 422, 428, 431, 500, 503,
+    ]
+    /// Upper bounds of the duration buckets, in seconds (`+Inf` follows).
+    static let bucketBounds: [Double] = [
+        0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+
+    private static let routeIndex: [String: Int] = Dictionary(
+        uniqueKeysWithValues: routes.enumerated().map { ($1, $0) })
+    private static let statusIndex: [Int8] = {
+        var index = [Int8](repeating: Int8(statuses.count), count: 600)
+        for (position, status) in statuses.enumerated() { index[status] = Int8(position) }
+        return index
+    }()
+    private static let bucketNanoseconds = bucketBounds.map { UInt64($0 * 1e9) }
+
+    // The counters' layout, one flat array: requests[route][method][status], then per route the
+    // duration buckets (+Inf last, not cumulative) and the sum of durations in nanoseconds.
+    private static let statusCount = statuses.count + 1
+    private static let requestCount = routes.count * methods.count * statusCount
+    private static let perRouteDurations = bucketBounds.count + 2
+    static let counterCount = requestCount + routes.count * perRouteDurations
+
+    private let local = PerThreadCounters(count: counterCount)
+    private let deferred = Lock([UInt64](repeating: 0, count: counterCount))
+
+    /// The route label of a path's template (nil: it matched none).
+    static func route(_ template: String?) -> Int {
+        template.flatMap { routeIndex[$0] } ?? routes.count - 1
+    }
+
+    /// Counts an answer given on the calling thread.
+    func count(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+        let at = Self.counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
+        local.add(1, at: at.request)
+        local.add(1, at: at.bucket)
+        local.add(nanoseconds, at: at.sum)
+    }
+
+    /// Counts a deferred answer, on whatever thread it finished.
+    func countDeferred(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+        let at = Self.counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
+        deferred.withLock { counters in
+            counters[at.request] &+= 1
+            counters[at.bucket] &+= 1
+            counters[at.sum] &+= nanoseconds
+        }
+    }
+
+    /// Where one answer is counted: its request counter, its duration bucket, its route's sum.
+    private static func counters(route: Int, method: String, status: Int, nanoseconds: UInt64) -> (
+        request: Int, bucket: Int, sum: Int
+    ) {
+        let methodIndex = methods.firstIndex(of: method) ?? methods.count - 1
+        let statusIndex = status >= 0 && status < 600 ? Int(Self.statusIndex[status]) : statuses.count
+        let durations = requestCount + route * perRouteDurations
+        return (
+            request: (route * methods.count + methodIndex) * statusCount + statusIndex,
+            bucket: durations + (bucketNanoseconds.firstIndex { nanoseconds <= $0 } ?? bucketBounds.count),
+            sum: durations + bucketBounds.count + 1
+        )
+    }
+
+    /// Writes the two families in Prometheus' text format, the requests that were answered only.
+    func write(to text: inout String) {
+        var totals = local.sum()
+        deferred.withLock { counters in
+            for index in 0..<Self.counterCount { totals[index] &+= counters[index] }
+        }
+        text += "# HELP banner_http_requests_total Requests answered, by route template, method and status.\n"
+        text += "# TYPE banner_http_requests_total counter\n"
+        for route in Self.routes.indices {
+            for method in Self.methods.indices {
+                for status in 0..<Self.statusCount {
+                    let value = totals[(route * Self.methods.count + method) * Self.statusCount + status]
+                    guard value > 0 else { continue }
+                    let statusLabel = status < Self.statuses.count ? String(Self.statuses[status]) : "other"
+                    text +=
+                        "banner_http_requests_total{route=\"\(Self.routes[route])\",method=\"\(Self.methods[method])\""
+                    text += ",status=\"\(statusLabel)\"} \(value)\n"
+                }
+            }
+        }
+        text += "# HELP banner_http_request_duration_seconds Time from a request reaching the handler to its "
+        text += "answer being ready (sending not included), by route template.\n"
+        text += "# TYPE banner_http_request_duration_seconds histogram\n"
+        for route in Self.routes.indices {
+            let base = Self.requestCount + route * Self.perRouteDurations
+            let count = (0...Self.bucketBounds.count).reduce(UInt64(0)) { $0 &+ totals[base + $1] }
+            guard count > 0 else { continue }
+            let label = "route=\"\(Self.routes[route])\""
+            var cumulative: UInt64 = 0
+            for (bucket, bound) in Self.bucketBounds.enumerated() {
+                cumulative &+= totals[base + bucket]
+                text += "banner_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(cumulative)\n"
+            }
+            text += "banner_http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(count)\n"
+            let seconds = Double(totals[base + Self.bucketBounds.count + 1]) / 1e9
+            text += "banner_http_request_duration_seconds_sum{\(label)} \(seconds)\n"
+            text += "banner_http_request_duration_seconds_count{\(label)} \(count)\n"
+        }
+    }
+}

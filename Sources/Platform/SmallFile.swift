@@ -1,0 +1,27 @@
+import Glibc
+
+/// A small file read whole (a configuration, a zone file, a file of /proc): the one read loop,
+/// with EINTR retried and a size cap, so that `/dev/zero` given by mistake is refused.
+public enum SmallFile {
+    public struct ReadError: Error, Equatable {
+        /// The errno; `EFBIG` for a file over the cap.
+        public let code: Int32
+        public var message: String { code == EFBIG ? "too large" : String(cString: strerror(code)) }
+    }
+
+    public static func read(_ path: String, limit: Int = 1 << 20) -> Result<[UInt8], ReadError> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(ReadError(code: errno)) }
+        defer { close(descriptor) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = Glibc.read(descriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return .failure(ReadError(code: errno)) }
+            if count == 0 { return .success(contents) }
+            contents.append(contentsOf: chunk[..<count])
+            guard contents.count <= limit else { return .failure(ReadError(code: EFBIG)) }
+        }
+    }
+}

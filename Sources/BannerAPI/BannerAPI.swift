@@ -19,8 +19,8 @@ public struct BannerAPI: HTTPHandler {
     let clock: @Sendable () -> Timestamp
     /// Nil when ready for traffic (`GET /readyz`); otherwise why not.
     let notReady: @Sendable () -> String?
-    /// Event-stream subscribers connected now (`GET /metrics`).
-    let subscribers: @Sendable () -> Int
+    /// Event-stream subscribers connected now, by who holds their connection (`GET /metrics`).
+    let subscribers: @Sendable () -> (ownSocket: Int, libmicrohttpd: Int)
     let requests = RequestMetrics()
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
@@ -39,7 +39,7 @@ public struct BannerAPI: HTTPHandler {
     init(
         directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
-        subscribers: @escaping @Sendable () -> Int = { 0 }
+        subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) }
     ) {
         self.clock = clock
         self.notReady = notReady

@@ -4,12 +4,15 @@ import Platform
 /// `GET /metrics` (docs/METRICS.md): the service's counters in Prometheus' text format 0.0.4,
 /// written afresh for each scrape.
 enum MetricsExposition {
-    static func response(requests: RequestMetrics, subscribers: Int) -> Response {
+    static func response(requests: RequestMetrics, subscribers: (ownSocket: Int, libmicrohttpd: Int)) -> Response {
         var text = ""
         requests.write(to: &text)
-        family(
-            "banner_event_stream_subscribers", type: "gauge", help: "Event-stream subscribers connected now.",
-            value: Double(subscribers), into: &text)
+        text += "# HELP banner_event_stream_subscribers Event-stream subscribers connected now, by who holds their "
+        text +=
+            "connection: the service on its own socket, or libmicrohttpd (a stream asked for on a used connection).\n"
+        text += "# TYPE banner_event_stream_subscribers gauge\n"
+        text += "banner_event_stream_subscribers{held_by=\"service\"} \(subscribers.ownSocket)\n"
+        text += "banner_event_stream_subscribers{held_by=\"libmicrohttpd\"} \(subscribers.libmicrohttpd)\n"
         // Named, typed and described as Prometheus' own client libraries write them.
         let process = ProcessStats.now()
         let processFamilies: [(name: String, type: String, help: String, value: Double?)] = [

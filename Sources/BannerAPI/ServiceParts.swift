@@ -34,7 +34,7 @@ public struct ServiceParts: Sendable {
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         api = BannerAPI(
             directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger,
-            clock: clock, notReady: { follower.notReady }, subscribers: { [streams] in streams.count })
+            clock: clock, notReady: { follower.notReady }, subscribers: { [streams] in streams.countByHolder })
     }
 
     /// Starts every carousel's clock, and follows what other processes sharing the store change.

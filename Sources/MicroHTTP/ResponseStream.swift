@@ -107,6 +107,11 @@ public final class ResponseStream: Sendable {
         }
     }
 
+    /// Whether the stream is held on the acceptor's socket rather than inside libmicrohttpd.
+    public var isOnOwnSocket: Bool {
+        state.withLock { $0.socket != nil }
+    }
+
     /// True until the stream has ended.
     public var isOpen: Bool {
         state.withLock { !$0.queue.isFinished && !$0.isClosed }

@@ -94,6 +94,17 @@ public final class StreamRegistry: Sendable {
         open.withLock { $0.membership.count }
     }
 
+    /// Streams open now, by who holds their connection: the acceptor (on its own socket) or
+    /// libmicrohttpd (docs/ARCHITECTURE.md). Takes every stream's lock: for a scrape, not a request.
+    public var countByHolder: (ownSocket: Int, libmicrohttpd: Int) {
+        open.withLock { open in
+            let own = open.groups.values.reduce(0) { total, group in
+                total + group.values.reduce(0) { $0 + ($1.isOnOwnSocket ? 1 : 0) }
+            }
+            return (own, open.membership.count - own)
+        }
+    }
+
     /// What libmicrohttpd's content-reader callbacks get as their context.
     final class Binding {
         let stream: ResponseStream

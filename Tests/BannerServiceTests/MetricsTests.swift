@@ -42,18 +42,23 @@ struct MetricsTests {
     }
 
     /// The live output as Prometheus' own checker reads it (Debian's `prometheus` package, which
-    /// `make test` installs), with a subscriber and the process' figures in it.
+    /// `make test` installs), with subscribers and the process' figures in it. A stream asked for as
+    /// a connection's first request is held by the service; one on a used connection by libmicrohttpd.
     @Test func promtoolAcceptsTheLiveOutput() async throws {
         let live = try LiveService()
-        let subscriber = try HTTPConnection(port: live.port)
-        #expect(try await subscriber.openStream("/banner/events").status == 200)
-        #expect(try await live.request("GET", "/banner").status == 200)
+        let fresh = try HTTPConnection(port: live.port)
+        #expect(try await fresh.openStream("/banner/events").status == 200)
+        let used = try HTTPConnection(port: live.port)
+        #expect(try await used.send("GET", "/banner").status == 200)
+        #expect(try await used.openStream("/banner/events").status == 200)
         var text = ""
         #expect(
             await eventually {
                 text = (try? await live.request("GET", "/metrics").text) ?? ""
-                return Self.samples(text)["banner_event_stream_subscribers"] == 1
-            })
+                let samples = Self.samples(text)
+                return samples[#"banner_event_stream_subscribers{held_by="service"}"#] == 1
+                    && samples[#"banner_event_stream_subscribers{held_by="libmicrohttpd"}"#] == 1
+            }, "\(text)")
         let samples = Self.samples(text)
         for family in [
             "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",

@@ -122,6 +122,17 @@ class BannerServer:
     def state(self):
         return self.call("GET", "/banner")
 
+    def subscribers(self):
+        """Event-stream subscribers now, as (held by the service, held by libmicrohttpd), from
+        GET /metrics (docs/METRICS.md)."""
+        with urllib.request.urlopen(self.url + "/metrics", timeout=5) as response:
+            text = response.read().decode()
+        held = {}
+        for holder in ("service", "libmicrohttpd"):
+            found = re.search(r'^banner_event_stream_subscribers\{held_by="%s"\} (\d+)$' % holder, text, re.M)
+            held[holder] = int(found.group(1)) if found else None
+        return held["service"], held["libmicrohttpd"]
+
 
 class ShopPage:
     """A shop's page on another origin (its own port) with the component in it, twice: the
@@ -259,6 +270,13 @@ class ShowingAndFollowing(WebClientTest):
             "return performance.getEntriesByType('resource').map(entry => entry.name)")
         for neighbour in ("previous", "next"):
             self.assertIn(state[neighbour]["image"], loaded, f"the {neighbour} banner's image was fetched")
+
+    def test_its_stream_comes_on_a_fresh_connection_which_the_service_holds(self):
+        """The page's files come with Connection: close and it opens its stream first: the browser
+        has no idle connection to reuse, and the service holds the stream for under 1 KiB
+        (docs/SCREENS.md, "The stream first")."""
+        self.wait(lambda: self.service.subscribers() == (1, 0), 15,
+                  f"one stream, held by the service: {self.service.subscribers()}")
 
     def test_a_change_made_elsewhere_appears_live(self):
         moved = self.service.call("POST", "/banner/next")
@@ -577,6 +595,10 @@ class Component(ComponentTest):
         self.wait_shown("first", moved["banner"]["id"])
         self.wait_shown("second", moved["banner"]["id"])
         self.browser.save_screenshot(str(ARTIFACTS / "component-on-a-shop-page.png"))
+
+    def test_both_streams_come_on_fresh_connections_which_the_service_holds(self):
+        self.wait(lambda: self.service.subscribers() == (2, 0), 15,
+                  f"two streams, held by the service: {self.service.subscribers()}")
 
     def test_the_demo_page_served_by_the_service_uses_it(self):
         self.browser.get(self.service.url + "/embed-demo.html")

@@ -120,7 +120,9 @@ class BannerCarouselElement extends HTMLElement {
     }
 
     connectedCallback() {
-        this.start();
+        // An element upgraded in place (the script came after it) has had its src attribute's
+        // callback first, which started it: one feed, one stream, per element.
+        if (!this.running) this.start();
     }
 
     disconnectedCallback() {
@@ -130,7 +132,7 @@ class BannerCarouselElement extends HTMLElement {
     attributeChangedCallback(name) {
         if (!this.isConnected) return;
         if (name === "src") {
-            this.stop();
+            if (this.running) this.stop();
             this.start();
         } else {
             this.drawControls();

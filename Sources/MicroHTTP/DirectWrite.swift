@@ -77,16 +77,13 @@ enum DirectWrite {
 
     /// The whole frame's length: size line, bytes, CRLF.
     static func frameLength(of count: Int) -> Int {
-        var digits = 1
-        while count >> (4 * digits) != 0 { digits += 1 }
-        return digits + 2 + count + 2
+        hexDigits(of: count) + 2 + count + 2
     }
 
     /// The length in hex and CRLF, written without a String (this runs once per subscriber per
     /// event); returns how many bytes that took.
     private static func writeSize(of count: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var digits = 1
-        while count >> (4 * digits) != 0 { digits += 1 }
+        let digits = hexDigits(of: count)
         for position in 0..<digits {
             let nibble = (count >> (4 * (digits - 1 - position))) & 0xF
             buffer[position] = nibble < 10 ? UInt8(48 + nibble) : UInt8(87 + nibble)
@@ -94,5 +91,11 @@ enum DirectWrite {
         buffer[digits] = UInt8(ascii: "\r")
         buffer[digits + 1] = UInt8(ascii: "\n")
         return digits + 2
+    }
+
+    private static func hexDigits(of count: Int) -> Int {
+        var digits = 1
+        while count >> (4 * digits) != 0 { digits += 1 }
+        return digits
     }
 }

@@ -31,7 +31,7 @@ public struct ProcessStats: Sendable {
             let after = String(decoding: bytes[(close + 1)...], as: UTF8.self).split(separator: " ")
             if after.count > 19, let user = Double(after[11]), let system = Double(after[12]), ticks > 0 {
                 stats.cpuSeconds = (user + system) / ticks
-                if let started = Double(after[19]), let boot = bootTime() {
+                if let started = Double(after[19]), let boot = bootTime {
                     stats.startTimeSeconds = boot + started / ticks
                 }
             }
@@ -54,12 +54,12 @@ public struct ProcessStats: Sendable {
         return String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
     }
 
-    /// The boot time, from the `btime` line of /proc/stat.
-    private static func bootTime() -> Double? {
+    /// The boot time, from the `btime` line of /proc/stat: read once, it does not change.
+    private static let bootTime: Double? = {
         guard case .success(let bytes) = SmallFile.read("/proc/stat") else { return nil }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("btime ") {
             return Double(line.dropFirst("btime ".count))
         }
         return nil
-    }
+    }()
 }

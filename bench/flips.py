@@ -42,7 +42,8 @@ class Images:
     """One small SVG per banner on 127.0.0.1, so that the pages need no network."""
 
     def __init__(self, count):
-        folder = tempfile.mkdtemp(prefix="banner-bench-images-")
+        self.folder = tempfile.TemporaryDirectory(prefix="banner-bench-images-")
+        folder = self.folder.name
         for number in range(count):
             Path(folder, f"{number}.svg").write_text(
                 f'<svg xmlns="http://www.w3.org/2000/svg" width="800" height="300">'
@@ -57,6 +58,7 @@ class Images:
 
     def stop(self):
         self.server.shutdown()
+        self.folder.cleanup()
 
 
 def banners(images, count=5):

@@ -343,8 +343,7 @@ struct ConfigurationFileTests {
     }
 
     @Test func readingARealFile() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-\(UUID()).json").path
-        try oneBanner.write(toFile: path, atomically: true, encoding: .utf8)
+        let path = try temporaryFile(contents: oneBanner).path
         guard case .contents(let bytes) = FileContents.read(path) else {
             Issue.record("not read")
             return

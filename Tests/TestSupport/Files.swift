@@ -1,10 +1,43 @@
 import Foundation
 
-/// A fresh, empty temporary directory.
+/// A fresh, empty temporary directory, inside this test process's own folder.
 public func temporaryDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-test-\(UUID().uuidString)")
+    let directory = try testFolder.get().appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory
+}
+
+/// The folder that holds every temporary directory of this test process, removed when the
+/// process ends, however it ends: a shell started with it waits on a pipe whose other end only
+/// this process holds. Tests left their folders behind before, and PostgreSQL's (databases of
+/// 8 MB each) filled a CI machine's disk. The shell first lets the PostgreSQL servers in the
+/// folder finish their shutdown (each removes its postmaster.pid last; their own watchers stop
+/// them at the same moment) and unmounts the tmpfs a store-failure test may have left mounted.
+private let testFolder: Result<URL, any Error> = Result {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("carousel-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let quoted = shellQuoted(folder.path)
+    let cleanUp = """
+        trap '' INT HUP TERM; read line
+        waited=0
+        while ls \(quoted)/*/data/postmaster.pid > /dev/null 2>&1 && [ $waited -lt 600 ]; do
+            sleep 0.1; waited=$((waited + 1))
+        done
+        awk -v folder=\(quoted)/ 'index($2, folder) == 1 { print $2 }' /proc/mounts | sort -r |
+            while read mount; do umount -l "$mount"; done
+        rm -rf \(quoted)
+        """
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+    _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held by this process alone, for its whole life
+    var watcher: pid_t = 0
+    let spawned = spawnShell(cleanUp, standardInput: ends[0], pid: &watcher)
+    close(ends[0])
+    guard spawned else {
+        close(ends[1])
+        throw POSIXError(.ECHILD)
+    }
+    return folder
 }
 
 /// A file in a fresh temporary directory, for configurations written by a test.

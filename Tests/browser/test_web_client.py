@@ -38,6 +38,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(os.environ.get("BANNER_SERVER", ROOT / ".build" / "debug" / "banner-server"))
 ARTIFACTS = ROOT / ".build" / "browser-artifacts"
+# Every temporary file of the run, Chromium's profiles included, goes in one folder removed at exit.
+WORK = tempfile.TemporaryDirectory(prefix="carousel-browser-")
+tempfile.tempdir = WORK.name
+os.environ["TMPDIR"] = WORK.name
 CAPTIONS = ["Welcome to the Harbour Street store", "Spring sale: up to 40% off garden furniture",
             "Free delivery on orders over 50 EUR", "New arrivals every Friday",
             "Get the app: scan, pay and skip the queue"]

@@ -1,0 +1,38 @@
+import Foundation
+
+/// `text` as one word for /bin/sh.
+func shellQuoted(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// `/bin/sh -c command`, waited for; its exit status.
+func runShell(_ command: String) -> Int32 {
+    var pid: pid_t = 0
+    guard spawnShell(command, pid: &pid) else { return 127 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status >> 8) & 0xFF
+}
+
+/// `/bin/sh -c command` started, reading `standardInput` when given; its process in `pid`.
+func spawnShell(_ command: String, standardInput: Int32? = nil, pid: inout pid_t) -> Bool {
+    let words: [String] = ["/bin/sh", "-c", command]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
+    closeInheritedDescriptors(&actions)
+    return posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0
+}
+
+/// Adds "close every descriptor from 3 up" to `actions`: a child must not keep the test
+/// process's sockets open (a client the test closed would stay connected through it). glibc's
+/// posix_spawn_file_actions_addclosefrom_np (2.34) is a GNU extension Swift does not import.
+func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+    let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+    _ = addCloseFrom(&actions, 3)
+}

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed with it. Not thread-safe
 /// (hence `@unchecked Sendable`, to live in a `Lock`):
@@ -7,6 +8,8 @@ import CSQLite
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// The busy handler's state; kept here for as long as SQLite may call it.
+    private var busyWait: BusyWait?
 
     /// Opens (creating when missing) the database at `path`, read-write.
     init(path: String) throws(SQLiteError) {
@@ -46,6 +49,20 @@ final class SQLiteConnection: @unchecked Sendable {
         return statement
     }
 
+    /// Waits up to `timeout` of real time for a lock another connection holds, then fails with
+    /// SQLITE_BUSY. SQLite's own `busy_timeout` adds up the sleeps it asked for, not the time that
+    /// passed: on a loaded machine every sleep overshoots, and a 5 s timeout took more than 10.
+    func waitWhileBusy(upTo timeout: Duration) {
+        let wait = BusyWait(timeout: timeout)
+        busyWait = wait
+        sqlite3_busy_handler(
+            handle,
+            { context, attempts in
+                guard let context else { return 0 }
+                return Unmanaged<BusyWait>.fromOpaque(context).takeUnretainedValue().retry(attempts: attempts) ? 1 : 0
+            }, Unmanaged.passUnretained(wait).toOpaque())
+    }
+
     /// True when SQLite opened the file read-only (its permissions did not allow writing).
     var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
@@ -64,6 +81,30 @@ final class SQLiteConnection: @unchecked Sendable {
             try? execute("ROLLBACK")
             throw error
         }
+    }
+}
+
+/// How long a connection has waited for a lock, on the monotonic clock; used on the connection's
+/// thread only, from inside SQLite's calls.
+private final class BusyWait {
+    let timeout: Duration
+    private var started = ContinuousClock.now
+    /// SQLite's own back-off: short sleeps first, for locks held only a moment.
+    private static let sleeps: [Duration] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50].map { .milliseconds($0) }
+
+    init(timeout: Duration) { self.timeout = timeout }
+
+    /// Called by SQLite before each retry of one locking event (`attempts` before this one):
+    /// sleeps and says to retry while the timeout has not passed.
+    func retry(attempts: Int32) -> Bool {
+        let now = ContinuousClock.now
+        if attempts == 0 { started = now }
+        let left = timeout - (now - started)
+        guard left > .zero else { return false }
+        let step = attempts < Self.sleeps.count ? Self.sleeps[Int(attempts)] : .milliseconds(100)
+        let sleep = min(step, left)
+        usleep(UInt32(sleep.components.seconds * 1_000_000 + sleep.components.attoseconds / 1_000_000_000_000))
+        return true
     }
 }
 

@@ -188,9 +188,9 @@ public final class SQLiteStore: CarouselStore {
         -> SQLiteConnection
     {
         let connection = try SQLiteConnection(path: path)
+        connection.waitWhileBusy(upTo: busyTimeout)
         try connection.execute(
-            "PRAGMA busy_timeout = \(busyTimeout.nanoseconds / 1_000_000); PRAGMA journal_mode = WAL; "
-                + "PRAGMA synchronous = \(synchronous); PRAGMA foreign_keys = ON")
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA foreign_keys = ON")
         return connection
     }
 

@@ -233,12 +233,14 @@ struct SQLiteStoreTests {
         let key = try store.create(lobby, anchor: playing).key
         let intruder = try SQLiteConnection(path: path)
         try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
+        let started = ContinuousClock.now
         #expect {
             try store.saveAnchor(paused, of: key)
         } throws: { error in
             guard case .unavailable(let detail) = error as? StoreError else { return false }
-            return detail.contains("stayed locked by another connection")
+            return detail.contains("stayed locked by another connection for 0.1 s")
         }
+        #expect(ContinuousClock.now - started >= .milliseconds(100), "it waited the whole timeout for the lock")
         try intruder.execute("ROLLBACK")
         #expect(try store.loadAll().first?.anchor == playing)
     }

@@ -71,7 +71,10 @@ final class LiveCarousel: Sendable {
                 defer { queue.writing = true }
                 return !queue.writing
             }
-            if first { Task { await writeWaitingCommands() } }
+            // Not `Task {}`: it would not inherit the deferred answer's executor preference, and
+            // would wait for a thread of the cooperative pool, which may all be busy (it has one
+            // per core; CI saw a command wait there for more than 10 s).
+            if first { Task(executorPreference: BlockingTaskExecutor.shared) { await self.writeWaitingCommands() } }
         }
         return try result.get()
     }

@@ -15,6 +15,11 @@ struct StaticAssets: Sendable {
                 content: PackageResources.openapi_json)
         ]
 
+    /// Each file's ETag, by path: hashed once per process (a test process starts hundreds of
+    /// services, and hashing the files byte by byte takes a while in a debug build).
+    private static let etags = Dictionary(
+        uniqueKeysWithValues: files.map { ($0.path, "\"web-\(String(fingerprint($0.content), radix: 36))\"") })
+
     private let representations: [String: Representation]
 
     init(cors: CORSPolicy) {
@@ -31,7 +36,7 @@ struct StaticAssets: Sendable {
         var representations: [String: Representation] = [:]
         for asset in Self.files {
             representations[asset.path] = Representation(
-                etag: "\"web-\(String(Self.fingerprint(asset.content), radix: 36))\"", body: asset.content,
+                etag: Self.etags[asset.path]!, body: asset.content,
                 headers: [HTTPHeader("Content-Type", asset.contentType)] + security)
         }
         self.representations = representations

@@ -109,9 +109,15 @@ struct ResponseStreamTests {
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")  // and never reads the body
         let stream = try #require(handler.latest)
-        // Loopback socket buffers take megabytes before the backlog starts to build up here.
+        // Sent back to back, with no pause to wait on: loopback socket buffers take megabytes
+        // (Linux allows 4 MiB to send and 32 MiB to receive at most) before the backlog starts to
+        // build up here. A bound on the bytes, not on time: a loaded machine gives a loop with
+        // pauses only a few turns in 10 s.
         let chunk = [UInt8](repeating: 65, count: 128 * 1024)
-        #expect(await eventually { !stream.send(chunk) }, "the backlog stops growing at maxQueuedBytes")
+        var sent = 0
+        while stream.send(chunk) && sent < 256 * 1024 * 1024 { sent += chunk.count }
+        #expect(sent >= 512 * 1024, "the backlog took maxQueuedBytes first")
+        #expect(sent < 256 * 1024 * 1024, "the backlog stops growing at maxQueuedBytes")
         #expect(!stream.isOpen)
     }
 

@@ -156,6 +156,45 @@ public struct BannerAPI: HTTPHandler {
                 let limit = try TimelineView.limit(request.queryParameter("limit"))
                 return .response(
                     TimelineView.response(of: live.engine.timeline(limit: limit), headers: cors.headers(for: origin)))
+            case .views:
+                let live = try carousel(route)
+                let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())
+                directory.plays.countViews(views, carousel: live.key.serial)
+                return .response(Response(status: 204, headers: cors.headers(for: origin)))
+            case .click(let id):
+                let live = try carousel(route)
+                let (banner, response) = try EngagementRequests.click(
+                    banner: id, state: live.engine.snapshot, carousel: live.name)
+                directory.plays.countClick(banner: banner.id, carousel: live.key.serial, at: clock())
+                return .response(response)
+            case .stats:
+                try access.authorizeAdmin(request)
+                let live = try carousel(route)
+                let definition = live.stored.definition
+                let query = try EngagementRequests.statsQuery(of: request, zone: definition.timeZone, now: clock())
+                let banners = definition.banners.map(\.id)
+                let headers = cors.headers(for: origin)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        let records = try directory.plays.records(of: live.key.serial, from: query.from, to: query.to)
+                        let report = StatsReport(
+                            records: records, from: query.from, to: query.to, bucket: query.bucket,
+                            zone: definition.timeZone, banners: banners)
+                        let (type, body) =
+                            query.csv
+                            ? ("text/csv; charset=utf-8", report.csv())
+                            : (ReadViews.jsonContentType.value, report.json(carousel: live.name))
+                        return PreparedResponse(
+                            Response(
+                                status: 200,
+                                headers: [HTTPHeader("Content-Type", type), HTTPHeader("Cache-Control", "no-store")]
+                                    + headers, body: body))
+                    } catch {
+                        var problem = Problem.store(error)
+                        problem.headers += headers
+                        return PreparedResponse(problem.response)
+                    }
+                }
             case .createCarousel:
                 try access.authorizeAdmin(request)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)

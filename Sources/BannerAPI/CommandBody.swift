@@ -93,7 +93,7 @@ enum CommandBody {
     }
 
     /// Field errors in a body are the client's: 400, naming the field.
-    private static func reading<Value>(_ body: () throws(FieldError) -> Value) throws(Problem) -> Value {
+    static func reading<Value>(_ body: () throws(FieldError) -> Value) throws(Problem) -> Value {
         do {
             return try body()
         } catch {
@@ -111,12 +111,16 @@ enum CommandBody {
         }
     }
 
-    /// The body as JSON (400 when it is not, 415 when it says it is something else); nil for a
-    /// blank body.
-    static func document(of request: borrowing Request) throws(Problem) -> JSONValue? {
+    /// The body as JSON (400 when it is not, 415 when it says it is something else than JSON or
+    /// `alsoAccepting`); nil for a blank body.
+    static func document(of request: borrowing Request, alsoAccepting other: String? = nil) throws(Problem)
+        -> JSONValue?
+    {
         let isBlank = request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if isBlank { return nil }
-        if let contentType = request.header("Content-Type"), !isJSON(contentType) {
+        if let contentType = request.header("Content-Type"), !isJSON(contentType),
+            other.map({ mediaType(of: contentType) == $0 }) != true
+        {
             throw Problem(status: 415, detail: "Content-Type '\(contentType)' is not JSON; send application/json")
         }
         do {
@@ -128,9 +132,14 @@ enum CommandBody {
 
     /// `application/json` or any `…/…+json`, parameters (charset) ignored.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        let normalized = mediaType.trimmingCharacters(in: " \t").lowercased()
+        let normalized = mediaType(of: contentType)
         return normalized == "application/json"
             || (normalized.hasPrefix("application/") && normalized.hasSuffix("+json"))
+    }
+
+    /// `text/plain` of `Text/Plain; charset=UTF-8`.
+    private static func mediaType(of contentType: String) -> String {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return mediaType.trimmingCharacters(in: " \t").lowercased()
     }
 }

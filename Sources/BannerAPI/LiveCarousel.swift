@@ -16,6 +16,8 @@ final class LiveCarousel: Sendable {
     /// store's carousel nor a re-created one of the same name ever shares a tag with it.
     private let instance: String
     private let store: any CarouselStore
+    private let plays: PlayRecorder
+    private let clock: @Sendable () -> Timestamp
     /// The carousel as this process last read or wrote it in the store. Changed only inside the
     /// engine, so that it moves in step with the state.
     private let known: Lock<StoredCarousel>
@@ -29,7 +31,7 @@ final class LiveCarousel: Sendable {
 
     init(
         _ carousel: StoredCarousel, store: any CarouselStore, cors: CORSPolicy, streams: StreamRegistry,
-        clock: @escaping @Sendable () -> Timestamp
+        plays: PlayRecorder, clock: @escaping @Sendable () -> Timestamp
     ) {
         let state = carousel.definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
@@ -39,12 +41,16 @@ final class LiveCarousel: Sendable {
         self.key = carousel.key
         self.instance = instance
         self.store = store
+        self.plays = plays
+        self.clock = clock
         self.views = views
         self.events = events
         known = Lock(carousel)
+        let serial = carousel.serial
         engine = CarouselEngine(carousel: state, clock: clock) { changed in
             views.publish(changed)
             events.publish(version: changed.version, stateJSON: views.stateJSON)
+            plays.observe(changed, carousel: serial)
         }
     }
 
@@ -231,12 +237,17 @@ final class LiveCarousel: Sendable {
         carousel.advance(to: now)
     }
 
-    func start() { engine.start() }
+    /// Starts the timer; what is shown from now on is counted as played.
+    func start() {
+        plays.observe(engine.snapshot, carousel: key.serial)
+        engine.start()
+    }
 
-    /// Stops the timer and ends the event streams.
+    /// Stops the timer and ends the event streams; the play going on ends here for this process.
     func stop() {
         engine.stop()
         events.finishAll()
+        plays.end(carousel: key.serial, at: clock())
     }
 
     private func checkPrecondition(_ ifMatch: String?, _ current: StoredCarousel) throws(Problem) {

@@ -26,6 +26,12 @@ enum Action: Sendable, Equatable {
     case banner(id: String)
     /// `GET /carousels/{name}/timeline`: the changes planned from now.
     case timeline
+    /// `POST /carousels/{name}/views`: views screens report (docs/STATS.md).
+    case views
+    /// `GET /carousels/{name}/banners/{id}/click`: to the banner's link, counted.
+    case click(id: String)
+    /// `GET /carousels/{name}/stats`: plays, views and clicks (the admin role).
+    case stats
     case admin(AdminRoute)
 }
 
@@ -95,6 +101,8 @@ enum Routes {
         "/order": [("PUT", .admin(.reorder))],
         "/takeover": [("POST", .command(.startTakeover)), ("DELETE", .command(.endTakeover))],
         "/timeline": readable(.timeline),
+        "/views": [("POST", .views)],
+        "/stats": readable(.stats),
         // The built-in page, showing this carousel.
         "/": readable(.web(path: "/")),
     ]) { v1, admin in v1 + admin }
@@ -109,6 +117,10 @@ enum Routes {
     static let carouselPrefix = "/carousels/{name}"
     private static let bannerSuffix = "/banners/{id}"
     private static let bannerTemplate = carouselPrefix + bannerSuffix
+    private static let clickSuffix = "/click"
+    private static let clickTemplate = bannerTemplate + clickSuffix
+
+    private static func clickMethods(_ id: String) -> Methods { [("GET", .click(id: id))] }
     /// The template of each path below a carousel, built once.
     private static let scopedTemplates = Dictionary(uniqueKeysWithValues: scoped.keys.map { ($0, carouselPrefix + $0) })
 
@@ -122,6 +134,7 @@ enum Routes {
         var all = v1.merging(service) { a, _ in a }
         for (path, methods) in scoped { all[carouselPrefix + path] = methods }
         all[carouselPrefix + bannerSuffix] = bannerMethods("{id}")
+        all[clickTemplate] = clickMethods("{id}")
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
         return all
     }()
@@ -166,6 +179,12 @@ enum Routes {
                 if below.hasPrefix(bannerPrefix) {
                     let id = String(below.dropFirst(bannerPrefix.count))
                     if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name, bannerTemplate) }
+                    if id.hasSuffix(clickSuffix) {
+                        let clicked = String(id.dropLast(clickSuffix.count))
+                        if !clicked.isEmpty && !clicked.contains("/") {
+                            return (clickMethods(clicked), name, clickTemplate)
+                        }
+                    }
                 }
             }
         }

@@ -10,6 +10,7 @@ public struct ServiceParts: Sendable {
     let directory: CarouselDirectory
     private let follower: StoreFollower
     private let heartbeat: Heartbeat
+    private let plays: PlayRecorder
     /// The service's open streams; the HTTP server in front of `api` must be given it.
     public let streams = StreamRegistry()
     /// The handler to serve.
@@ -17,19 +18,24 @@ public struct ServiceParts: Sendable {
 
     /// - Parameters:
     ///   - loaded: the carousels of `store`, as it loaded them at start.
+    ///   - statsFlushInterval: how often play, view and click counts are handed to the store
+    ///     (docs/STATS.md): at most this much is lost when the process is killed.
     ///   - beforeFirstLoad: nil when `loaded` is what the store holds; when the store could not be
     ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
     ///     are loaded from it (seeding an empty store).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
-        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
+        statsFlushInterval: Duration = .seconds(10), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        let directory = CarouselDirectory(store: store, loaded: loaded, cors: cors, streams: streams, clock: clock)
+        let plays = PlayRecorder(store: store, flushInterval: statsFlushInterval, logger: logger, clock: clock)
+        let directory = CarouselDirectory(
+            store: store, loaded: loaded, cors: cors, streams: streams, plays: plays, clock: clock)
         let follower = StoreFollower(
             directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
         self.directory = directory
+        self.plays = plays
         self.follower = follower
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         api = BannerAPI(
@@ -41,6 +47,7 @@ public struct ServiceParts: Sendable {
     public func start() {
         directory.start()
         follower.start()
+        plays.start()
     }
 
     /// Brings the carousels in service up to the store after another process changed it.
@@ -51,9 +58,11 @@ public struct ServiceParts: Sendable {
     /// Clients following an event stream now.
     public var eventSubscribers: Int { streams.count }
 
-    /// Stops every carousel's clock and the heartbeat; the server ends the streams.
+    /// Stops every carousel's clock and the heartbeat (the server ends the streams), and hands
+    /// the last counts to the store.
     public func stop() {
         heartbeat.stop()
         directory.stop()
+        plays.stop()
     }
 }

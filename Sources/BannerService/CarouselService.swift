@@ -75,7 +75,8 @@ public final class CarouselService: Sendable {
         let access = AccessPolicy(controlToken: configuration.controlToken, adminToken: configuration.adminToken)
         let parts = ServiceParts(
             store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
-            access: access, logger: logger, clock: clock, beforeFirstLoad: beforeFirstLoad)
+            access: access, logger: logger, clock: clock, statsFlushInterval: configuration.statsFlush,
+            beforeFirstLoad: beforeFirstLoad)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
@@ -130,11 +131,11 @@ public final class CarouselService: Sendable {
         "carousel\(names.count == 1 ? "" : "s") " + names.map { "'\($0)'" }.joined(separator: ", ")
     }
 
-    /// Stops the clocks, ends every event stream, stops accepting connections, and finishes or
-    /// refuses requests in progress.
+    /// Stops the clocks, ends every event stream, writes the last play, view and click counts,
+    /// stops accepting connections, and finishes or refuses requests in progress.
     public func stop() {
+        parts.stop()  // while the store is open: the last counts go to it
         store.close()  // no more changes heard from other processes
-        parts.stop()
         server.stop()
     }
 }

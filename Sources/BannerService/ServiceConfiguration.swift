@@ -29,6 +29,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// How often an idle event stream gets a comment line, so proxies keep it and dead peers
     /// are found.
     public var heartbeat: Duration = .seconds(15)
+    /// How often play, view and click counts are written to the store (docs/STATS.md): at most
+    /// this much is lost when the process is killed.
+    public var statsFlush: Duration = .seconds(10)
     /// Seconds a client may take to send a whole request, or stay idle between requests.
     public var connectionTimeout = 15
     /// Connections open at once (event-stream subscribers included).

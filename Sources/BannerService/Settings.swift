@@ -81,6 +81,10 @@ struct Setting: Sendable {
             flag: nil, metavariable: "", variable: "CAROUSEL_HEARTBEAT", field: "heartbeat", defaultValue: "15",
             help: "seconds between heartbeat comments on event streams", range: .milliseconds(10) ... .seconds(3600),
             set: { $0.heartbeat = $1 }),
+        seconds(
+            flag: nil, metavariable: "", variable: "CAROUSEL_STATS_FLUSH", field: "statsFlush", defaultValue: "10",
+            help: "seconds between writes of play, view and click counts to the store (what kill -9 can lose)",
+            range: .milliseconds(100) ... .seconds(10), set: { $0.statsFlush = $1 }),
         integer(
             flag: "--connection-timeout", metavariable: "S", variable: "CAROUSEL_CONNECTION_TIMEOUT",
             field: "connectionTimeout", defaultValue: "15",

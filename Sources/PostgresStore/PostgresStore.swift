@@ -197,6 +197,91 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
+    // MARK: Proof of play
+
+    public func record(_ batch: StatsBatch) throws(StoreError) {
+        guard !batch.isEmpty else { return }
+        // Rows in one order on every replica: two flushes of the same rows wait for each other
+        // rather than deadlock.
+        let plays = batch.plays.sorted { ($0.carousel, $0.startedAt) < ($1.carousel, $1.startedAt) }
+        let engagement = batch.engagement.sorted {
+            ($0.carousel, $0.quarter, $0.banner) < ($1.carousel, $1.quarter, $1.banner)
+        }
+        try on(commands) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) in
+                for play in plays {
+                    try connection.execute(
+                        """
+                        INSERT INTO plays (carousel, started_at, banner, last_shown_at) VALUES ($1, $2, $3, $4)
+                        ON CONFLICT (carousel, started_at) DO UPDATE SET
+                            last_shown_at = GREATEST(plays.last_shown_at, excluded.last_shown_at)
+                        """,
+                        [
+                            String(play.carousel), String(play.startedAt.nanosecondsSinceEpoch), play.banner,
+                            String(play.lastShownAt.nanosecondsSinceEpoch),
+                        ])
+                }
+                for count in engagement {
+                    try connection.execute(
+                        """
+                        INSERT INTO engagement (carousel, quarter, banner, views, clicks) VALUES ($1, $2, $3, $4, $5)
+                        ON CONFLICT (carousel, quarter, banner) DO UPDATE SET
+                            views = engagement.views + excluded.views, clicks = engagement.clicks + excluded.clicks
+                        """,
+                        [
+                            String(count.carousel), String(count.quarter), count.banner, String(count.views),
+                            String(count.clicks),
+                        ])
+                }
+            }
+        }
+    }
+
+    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        try on(admin) { connection throws(PostgresError) in
+            let plays = try connection.execute(
+                """
+                SELECT carousel, banner, started_at, last_shown_at FROM plays
+                WHERE carousel = $1 AND last_shown_at >= $2 AND started_at < $3 ORDER BY started_at
+                """, [String(serial), String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch)])
+            let counts = try connection.execute(
+                """
+                SELECT carousel, banner, quarter, views, clicks FROM engagement
+                WHERE carousel = $1 AND quarter * 1000000000 >= $2 AND quarter * 1000000000 < $3
+                ORDER BY quarter, banner
+                """,
+                [String(serial), String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch)])
+            return StatsRecords(
+                plays: plays.map(Self.play),
+                engagement: counts.map { row in
+                    let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
+                    return EngagementCount(
+                        carousel: integer(0), banner: row[1] ?? "", quarter: integer(2), views: integer(3),
+                        clicks: integer(4))
+                })
+        }
+    }
+
+    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+        try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                SELECT carousel, banner, started_at, last_shown_at FROM plays
+                WHERE carousel = $1 ORDER BY started_at DESC LIMIT 1
+                """, [String(serial)]
+            ).first.map(Self.play)
+        }
+    }
+
+    /// A row of `carousel, banner, started_at, last_shown_at`.
+    private static func play(_ row: [String?]) -> PlayRecord {
+        let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
+        let startedAt = Timestamp(nanosecondsSinceEpoch: integer(2))
+        return PlayRecord(
+            carousel: integer(0), banner: row[1] ?? "", startedAt: startedAt,
+            shown: Timestamp(nanosecondsSinceEpoch: integer(3)) - startedAt)
+    }
+
     public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
         listener.start { [status, admin, commands] event in
             switch event {
@@ -351,6 +436,25 @@ public final class PostgresStore: CarouselStore {
         // Schedules and takeovers (docs/SCHEDULES.md): when the anchor was taken, and the takeover.
         """
         ALTER TABLE carousels ADD COLUMN changed_at bigint NOT NULL DEFAULT 0, ADD COLUMN takeover text;
+        """,
+        // Proof of play (docs/STATS.md): plays by start, views and clicks by quarter hour.
+        """
+        CREATE TABLE plays (
+            carousel bigint NOT NULL,
+            started_at bigint NOT NULL,
+            banner text NOT NULL,
+            last_shown_at bigint NOT NULL,
+            PRIMARY KEY (carousel, started_at)
+        );
+        CREATE INDEX plays_by_last_shown ON plays (carousel, last_shown_at);
+        CREATE TABLE engagement (
+            carousel bigint NOT NULL,
+            quarter bigint NOT NULL,
+            banner text NOT NULL,
+            views bigint NOT NULL,
+            clicks bigint NOT NULL,
+            PRIMARY KEY (carousel, quarter, banner)
+        );
         """,
     ]
 

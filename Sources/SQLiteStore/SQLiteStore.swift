@@ -171,6 +171,93 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
+    // MARK: Proof of play
+
+    public func record(_ batch: StatsBatch) throws(StoreError) {
+        guard !batch.isEmpty else { return }
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                for play in batch.plays {
+                    try connection.statement(
+                        """
+                        INSERT INTO plays (carousel, started_at, banner, last_shown_at) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT (carousel, started_at) DO UPDATE SET
+                            last_shown_at = max(last_shown_at, excluded.last_shown_at)
+                        """
+                    ).bind(
+                        .integer(play.carousel), .integer(play.startedAt.nanosecondsSinceEpoch), .text(play.banner),
+                        .integer(play.lastShownAt.nanosecondsSinceEpoch)
+                    ).run()
+                }
+                for count in batch.engagement {
+                    try connection.statement(
+                        """
+                        INSERT INTO engagement (carousel, quarter, banner, views, clicks) VALUES (?1, ?2, ?3, ?4, ?5)
+                        ON CONFLICT (carousel, quarter, banner) DO UPDATE SET
+                            views = views + excluded.views, clicks = clicks + excluded.clicks
+                        """
+                    ).bind(
+                        .integer(count.carousel), .integer(count.quarter), .text(count.banner), .integer(count.views),
+                        .integer(count.clicks)
+                    ).run()
+                }
+            }
+        }
+    }
+
+    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        try on(admin) { connection throws(SQLiteError) in
+            let plays = try Self.plays(
+                connection.statement(
+                    """
+                    SELECT carousel, banner, started_at, last_shown_at FROM plays
+                    WHERE carousel = ?1 AND last_shown_at >= ?2 AND started_at < ?3 ORDER BY started_at
+                    """
+                ).bind(.integer(serial), .integer(from.nanosecondsSinceEpoch), .integer(to.nanosecondsSinceEpoch)))
+            let counts = try connection.statement(
+                """
+                SELECT carousel, banner, quarter, views, clicks FROM engagement
+                WHERE carousel = ?1 AND quarter * 1000000000 >= ?2 AND quarter * 1000000000 < ?3
+                ORDER BY quarter, banner
+                """
+            ).bind(.integer(serial), .integer(from.nanosecondsSinceEpoch), .integer(to.nanosecondsSinceEpoch))
+            var engagement: [EngagementCount] = []
+            while try counts.step() {
+                engagement.append(
+                    EngagementCount(
+                        carousel: counts.integer(0) ?? 0, banner: counts.text(1) ?? "", quarter: counts.integer(2) ?? 0,
+                        views: counts.integer(3) ?? 0, clicks: counts.integer(4) ?? 0))
+            }
+            return StatsRecords(plays: plays, engagement: engagement)
+        }
+    }
+
+    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+        try on(admin) { connection throws(SQLiteError) in
+            try Self.plays(
+                connection.statement(
+                    """
+                    SELECT carousel, banner, started_at, last_shown_at FROM plays
+                    WHERE carousel = ?1 ORDER BY started_at DESC LIMIT 1
+                    """
+                ).bind(.integer(serial))
+            ).first
+        }
+    }
+
+    /// The rows of a query of `carousel, banner, started_at, last_shown_at`.
+    private static func plays(_ statement: SQLiteStatement) throws(SQLiteError) -> [PlayRecord] {
+        var plays: [PlayRecord] = []
+        while try statement.step() {
+            let startedAt = Timestamp(nanosecondsSinceEpoch: statement.integer(2) ?? 0)
+            plays.append(
+                PlayRecord(
+                    carousel: statement.integer(0) ?? 0, banner: statement.text(1) ?? "", startedAt: startedAt,
+                    shown: Timestamp(nanosecondsSinceEpoch: statement.integer(3) ?? 0) - startedAt))
+        }
+        return plays
+    }
+
     // MARK: Connections
 
     /// Runs `body` on a connection, alone on it; SQLite's errors become what an operator reads.
@@ -251,6 +338,25 @@ public final class SQLiteStore: CarouselStore {
         """
         ALTER TABLE carousels ADD COLUMN changed_at INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE carousels ADD COLUMN takeover TEXT;
+        """,
+        // Proof of play (docs/STATS.md): plays by start, views and clicks by quarter hour.
+        """
+        CREATE TABLE plays (
+            carousel INTEGER NOT NULL,
+            started_at INTEGER NOT NULL,
+            banner TEXT NOT NULL,
+            last_shown_at INTEGER NOT NULL,
+            PRIMARY KEY (carousel, started_at)
+        );
+        CREATE INDEX plays_by_last_shown ON plays (carousel, last_shown_at);
+        CREATE TABLE engagement (
+            carousel INTEGER NOT NULL,
+            quarter INTEGER NOT NULL,
+            banner TEXT NOT NULL,
+            views INTEGER NOT NULL,
+            clicks INTEGER NOT NULL,
+            PRIMARY KEY (carousel, quarter, banner)
+        );
         """,
     ]
 

@@ -91,6 +91,19 @@ public protocol CarouselStore: AnyObject, Sendable {
     func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
         -> Bool
 
+    /// Proof of play (docs/STATS.md): keeps each play of `batch` once, the longest report of it
+    /// whichever process made it, and adds its views and clicks to what is stored; in one
+    /// transaction that survives the process being killed before it returns.
+    func record(_ batch: StatsBatch) throws(StoreError)
+
+    /// The plays of carousel `serial` shown at some time in `from..<to`, and its views and clicks
+    /// of the quarter hours that start in it.
+    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords
+
+    /// The play of carousel `serial` that started last: a process that finds a banner current
+    /// goes on with it when it is that banner's and was still being shown then.
+    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord?
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
     func importDefinitions(

@@ -8,6 +8,21 @@ public final class MemoryStore: CarouselStore {
     private struct Contents {
         var carousels: [String: StoredCarousel] = [:]
         var lastSerial: Int64 = 0
+        /// By carousel and start.
+        var plays: [PlayKey: PlayRecord] = [:]
+        /// By carousel, quarter and banner.
+        var engagement: [EngagementKey: EngagementCount] = [:]
+    }
+
+    private struct PlayKey: Hashable {
+        let carousel: Int64
+        let startedAt: Timestamp
+    }
+
+    private struct EngagementKey: Hashable {
+        let carousel: Int64
+        let quarter: Int64
+        let banner: String
     }
 
     private let contents = Lock(Contents())
@@ -98,6 +113,37 @@ public final class MemoryStore: CarouselStore {
                     definition: definition, revision: (existing?.revision ?? 0) + 1,
                     anchor: anchor(definition, existing), serial: serial)
             }
+        }
+    }
+
+    public func record(_ batch: StatsBatch) throws(StoreError) {
+        contents.withLock { contents in
+            for play in batch.plays {
+                let key = PlayKey(carousel: play.carousel, startedAt: play.startedAt)
+                contents.plays[key] = contents.plays[key].map { $0.merged(with: play) } ?? play
+            }
+            for count in batch.engagement {
+                let key = EngagementKey(carousel: count.carousel, quarter: count.quarter, banner: count.banner)
+                var total = contents.engagement[key] ?? count
+                if contents.engagement[key] != nil {
+                    total.views += count.views
+                    total.clicks += count.clicks
+                }
+                contents.engagement[key] = total
+            }
+        }
+    }
+
+    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        contents.withLock { contents in
+            StatsRecords.select(
+                plays: contents.plays.values, engagement: contents.engagement.values, of: serial, from: from, to: to)
+        }
+    }
+
+    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+        contents.withLock { contents in
+            contents.plays.values.filter { $0.carousel == serial }.max { $0.startedAt < $1.startedAt }
         }
     }
 }

@@ -167,6 +167,43 @@ struct StoreContractTests {
         #expect(stored[1].definition == edited && stored[1].revision == 2 && stored[1].anchor.version == 8)
         #expect(stored[0].revision == 1)
     }
+
+    /// Proof of play (docs/STATS.md): a play reported again keeps its longest report, by
+    /// whichever process; views and clicks add up; a span selects what was shown in it.
+    @Test(arguments: StoreKind.allCases)
+    func playsAreKeptOnceAndViewsAndClicksAddUp(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let first = PlayRecord(carousel: 3, banner: "a", startedAt: t0, shown: .seconds(4))
+        let second = PlayRecord(carousel: 3, banner: "b", startedAt: t0 + .seconds(10), shown: .seconds(2))
+        let quarter = EngagementCount.quarter(of: t0)
+        try store.record(
+            StatsBatch(
+                plays: [first, second],
+                engagement: [EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 2, clicks: 1)]))
+        // Another process's report of the same plays: the first seen for less long, the second longer.
+        var longer = second
+        longer.shown = .seconds(7)
+        var shorter = first
+        shorter.shown = .seconds(1)
+        try store.record(
+            StatsBatch(
+                plays: [shorter, longer],
+                engagement: [
+                    EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 3, clicks: 0),
+                    EngagementCount(carousel: 4, banner: "a", quarter: quarter, views: 9, clicks: 9),
+                ]))
+        let all = try store.stats(of: 3, from: t0 + .seconds(-3600), to: t0 + .seconds(3600))
+        #expect(all.plays == [first, longer])
+        #expect(all.engagement == [EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 5, clicks: 1)])
+        // A span after the first play ended and before the second began: nothing shown in it.
+        let between = try store.stats(of: 3, from: t0 + .seconds(5), to: t0 + .seconds(10))
+        #expect(between.plays.isEmpty)
+        #expect(try store.stats(of: 3, from: t0 + .seconds(4), to: t0 + .seconds(10)).plays == [first])
+        // Quarters that start in the span: the one holding t0 starts before t0 + 1 s.
+        #expect(try store.stats(of: 3, from: t0 + .seconds(1), to: t0 + .seconds(3600)).engagement.isEmpty)
+        #expect(try store.lastPlay(of: 3) == longer)
+        #expect(try store.lastPlay(of: 5) == nil)
+    }
 }
 
 extension CarouselStore {

@@ -101,6 +101,8 @@ public final class PostgresServer: Sendable {
             Self.asUser + [
                 try Self.binary("postgres"), "-D", data, "-p", "\(port)", "-k", directory.path,
                 "-c", "listen_addresses=127.0.0.1",
+                // Every test process's servers share it, each with three connections per store.
+                "-c", "max_connections=500",
             ]
         let log = shellQuoted(directory.appendingPathComponent("server.log").path)
         // SIGINT is PostgreSQL's fast shutdown: clients disconnected, committed work kept.

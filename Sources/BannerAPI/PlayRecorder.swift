@@ -1,0 +1,224 @@
+import Carousel
+import Dispatch
+import Locking
+import Logging
+import Store
+
+/// Proof of play (docs/STATS.md): the plays this process sees, and the views and clicks it is
+/// told of, counted in memory and handed to the store every `flushInterval`, before stats are
+/// read, and at stop. What a flush could not store is kept for the next one.
+///
+/// Plays come from the carousels' published states (`observe`, inside each engine); a play is
+/// the current banner from the moment it became current. Every replica sees the same plays with
+/// the same starts (the anchor is shared), and the store keeps each once.
+final class PlayRecorder: Sendable {
+    private let store: any CarouselStore
+    private let clock: @Sendable () -> Timestamp
+    private let logger: Logger
+    private let counts = Lock(Counts())
+    /// Held for a whole flush: one at a time, so that what a failed one puts back is never
+    /// overtaken by a later one.
+    private let flushing = Lock(FlushState())
+    /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
+    nonisolated(unsafe) private let timer: DispatchSourceTimer
+    private let flushInterval: DispatchTimeInterval
+
+    private struct Counts {
+        /// The play going on in each carousel (by serial).
+        var current: [Int64: CurrentPlay] = [:]
+        /// Plays that ended since the last flush.
+        var ended: [PlayRecord] = []
+        var engagement: [EngagementKey: (views: Int64, clicks: Int64)] = [:]
+    }
+
+    private struct CurrentPlay {
+        var record: PlayRecord
+        /// False for a play this process found going on (at start, or a carousel it just began
+        /// to serve): it may have begun earlier, in a process that stored it. The next flush
+        /// asks the store before reporting it.
+        var checked: Bool
+    }
+
+    private struct EngagementKey: Hashable {
+        let carousel: Int64
+        let banner: String
+        let quarter: Int64
+    }
+
+    private struct FlushState {
+        /// Whether the last flush failed, so that a store that stays down is logged once.
+        var failing = false
+    }
+
+    init(
+        store: any CarouselStore, flushInterval: Duration, logger: Logger, clock: @escaping @Sendable () -> Timestamp
+    ) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.flushInterval = .nanoseconds(
+            Int(flushInterval.components.seconds) * 1_000_000_000
+                + Int(flushInterval.components.attoseconds / 1_000_000_000))
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.stats"))
+        timer.schedule(deadline: .distantFuture)
+        // Resumed at once, unarmed: Dispatch aborts when a source is released while suspended.
+        timer.resume()
+    }
+
+    /// Starts flushing every `flushInterval`.
+    func start() {
+        timer.setEventHandler { [weak self] in self?.flush() }
+        timer.schedule(deadline: .now() + flushInterval, repeating: flushInterval)
+    }
+
+    /// Stops the timer and flushes what is left. Plays going on are flushed as shown until now
+    /// (`end` them first when their carousels stop).
+    func stop() {
+        timer.cancel()
+        flush()
+    }
+
+    // MARK: Counting
+
+    /// A state `carousel` (serial) published: a new play when its current banner changed.
+    func observe(_ state: Carousel, carousel: Int64) {
+        let banner = state.currentBanner?.id
+        counts.withLock { counts in
+            let previous = counts.current[carousel]
+            if let previous, previous.record.banner == banner { return }
+            if let previous { counts.ended.append(Self.ending(previous.record, at: state.changedAt)) }
+            counts.current[carousel] = banner.map { banner in
+                CurrentPlay(
+                    record: PlayRecord(carousel: carousel, banner: banner, startedAt: state.changedAt, shown: .zero),
+                    checked: previous != nil)
+            }
+        }
+    }
+
+    /// `carousel` (serial) is no longer served here: its play ends for this process at `time`.
+    func end(carousel: Int64, at time: Timestamp) {
+        counts.withLock { counts in
+            guard let play = counts.current.removeValue(forKey: carousel) else { return }
+            counts.ended.append(Self.ending(play.record, at: time))
+        }
+    }
+
+    /// Views screens reported: one each, in the quarter hour of its time.
+    func countViews(_ views: [(banner: String, at: Timestamp)], carousel: Int64) {
+        counts.withLock { counts in
+            for view in views {
+                let key = EngagementKey(
+                    carousel: carousel, banner: view.banner, quarter: EngagementCount.quarter(of: view.at))
+                counts.engagement[key, default: (0, 0)].views += 1
+            }
+        }
+    }
+
+    func countClick(banner: String, carousel: Int64, at time: Timestamp) {
+        let key = EngagementKey(carousel: carousel, banner: banner, quarter: EngagementCount.quarter(of: time))
+        counts.withLock { $0.engagement[key, default: (0, 0)].clicks += 1 }
+    }
+
+    private static func ending(_ play: PlayRecord, at time: Timestamp) -> PlayRecord {
+        var ended = play
+        ended.shown = max(.zero, time - play.startedAt)
+        return ended
+    }
+
+    // MARK: Flushing
+
+    /// What the store has of carousel `serial` over `from..<to`, this process's counts included.
+    func records(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        try flushOrThrow()
+        return try store.stats(of: serial, from: from, to: to)
+    }
+
+    /// Hands what was counted to the store; on failure keeps it for the next flush and logs it
+    /// (once while the store stays down).
+    func flush() {
+        _ = try? flushOrThrow()
+    }
+
+    private func flushOrThrow() throws(StoreError) {
+        try flushing.withLock { state throws(StoreError) in
+            checkPlaysFoundGoingOn()
+            let now = clock()
+            let batch = counts.withLock { counts in
+                defer {
+                    counts.ended = []
+                    counts.engagement = [:]
+                }
+                let going = counts.current.values.filter(\.checked).map { Self.ending($0.record, at: now) }
+                return StatsBatch(
+                    plays: counts.ended + going,
+                    engagement: counts.engagement.map { key, count in
+                        EngagementCount(
+                            carousel: key.carousel, banner: key.banner, quarter: key.quarter, views: count.views,
+                            clicks: count.clicks)
+                    })
+            }
+            do throws(StoreError) {
+                try store.record(batch)
+                if state.failing { logger.info("stats stored again in the \(store.description)") }
+                state.failing = false
+            } catch {
+                putBack(batch)
+                if !state.failing {
+                    logger.warning(
+                        "cannot store play, view and click counts: \(error); they are kept in memory and stored "
+                            + "once the store takes writes again (a stop before then loses them)")
+                }
+                state.failing = true
+                throw error
+            }
+        }
+    }
+
+    /// Plays found going on: each goes on the store's last play of its carousel when that is the
+    /// same banner's and was still being shown when the state began (the same showing, seen by
+    /// another process, or by this one before a restart); else it begins when the state did.
+    private func checkPlaysFoundGoingOn() {
+        let unchecked = counts.withLock { $0.current.values.filter { !$0.checked }.map(\.record) }
+        for play in unchecked {
+            let last: PlayRecord?
+            do {
+                last = try store.lastPlay(of: play.carousel)
+            } catch {
+                continue  // asked again at the next flush
+            }
+            let continued =
+                last.map {
+                    $0.banner == play.banner && $0.startedAt <= play.startedAt && $0.lastShownAt >= play.startedAt
+                }
+                ?? false
+            counts.withLock { counts in
+                guard var current = counts.current[play.carousel], current.record == play else { return }
+                if continued, let last { current.record.startedAt = last.startedAt }
+                current.checked = true
+                counts.current[play.carousel] = current
+            }
+        }
+    }
+
+    /// A batch the store refused, back into the counts (plays going on are reported afresh).
+    private func putBack(_ batch: StatsBatch) {
+        counts.withLock { counts in
+            let going = Set(counts.current.values.map { PlayKey($0.record) })
+            counts.ended += batch.plays.filter { !going.contains(PlayKey($0)) }
+            for count in batch.engagement {
+                let key = EngagementKey(carousel: count.carousel, banner: count.banner, quarter: count.quarter)
+                counts.engagement[key, default: (0, 0)].views += count.views
+                counts.engagement[key, default: (0, 0)].clicks += count.clicks
+            }
+        }
+    }
+
+    private struct PlayKey: Hashable {
+        let carousel: Int64
+        let startedAt: Timestamp
+        init(_ play: PlayRecord) {
+            carousel = play.carousel
+            startedAt = play.startedAt
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Carousel
+import JSON
+import Store
+import TimeZones
+
+/// A carousel's proof of play over a span, per bucket (an hour or a day of the carousel's time
+/// zone) and banner (docs/STATS.md): plays that began in the bucket, the seconds banners were
+/// shown in it, and the views and clicks screens reported in it.
+struct StatsReport: Equatable {
+    enum Bucket: String, CaseIterable {
+        case hour, day
+
+        /// Local seconds in one; hours and days are the only buckets, and zones' offsets are
+        /// whole quarter hours, so a bucket is always whole quarter hours.
+        var seconds: Int64 { self == .hour ? 3600 : 86_400 }
+    }
+
+    struct Row: Equatable {
+        let start: Timestamp
+        let end: Timestamp
+        let banner: String
+        var plays: Int64 = 0
+        var shown: Duration = .zero
+        var views: Int64 = 0
+        var clicks: Int64 = 0
+
+        /// Clicks per view; nil without views.
+        var clickThroughRate: Double? { views > 0 ? Double(clicks) / Double(views) : nil }
+    }
+
+    let from: Timestamp
+    let to: Timestamp
+    let bucket: Bucket
+    let zone: ZoneRules
+    let rows: [Row]
+
+    /// The most buckets one report may have (about six weeks of hours, or three years of days).
+    static let maximumBuckets = 1100
+
+    /// - Parameters:
+    ///   - from, to: the span asked for, already widened to bucket boundaries (`span`).
+    ///   - banners: the carousel's banners, in order: each gets a row in every bucket; banners
+    ///     no longer listed (or a takeover's own) get rows only where they have counts.
+    init(
+        records: StatsRecords, from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules, banners: [String]
+    ) {
+        self.from = from
+        self.to = to
+        self.bucket = bucket
+        self.zone = zone
+        let boundaries = Self.boundaries(from: from, to: to, bucket: bucket, zone: zone)
+        let others = Set(records.plays.map(\.banner) + records.engagement.map(\.banner)).subtracting(banners).sorted()
+        let order = banners + others
+        var rows: [Row] = []
+        for (start, end) in zip(boundaries, boundaries.dropFirst()) {
+            var byBanner: [String: Row] = [:]
+            for play in records.plays {
+                let overlap = min(play.lastShownAt, end) - max(play.startedAt, start)
+                let began = play.startedAt >= start && play.startedAt < end
+                guard began || overlap > .zero else { continue }
+                var row = byBanner[play.banner] ?? Row(start: start, end: end, banner: play.banner)
+                if began { row.plays += 1 }
+                if overlap > .zero { row.shown += overlap }
+                byBanner[play.banner] = row
+            }
+            for count in records.engagement {
+                let quarter = Timestamp(secondsSinceEpoch: count.quarter)
+                guard quarter >= start && quarter < end else { continue }
+                var row = byBanner[count.banner] ?? Row(start: start, end: end, banner: count.banner)
+                row.views += count.views
+                row.clicks += count.clicks
+                byBanner[count.banner] = row
+            }
+            for banner in order {
+                if let row = byBanner[banner] {
+                    rows.append(row)
+                } else if banners.contains(banner) {
+                    rows.append(Row(start: start, end: end, banner: banner))
+                }
+            }
+        }
+        self.rows = rows
+    }
+
+    // MARK: Buckets in a time zone
+
+    /// `from..<to` widened to whole buckets: `from` back to the start of its bucket, `to` on to
+    /// the end of its own (unless it is a boundary already).
+    static func span(from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules) -> (Timestamp, Timestamp) {
+        let start = startOfBucket(holding: from, bucket: bucket, zone: zone)
+        let lastStart = startOfBucket(holding: to, bucket: bucket, zone: zone)
+        return (start, lastStart == to ? to : nextBoundary(after: lastStart, bucket: bucket, zone: zone))
+    }
+
+    /// Every boundary from `from` to `to`, both included; `from` and `to` are boundaries.
+    static func boundaries(from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules) -> [Timestamp] {
+        var boundaries = [from]
+        while let last = boundaries.last, last < to {
+            boundaries.append(min(nextBoundary(after: last, bucket: bucket, zone: zone), to))
+        }
+        return boundaries
+    }
+
+    /// How many buckets `from..<to` holds (both boundaries), without listing them.
+    static func bucketCount(from: Timestamp, to: Timestamp, bucket: Bucket) -> Int64 {
+        // Local hours and days are at least 23 h a day apart at worst: a count that cannot be under.
+        let seconds = (to.nanosecondsSinceEpoch - from.nanosecondsSinceEpoch) / 1_000_000_000
+        return seconds / (bucket == .hour ? 1800 : 82_800) + 1
+    }
+
+    /// The start of the local hour or day holding `time`.
+    static func startOfBucket(holding time: Timestamp, bucket: Bucket, zone: ZoneRules) -> Timestamp {
+        let seconds = floorDivide(time.nanosecondsSinceEpoch, 1_000_000_000)
+        let local = zone.localSeconds(at: seconds)
+        let start = zone.instant(ofLocal: local - floorModulo(local, bucket.seconds))
+        // A wall-clock hour that happened twice (clocks set back) starts at its second time when
+        // `time` is in it.
+        if bucket == .hour, start + bucket.seconds <= seconds,
+            zone.localSeconds(at: start + bucket.seconds) == local - floorModulo(local, bucket.seconds)
+        {
+            return Timestamp(secondsSinceEpoch: start + bucket.seconds)
+        }
+        return Timestamp(secondsSinceEpoch: start)
+    }
+
+    /// The first boundary after `boundary`: the next local hour or midnight. An hour that happens
+    /// twice (clocks set back) is two buckets; one skipped (set forward) is none.
+    static func nextBoundary(after boundary: Timestamp, bucket: Bucket, zone: ZoneRules) -> Timestamp {
+        let seconds = floorDivide(boundary.nanosecondsSinceEpoch, 1_000_000_000)
+        let local = zone.localSeconds(at: seconds)
+        var next = zone.instant(ofLocal: local - floorModulo(local, bucket.seconds) + bucket.seconds)
+        let plain = seconds + bucket.seconds
+        if bucket == .hour, floorModulo(zone.localSeconds(at: plain), bucket.seconds) == 0 { next = min(next, plain) }
+        if next <= seconds { next = plain }
+        return Timestamp(secondsSinceEpoch: next)
+    }
+
+    // MARK: Answers
+
+    /// `{"carousel", "timeZone", "bucket", "from", "to", "rows": […]}`.
+    func json(carousel: String) -> [UInt8] {
+        var object = JSONObject()
+        object.add("carousel", carousel)
+        object.add("timeZone", zone.name)
+        object.add("bucket", bucket.rawValue)
+        object.add("from", from.rfc3339)
+        object.add("to", to.rfc3339)
+        object.add(
+            "rows",
+            rows.map { row in
+                var entry = JSONObject()
+                entry.add("start", row.start.rfc3339)
+                entry.add("end", row.end.rfc3339)
+                entry.add("banner", row.banner)
+                entry.add("plays", row.plays)
+                entry.add("shownSeconds", Self.seconds(row.shown))
+                entry.add("views", row.views)
+                entry.add("clicks", row.clicks)
+                entry.add("ctr", row.clickThroughRate)
+                return entry
+            })
+        return object.bytes + [UInt8(ascii: "\n")]
+    }
+
+    /// The same rows as CSV (RFC 4180), with a header row; an empty cell where the JSON has null.
+    func csv() -> [UInt8] {
+        var text = "start,end,banner,plays,shownSeconds,views,clicks,ctr\r\n"
+        for row in rows {
+            let fields = [
+                row.start.rfc3339, row.end.rfc3339, Self.csvField(row.banner), String(row.plays),
+                String(Self.seconds(row.shown)), String(row.views), String(row.clicks),
+                row.clickThroughRate.map { String($0) } ?? "",
+            ]
+            text += fields.joined(separator: ",") + "\r\n"
+        }
+        return Array(text.utf8)
+    }
+
+    /// Seconds to the millisecond, as a number.
+    private static func seconds(_ duration: Duration) -> Double {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return Double(milliseconds) / 1000
+    }
+
+    private static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
+        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+}

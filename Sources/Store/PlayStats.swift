@@ -1,0 +1,101 @@
+import Carousel
+
+// What a store keeps of proof of play (docs/STATS.md): each play once, whichever process saw it;
+// views and clicks as counts per banner and quarter hour, which every process adds to.
+
+/// One play: `banner` current in carousel `carousel` (its serial) from `startedAt`, shown for
+/// `shown` so far. A process reports a play again as it goes on; the store keeps the longest.
+public struct PlayRecord: Sendable, Hashable {
+    public var carousel: Int64
+    public var banner: String
+    public var startedAt: Timestamp
+    public var shown: Duration
+
+    public init(carousel: Int64, banner: String, startedAt: Timestamp, shown: Duration) {
+        self.carousel = carousel
+        self.banner = banner
+        self.startedAt = startedAt
+        self.shown = shown
+    }
+
+    /// When the play was last known to be going on.
+    public var lastShownAt: Timestamp { startedAt + shown }
+}
+
+/// Views and clicks of one banner in one quarter hour (UTC, which every time zone's hours and
+/// days are made of: offsets are whole quarter hours), to add to what the store has.
+public struct EngagementCount: Sendable, Hashable {
+    public var carousel: Int64
+    public var banner: String
+    /// Seconds since the epoch; a multiple of 900.
+    public var quarter: Int64
+    public var views: Int64
+    public var clicks: Int64
+
+    public init(carousel: Int64, banner: String, quarter: Int64, views: Int64, clicks: Int64) {
+        self.carousel = carousel
+        self.banner = banner
+        self.quarter = quarter
+        self.views = views
+        self.clicks = clicks
+    }
+
+    public static let quarterSeconds: Int64 = 900
+
+    /// The start of the quarter hour holding `time`, in seconds since the epoch.
+    public static func quarter(of time: Timestamp) -> Int64 {
+        let nanoseconds = quarterSeconds * 1_000_000_000
+        let remainder = time.nanosecondsSinceEpoch % nanoseconds
+        return (time.nanosecondsSinceEpoch - (remainder < 0 ? remainder + nanoseconds : remainder)) / 1_000_000_000
+    }
+}
+
+/// What a process hands its store at a flush.
+public struct StatsBatch: Sendable, Equatable {
+    public var plays: [PlayRecord]
+    public var engagement: [EngagementCount]
+
+    public init(plays: [PlayRecord] = [], engagement: [EngagementCount] = []) {
+        self.plays = plays
+        self.engagement = engagement
+    }
+
+    public var isEmpty: Bool { plays.isEmpty && engagement.isEmpty }
+}
+
+/// What a store has of one carousel over a span of time.
+public struct StatsRecords: Sendable, Equatable {
+    /// Plays shown at some time in the span, by start.
+    public var plays: [PlayRecord]
+    /// Quarters that start in the span, by quarter then banner.
+    public var engagement: [EngagementCount]
+
+    public init(plays: [PlayRecord], engagement: [EngagementCount]) {
+        self.plays = plays
+        self.engagement = engagement
+    }
+}
+
+extension PlayRecord {
+    /// The same play as `other` (same carousel and start) reported again: the longer report.
+    func merged(with other: PlayRecord) -> PlayRecord {
+        shown >= other.shown ? self : other
+    }
+}
+
+extension StatsRecords {
+    /// `plays` and `engagement` kept in memory (MemoryStore), narrowed to `from..<to` and sorted
+    /// as a store answers.
+    static func select(
+        plays: some Sequence<PlayRecord>, engagement: some Sequence<EngagementCount>, of carousel: Int64,
+        from: Timestamp, to: Timestamp
+    ) -> StatsRecords {
+        StatsRecords(
+            plays: plays.filter { $0.carousel == carousel && $0.startedAt < to && $0.lastShownAt >= from }
+                .sorted { $0.startedAt < $1.startedAt },
+            engagement: engagement.filter {
+                $0.carousel == carousel && Timestamp(secondsSinceEpoch: $0.quarter) >= from
+                    && Timestamp(secondsSinceEpoch: $0.quarter) < to
+            }.sorted { ($0.quarter, $0.banner) < ($1.quarter, $1.banner) })
+    }
+}

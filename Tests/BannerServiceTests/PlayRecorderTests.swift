@@ -1,0 +1,114 @@
+import Carousel
+import Logging
+import Store
+import TestSupport
+import Testing
+
+@testable import BannerAPI
+@testable import SQLiteStore
+
+/// Proof of play counted in memory and handed to a store (docs/STATS.md), on a manual clock.
+@Suite("Play recorder")
+struct PlayRecorderTests {
+    static let logger = Logger(label: "test", minimumLevel: .critical)
+    /// Carousel 7: three banners, 4 s each, from t0.
+    static let carousel = Carousel(banners: sampleBanners(3), interval: .seconds(4), now: t0)
+
+    static func recorder(_ store: any CarouselStore, _ clock: ManualClock) -> PlayRecorder {
+        PlayRecorder(store: store, flushInterval: .seconds(10), logger: logger, clock: clock.read)
+    }
+
+    static func advanced(_ state: Carousel, to time: Timestamp) -> Carousel {
+        var state = state
+        state.advance(to: time)
+        return state
+    }
+
+    @Test func eachBannerThatBecomesCurrentIsAPlayWithTheSecondsItWasShown() throws {
+        let store = MemoryStore()
+        let clock = ManualClock(t0)
+        let plays = Self.recorder(store, clock)
+        plays.observe(Self.carousel, carousel: 7)
+        plays.observe(Self.advanced(Self.carousel, to: t0 + .seconds(4)), carousel: 7)
+        clock.set(t0 + .seconds(6))
+        let records = try plays.records(of: 7, from: t0, to: t0 + .seconds(60))
+        #expect(
+            records.plays == [
+                PlayRecord(carousel: 7, banner: "b0", startedAt: t0, shown: .seconds(4)),
+                PlayRecord(carousel: 7, banner: "b1", startedAt: t0 + .seconds(4), shown: .seconds(2)),
+            ])
+        // Shown for longer by the next flush; a state with the same banner (a pause) is the same play.
+        let paused = try Self.advanced(Self.carousel, to: t0 + .seconds(4)).applying(
+            .pause(for: nil), at: t0 + .seconds(7))
+        plays.observe(paused, carousel: 7)
+        clock.set(t0 + .seconds(9))
+        #expect(try plays.records(of: 7, from: t0, to: t0 + .seconds(60)).plays.last?.shown == .seconds(5))
+        plays.end(carousel: 7, at: t0 + .seconds(9))
+        plays.flush()
+        #expect(try store.stats(of: 7, from: t0, to: t0 + .seconds(60)).plays.count == 2)
+    }
+
+    /// A process that finds a banner current (a restart, another replica) goes on with the play
+    /// stored for it rather than count a second one.
+    @Test func aPlayFoundGoingOnContinuesTheOneStoredForIt() throws {
+        let store = MemoryStore()
+        let clock = ManualClock(t0 + .seconds(2))
+        let before = Self.recorder(store, clock)
+        before.observe(Self.carousel, carousel: 7)
+        before.flush()
+        // Paused at t0 + 3 s: the state now says it changed then, the banner shown since t0.
+        let paused = try Self.carousel.applying(.pause(for: nil), at: t0 + .seconds(3))
+        before.observe(paused, carousel: 7)
+        clock.set(t0 + .seconds(3.5))
+        before.flush()
+        // Killed; a new process loads the paused state.
+        let after = Self.recorder(store, clock)
+        after.observe(paused, carousel: 7)
+        clock.set(t0 + .seconds(5))
+        #expect(
+            try after.records(of: 7, from: t0, to: t0 + .seconds(60)).plays == [
+                PlayRecord(carousel: 7, banner: "b0", startedAt: t0, shown: .seconds(5))
+            ])
+    }
+
+    @Test func viewsAndClicksAreCountedInTheQuarterHourOfTheirTime() throws {
+        let store = MemoryStore()
+        let plays = Self.recorder(store, ManualClock(t0 + .seconds(1000)))
+        plays.countViews([("b0", t0), ("b0", t0 + .seconds(899)), ("b1", t0 + .seconds(900))], carousel: 7)
+        plays.countClick(banner: "b0", carousel: 7, at: t0 + .seconds(10))
+        let quarter = EngagementCount.quarter(of: t0)
+        #expect(
+            try plays.records(of: 7, from: t0, to: t0 + .seconds(1800)).engagement == [
+                EngagementCount(carousel: 7, banner: "b0", quarter: quarter, views: 2, clicks: 1),
+                EngagementCount(carousel: 7, banner: "b1", quarter: quarter + 900, views: 1, clicks: 0),
+            ])
+    }
+
+    /// A store that refuses writes (locked by another program) keeps nothing and loses nothing:
+    /// the counts wait in memory and are stored once, when it takes writes again.
+    @Test func countsAStoreRefusedAreStoredOnceWhenItIsBack() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(50))
+        let plays = Self.recorder(store, ManualClock(t0 + .seconds(10)))
+        plays.countViews([("b0", t0), ("b0", t0)], carousel: 7)
+        let intruder = try SQLiteConnection(path: path)
+        try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
+        #expect(throws: StoreError.self) { try plays.records(of: 7, from: t0, to: t0 + .seconds(900)) }
+        plays.countClick(banner: "b0", carousel: 7, at: t0)
+        plays.flush()  // refused too
+        try intruder.execute("ROLLBACK")
+        let quarter = EngagementCount.quarter(of: t0)
+        #expect(
+            try plays.records(of: 7, from: t0, to: t0 + .seconds(900)).engagement == [
+                EngagementCount(carousel: 7, banner: "b0", quarter: quarter, views: 2, clicks: 1)
+            ])
+    }
+}
+
+extension Carousel {
+    func applying(_ command: CarouselCommand, at time: Timestamp) throws -> Carousel {
+        var changed = self
+        try changed.apply(command, at: time)
+        return changed
+    }
+}

@@ -55,6 +55,13 @@ def free_port():
         return probe.getsockname()[1]
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Leaves a redirect as it came (an HTTPError with its code and Location)."""
+
+    def redirect_request(self, *args):
+        return None
+
+
 class ImageServer:
     """Serves one SVG picture per banner on 127.0.0.1, quietly."""
 
@@ -125,6 +132,14 @@ class BannerServer:
 
     def state(self):
         return self.call("GET", "/banner")
+
+    def engagement(self):
+        """Views and clicks by banner, from the stats of the last day (docs/STATS.md)."""
+        views, clicks = {}, {}
+        for row in self.call("GET", "/carousels/default/stats")["rows"]:
+            views[row["banner"]] = views.get(row["banner"], 0) + row["views"]
+            clicks[row["banner"]] = clicks.get(row["banner"], 0) + row["clicks"]
+        return views, clicks
 
     def subscribers(self):
         """Event-stream subscribers now, as (held by the service, held by libmicrohttpd), from
@@ -261,7 +276,15 @@ class ShowingAndFollowing(WebClientTest):
         state = self.service.state()
         self.assertEqual(self.find(".slide-image").get_attribute("src"), state["banner"]["image"])
         self.assertEqual(self.find(".slide-image").get_attribute("alt"), state["banner"]["caption"])
-        self.assertEqual(self.find(".slide-link").get_attribute("href"), state["banner"]["link"])
+        # Through the service, which counts the click and sends the browser on to the link.
+        click = f'{self.service.url}/carousels/default/banners/{state["banner"]["id"]}/click'
+        self.assertEqual(self.find(".slide-link").get_attribute("href"), click)
+        request = urllib.request.Request(click)
+        opener = urllib.request.build_opener(NoRedirect)
+        with self.assertRaises(urllib.error.HTTPError) as redirect:
+            opener.open(request, timeout=5)
+        self.assertEqual(redirect.exception.code, 302)
+        self.assertEqual(redirect.exception.headers["Location"], state["banner"]["link"])
         self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".dot")), state["count"])
         self.assertEqual(self.shown_index(), state["index"])
         self.assertTrue(self.browser.execute_script(
@@ -530,6 +553,27 @@ class HiddenTab(WebClientTest):
                          "the live banner shows without a slide animation")
 
 
+class ProofOfPlay(WebClientTest):
+    """Views and clicks the page reports (docs/STATS.md)."""
+
+    def let_a_second_pass(self):
+        # A view needs a second on screen: a precondition of the rule, not a measurement.
+        since = time.monotonic()
+        self.wait(lambda: time.monotonic() - since > 1.5, 5)
+
+    def test_a_banner_seen_for_a_second_is_a_view_sent_when_the_page_is_left(self):
+        self.let_a_second_pass()
+        self.assertEqual(self.service.engagement()[0].get("banner-0"), 0, "sent when the view ends, not before")
+        self.browser.get("about:blank")
+        self.wait(lambda: self.service.engagement()[0].get("banner-0") == 1, 10, "the beacon brings the view")
+
+    def test_the_link_goes_through_the_service_which_counts_the_click(self):
+        link = self.find(".slide-link")
+        self.assertEqual(link.get_attribute("href"), self.service.url + "/carousels/default/banners/banner-0/click")
+        link.click()
+        self.wait(lambda: self.service.engagement()[1].get("banner-0") == 1, 10, "the click is counted")
+
+
 class ComponentTest(WebClientTest):
     """<banner-carousel> from /embed.js on a shop's page of another origin (docs/EMBEDDING.md)."""
 
@@ -650,6 +694,24 @@ class Component(ComponentTest):
             "first", "return root.querySelector('.dot[aria-current=\"true\"]').dataset.bannerId"), "banner-4")
         self.browser.find_element(By.ID, "elsewhere").click()
         self.wait_shown("first", "banner-0", message="focus gone: the view rejoins the live banner")
+
+
+class ComponentProofOfPlay(ComponentTest):
+    def test_each_element_on_screen_reports_its_views_and_links_through_the_service(self):
+        on_screen = self.browser.execute_script("""
+            return ["first", "second"].filter((id) => {
+                const box = document.getElementById(id).getBoundingClientRect();
+                const visible = Math.min(box.bottom, innerHeight) - Math.max(box.top, 0);
+                return visible >= box.height / 2;
+            }).length""")
+        self.assertGreaterEqual(on_screen, 1)
+        self.assertEqual(
+            self.component("first", "return root.querySelector('.slide.current a').href"),
+            self.service.url + "/carousels/default/banners/banner-0/click")
+        ProofOfPlay.let_a_second_pass(self)
+        self.browser.get("about:blank")
+        self.wait(lambda: self.service.engagement()[0].get("banner-0") == on_screen, 10,
+                  f"one view from each of the {on_screen} elements at least half on screen")
 
 
 class ComponentInStep(InStep, ComponentTest):

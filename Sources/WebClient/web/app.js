@@ -38,6 +38,8 @@
         return name && /^[a-z0-9][a-z0-9-]{0,63}$/.test(name) ? name : null;
     })();
     const api = (path) => (carouselName ? `/carousels/${carouselName}${path}` : path);
+    // Views and clicks are counted per carousel (docs/STATS.md); the bare paths are `default`'s.
+    const carouselURL = `/carousels/${carouselName ?? "default"}`;
     if (carouselName) document.title = `${carouselName} · Banner carousel`;
     const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
@@ -51,6 +53,7 @@
         onState: (next, {restart}) => receive(next, {restart}),
         onStatus: (status) => showStatus(status),
     });
+    const views = new ViewReporter(carouselURL, clock, ui.stage);
 
     // ----- Showing the state ---------------------------------------------------------------
 
@@ -71,6 +74,7 @@
         const takeover = next.takeover ?? null;
         ui.carousel.classList.toggle("takeover", takeover !== null);
         ui.empty.hidden = hasBanner;
+        if (!hasBanner) views.shown(null);
         ui.stage.hidden = !hasBanner;
         for (const button of [ui.previous, ui.next]) button.disabled = takeover !== null || next.count < 2;
         ui.pause.textContent = next.paused ? "Resume" : "Pause";
@@ -112,6 +116,7 @@
     // Shows `banner` and announces it (docs/SCREENS.md): `frameTime` is the frame that shows it.
     function showBanner(banner, movement, {frameTime = performance.now(), foreseen = false} = {}) {
         shown = banner;
+        views.shown(banner.id);
         document.dispatchEvent(new CustomEvent("banner-carousel:shown", {detail: {id: banner.id, frameTime, foreseen}}));
         ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");
         ui.slide.style.setProperty("--placeholder-hue", String(hue(banner.id)));
@@ -120,7 +125,7 @@
         ui.caption.textContent = banner.caption;
         ui.caption.hidden = banner.caption === "";
         if (banner.link) {
-            ui.link.href = banner.link;
+            ui.link.href = `${carouselURL}/banners/${encodeURIComponent(banner.id)}/click`; // counted, then there
         } else {
             ui.link.removeAttribute("href");
         }
@@ -320,5 +325,6 @@
     // The page's files came on connections the service closed: the stream finds none idle to reuse
     // and opens its own, which the service holds for under 1 KiB instead of 15 (docs/SCREENS.md).
     feed.start();
+    views.start();
     requestAnimationFrame(frame);
 })();

@@ -153,6 +153,9 @@ class BannerCarouselElement extends HTMLElement {
             return;
         }
         this.base = base.href.replace(/\/+$/, "");
+        // Views and clicks are counted per carousel (docs/STATS.md); a bare service URL is `default`.
+        this.carouselURL = /\/carousels\/[^/]+$/.test(new URL(this.base).pathname) ? this.base
+            : `${base.origin}/carousels/default`;
         this.clock = serviceClock(base.origin);
         this.live = null; // the carousel's state, as the service pushed it or as foreseen
         this.pending = null; // the latest state received, taken in the next frame
@@ -182,6 +185,8 @@ class BannerCarouselElement extends HTMLElement {
         };
         document.addEventListener("visibilitychange", this.onVisible);
         this.feed.start();
+        this.views = new ViewReporter(this.carouselURL, this.clock, this);
+        this.views.start();
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();
     }
@@ -189,6 +194,7 @@ class BannerCarouselElement extends HTMLElement {
     stop() {
         this.running = false;
         this.feed?.stop();
+        this.views?.stop();
         cancelAnimationFrame(this.frameRequest);
         if (this.onVisible) document.removeEventListener("visibilitychange", this.onVisible);
     }
@@ -274,11 +280,13 @@ class BannerCarouselElement extends HTMLElement {
         ui.carousel.classList.toggle("takeover", Boolean(live.takeover));
         ui.carousel.classList.toggle("held", this.pinned !== null);
         ui.viewport.hidden = banner === null;
+        if (banner === null) this.views.shown(null);
         if (banner && (!this.shown || this.shown.id !== banner.id || this.shown.image !== banner.image
             || this.shown.caption !== banner.caption || this.shown.link !== banner.link)) {
             const move = movement ?? (frameTime < this.jumpUntil ? "none" : this.direction(this.shown, banner));
             this.fill(ui.slides.current, banner, move);
             this.shown = banner;
+            this.views.shown(banner.id);
             this.dispatchEvent(new CustomEvent("banner-carousel:shown", {bubbles: true, composed: true,
                 detail: {id: banner.id, frameTime, foreseen, live: this.pinned === null}}));
         }
@@ -318,8 +326,9 @@ class BannerCarouselElement extends HTMLElement {
             return;
         }
         slide.hidden = false;
+        const href = banner.link ? `${this.carouselURL}/banners/${encodeURIComponent(banner.id)}/click` : null;
         if (slide.dataset.bannerId === banner.id && image.getAttribute("src") === banner.image
-            && caption.textContent === banner.caption && link.getAttribute("href") === banner.link) {
+            && caption.textContent === banner.caption && link.getAttribute("href") === href) {
             return;
         }
         slide.classList.remove("enter-forward", "enter-backward", "enter-jump");
@@ -331,7 +340,7 @@ class BannerCarouselElement extends HTMLElement {
         }
         image.alt = banner.caption || banner.id;
         caption.textContent = banner.caption;
-        if (banner.link) link.href = banner.link;
+        if (href) link.href = href; // counted, then to the banner's link
         else link.removeAttribute("href");
         if (movement !== "none") {
             void slide.offsetWidth; // restart the animation

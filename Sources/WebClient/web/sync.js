@@ -275,3 +275,90 @@ class CarouselFeed {
         this.onStatus(status);
     }
 }
+
+/**
+ * Views for proof of play (docs/STATS.md): a banner shown while the page is visible and
+ * `element` at least half on screen, for a second or more without a break, is one view, whose
+ * `ms` is how long that lasted. Views go to `${base}/views` (a carousel's URL) in batches of at
+ * most 100: every 10 s, and with `navigator.sendBeacon` when the page is hidden or left. The
+ * body is text: a page of another origin sends it without a preflight.
+ */
+class ViewReporter {
+    constructor(base, clock, element) {
+        this.url = `${base}/views`;
+        this.clock = clock;
+        this.element = element;
+        this.bannerId = null; // shown now
+        this.visibleSince = null; // performance.now() since when it has been visible
+        this.queue = [];
+        this.onScreen = false;
+        this.observer = new IntersectionObserver((entries) => {
+            this.onScreen = entries[entries.length - 1].intersectionRatio >= 0.5;
+            this.update();
+        }, {threshold: [0, 0.5, 1]});
+        this.onVisibility = () => {
+            this.update();
+            if (document.visibilityState === "hidden") this.send(true);
+        };
+        this.onLeave = () => {
+            this.end();
+            this.send(true);
+        };
+    }
+
+    start() {
+        this.observer.observe(this.element);
+        document.addEventListener("visibilitychange", this.onVisibility);
+        addEventListener("pagehide", this.onLeave);
+        this.timer = setInterval(() => this.send(false), 10000);
+    }
+
+    stop() {
+        this.observer.disconnect();
+        document.removeEventListener("visibilitychange", this.onVisibility);
+        removeEventListener("pagehide", this.onLeave);
+        clearInterval(this.timer);
+        this.onLeave();
+    }
+
+    /** The banner `id` is shown now (null: none). */
+    shown(id) {
+        if (id === this.bannerId) return;
+        this.end();
+        this.bannerId = id;
+        this.update();
+    }
+
+    get visible() {
+        return this.bannerId !== null && this.onScreen && document.visibilityState === "visible";
+    }
+
+    update() {
+        if (this.visible && this.visibleSince === null) this.visibleSince = performance.now();
+        else if (!this.visible) this.end();
+    }
+
+    /** The visible stretch ends: a view when it lasted a second. */
+    end() {
+        if (this.visibleSince === null) return;
+        const now = performance.now();
+        if (now - this.visibleSince >= 1000) {
+            const at = this.clock.ready ? this.clock.at(this.visibleSince) : Date.now() - (now - this.visibleSince);
+            this.queue.push({banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),
+                ms: Math.round(now - this.visibleSince)});
+        }
+        this.visibleSince = null;
+    }
+
+    send(leaving) {
+        while (this.queue.length > 0) {
+            const body = JSON.stringify({views: this.queue.splice(0, 100)});
+            if (leaving && navigator.sendBeacon) {
+                navigator.sendBeacon(this.url, body);
+            } else {
+                fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
+                    .catch(() => {}); // the service is away: these views are lost
+            }
+        }
+    }
+}

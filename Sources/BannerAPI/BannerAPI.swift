@@ -22,6 +22,8 @@ public struct BannerAPI: HTTPHandler {
     /// Event-stream subscribers connected now, by who holds their connection (`GET /metrics`).
     let subscribers: @Sendable () -> (ownSocket: Int, libmicrohttpd: Int)
     let requests = RequestMetrics()
+    /// Everything else `GET /metrics` reports.
+    let metrics: ServiceMetrics
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -39,8 +41,10 @@ public struct BannerAPI: HTTPHandler {
     init(
         directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
-        subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) }
+        subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
+        metrics: ServiceMetrics = ServiceMetrics()
     ) {
+        self.metrics = metrics
         self.clock = clock
         self.notReady = notReady
         self.subscribers = subscribers
@@ -114,7 +118,8 @@ public struct BannerAPI: HTTPHandler {
             case .time:
                 return .response(ServiceTime.response(at: clock(), headers: cors.headers(for: origin)))
             case .metrics:
-                return .response(MetricsExposition.response(requests: requests, subscribers: subscribers()))
+                return .response(
+                    MetricsExposition.response(requests: requests, service: metrics, subscribers: subscribers()))
             case .web(let path):
                 if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))

@@ -27,21 +27,23 @@ final class CarouselDirectory: Sendable {
     private let streams: StreamRegistry
     /// Proof of play: counts what the carousels show, and the views and clicks of their banners.
     let plays: PlayRecorder
+    private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
 
     init(
         store: any CarouselStore, loaded: [StoredCarousel], cors: CORSPolicy, streams: StreamRegistry,
-        plays: PlayRecorder, clock: @escaping @Sendable () -> Timestamp
+        plays: PlayRecorder, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
     ) {
         self.store = store
         self.cors = cors
         self.streams = streams
         self.plays = plays
+        self.metrics = metrics
         self.clock = clock
         var carousels: [String: LiveCarousel] = [:]
         for stored in loaded {
             carousels[stored.name] = LiveCarousel(
-                stored, store: store, cors: cors, streams: streams, plays: plays, clock: clock)
+                stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
         }
         self.carousels = Lock(Entries(carousels))
     }
@@ -144,7 +146,8 @@ final class CarouselDirectory: Sendable {
     /// `stored` in service, started, unless the same carousel (same serial) is served already;
     /// one of its name that was deleted meanwhile is withdrawn.
     private func serve(_ stored: StoredCarousel) -> LiveCarousel {
-        let live = LiveCarousel(stored, store: store, cors: cors, streams: streams, plays: plays, clock: clock)
+        let live = LiveCarousel(
+            stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
         let (served, replaced) = carousels.withLock { carousels in
             let existing = carousels.byName[stored.name]
             if let existing, existing.key == stored.key { return (existing, nil as LiveCarousel?) }

@@ -17,6 +17,7 @@ final class LiveCarousel: Sendable {
     private let instance: String
     private let store: any CarouselStore
     private let plays: PlayRecorder
+    private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
     /// The carousel as this process last read or wrote it in the store. Changed only inside the
     /// engine, so that it moves in step with the state.
@@ -31,7 +32,7 @@ final class LiveCarousel: Sendable {
 
     init(
         _ carousel: StoredCarousel, store: any CarouselStore, cors: CORSPolicy, streams: StreamRegistry,
-        plays: PlayRecorder, clock: @escaping @Sendable () -> Timestamp
+        plays: PlayRecorder, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
     ) {
         let state = carousel.definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
@@ -42,15 +43,33 @@ final class LiveCarousel: Sendable {
         self.instance = instance
         self.store = store
         self.plays = plays
+        self.metrics = metrics
         self.clock = clock
         self.views = views
         self.events = events
         known = Lock(carousel)
         let serial = carousel.serial
-        engine = CarouselEngine(carousel: state, clock: clock) { changed in
+        // The state before each change, to tell an advance from a schedule's change.
+        let previous = Lock(state)
+        engine = CarouselEngine(carousel: state, clock: clock) { changed, cause in
             views.publish(changed)
             events.publish(version: changed.version, stateJSON: views.stateJSON)
             plays.observe(changed, carousel: serial)
+            let before = previous.withLock { previous in
+                defer { previous = changed }
+                return previous
+            }
+            // Requests are counted where they are known apart (commands, admin changes); a state
+            // followed from the store was counted by the process that changed it.
+            guard case .clock(let lateness) = cause else { return }
+            if let lateness { metrics.timerFired(late: lateness) }
+            // An advance moves the position only (however many steps a late timer caught up);
+            // anything else it changed (the rotation, a takeover or a timed pause ending) is the
+            // schedule's.
+            let advanced =
+                before.rotationIDs == changed.rotationIDs && before.takeover == changed.takeover
+                && before.isPaused == changed.isPaused
+            metrics.changed(advanced ? .advance : .schedule)
         }
     }
 
@@ -115,6 +134,7 @@ final class LiveCarousel: Sendable {
             } catch {
                 answers = Array(repeating: .failure(error), count: batch.count)  // nothing was written
             }
+            metrics.changed(.command, count: answers.count { (try? $0.get()) != nil })
             for ((_, answer), result) in zip(batch, answers) { answer.resume(returning: result) }
         }
     }
@@ -140,7 +160,7 @@ final class LiveCarousel: Sendable {
     func edit(
         ifMatch: String?, _ revise: @escaping @Sendable (CarouselDefinition) throws(Problem) -> CarouselDefinition
     ) async throws(Problem) -> StoredCarousel {
-        try await engine.change { [self] carousel, now throws(Problem) in
+        let revised = try await engine.change { [self] carousel, now throws(Problem) in
             try write(.admin, &carousel, at: now) { stored, carousel throws(Problem) in
                 // An invalid change is refused as such whatever If-Match says.
                 let new = try revise(stored.definition)
@@ -150,6 +170,8 @@ final class LiveCarousel: Sendable {
                     definition: new, revision: stored.revision + 1, anchor: carousel.anchor, serial: stored.serial)
             }
         }
+        metrics.changed(.admin)
+        return revised
     }
 
     /// Deletes the carousel from the store (after checking `ifMatch`). The caller then takes it
@@ -239,7 +261,11 @@ final class LiveCarousel: Sendable {
 
     /// Starts the timer; what is shown from now on is counted as played.
     func start() {
-        plays.observe(engine.snapshot, carousel: key.serial)
+        // As of now: the snapshot is the stored anchor's state, which may be long past (another
+        // process stored it, and the carousel has advanced since without a write).
+        var now = engine.snapshot
+        now.advance(to: clock())
+        plays.observe(now, carousel: key.serial)
         engine.start()
     }
 

@@ -4,9 +4,12 @@ import Platform
 /// `GET /metrics` (docs/METRICS.md): the service's counters in Prometheus' text format 0.0.4,
 /// written afresh for each scrape.
 enum MetricsExposition {
-    static func response(requests: RequestMetrics, subscribers: (ownSocket: Int, libmicrohttpd: Int)) -> Response {
+    static func response(
+        requests: RequestMetrics, service: ServiceMetrics, subscribers: (ownSocket: Int, libmicrohttpd: Int)
+    ) -> Response {
         var text = ""
         requests.write(to: &text)
+        service.write(to: &text)
         text += "# HELP banner_event_stream_subscribers Event-stream subscribers connected now, by who holds their "
         text +=
             "connection: the service on its own socket, or libmicrohttpd (a stream asked for on a used connection).\n"

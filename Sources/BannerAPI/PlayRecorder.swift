@@ -13,6 +13,7 @@ import Store
 /// the same starts (the anchor is shared), and the store keeps each once.
 final class PlayRecorder: Sendable {
     private let store: any CarouselStore
+    private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
     private let logger: Logger
     private let counts = Lock(Counts())
@@ -33,6 +34,9 @@ final class PlayRecorder: Sendable {
 
     private struct CurrentPlay {
         var record: PlayRecord
+        /// When the state last seen would change by itself: the play cannot have lasted beyond
+        /// it, whatever the time when this process reports it (its timer may be late).
+        var until: Timestamp?
         /// False for a play this process found going on (at start, or a carousel it just began
         /// to serve): it may have begun earlier, in a process that stored it. The next flush
         /// asks the store before reporting it.
@@ -51,9 +55,11 @@ final class PlayRecorder: Sendable {
     }
 
     init(
-        store: any CarouselStore, flushInterval: Duration, logger: Logger, clock: @escaping @Sendable () -> Timestamp
+        store: any CarouselStore, flushInterval: Duration, metrics: ServiceMetrics, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp
     ) {
         self.store = store
+        self.metrics = metrics
         self.clock = clock
         self.logger = logger
         self.flushInterval = .nanoseconds(
@@ -83,16 +89,22 @@ final class PlayRecorder: Sendable {
     /// A state `carousel` (serial) published: a new play when its current banner changed.
     func observe(_ state: Carousel, carousel: Int64) {
         let banner = state.currentBanner?.id
-        counts.withLock { counts in
+        let began = counts.withLock { counts in
             let previous = counts.current[carousel]
-            if let previous, previous.record.banner == banner { return }
+            if var previous, previous.record.banner == banner {
+                previous.until = state.nextChangeAt
+                counts.current[carousel] = previous
+                return false
+            }
             if let previous { counts.ended.append(Self.ending(previous.record, at: state.changedAt)) }
             counts.current[carousel] = banner.map { banner in
                 CurrentPlay(
                     record: PlayRecord(carousel: carousel, banner: banner, startedAt: state.changedAt, shown: .zero),
-                    checked: previous != nil)
+                    until: state.nextChangeAt, checked: previous != nil)
             }
+            return banner != nil && previous != nil
         }
+        if began { metrics.played() }
     }
 
     /// `carousel` (serial) is no longer served here: its play ends for this process at `time`.
@@ -105,6 +117,7 @@ final class PlayRecorder: Sendable {
 
     /// Views screens reported: one each, in the quarter hour of its time.
     func countViews(_ views: [(banner: String, at: Timestamp)], carousel: Int64) {
+        metrics.viewed(views.count)
         counts.withLock { counts in
             for view in views {
                 let key = EngagementKey(
@@ -115,6 +128,7 @@ final class PlayRecorder: Sendable {
     }
 
     func countClick(banner: String, carousel: Int64, at time: Timestamp) {
+        metrics.clicked()
         let key = EngagementKey(carousel: carousel, banner: banner, quarter: EngagementCount.quarter(of: time))
         counts.withLock { $0.engagement[key, default: (0, 0)].clicks += 1 }
     }
@@ -148,7 +162,9 @@ final class PlayRecorder: Sendable {
                     counts.ended = []
                     counts.engagement = [:]
                 }
-                let going = counts.current.values.filter(\.checked).map { Self.ending($0.record, at: now) }
+                let going = counts.current.values.filter(\.checked).map { play in
+                    Self.ending(play.record, at: play.until.map { min($0, now) } ?? now)
+                }
                 return StatsBatch(
                     plays: counts.ended + going,
                     engagement: counts.engagement.map { key, count in

@@ -29,9 +29,12 @@ public struct ServiceParts: Sendable {
         statsFlushInterval: Duration = .seconds(10), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        let plays = PlayRecorder(store: store, flushInterval: statsFlushInterval, logger: logger, clock: clock)
+        let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
+        let store = TimedStore(store, metrics: metrics)
+        let plays = PlayRecorder(
+            store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
         let directory = CarouselDirectory(
-            store: store, loaded: loaded, cors: cors, streams: streams, plays: plays, clock: clock)
+            store: store, loaded: loaded, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
         let follower = StoreFollower(
             directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
         self.directory = directory
@@ -40,7 +43,8 @@ public struct ServiceParts: Sendable {
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         api = BannerAPI(
             directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger,
-            clock: clock, notReady: { follower.notReady }, subscribers: { [streams] in streams.countByHolder })
+            clock: clock, notReady: { follower.notReady }, subscribers: { [streams] in streams.countByHolder },
+            metrics: metrics)
     }
 
     /// Starts every carousel's clock, and follows what other processes sharing the store change.

@@ -8,7 +8,7 @@ public actor CarouselEngine {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private var carousel: Carousel
     private let clock: @Sendable () -> Timestamp
-    private let onChange: @Sendable (Carousel) -> Void
+    private let onChange: @Sendable (Carousel, ChangeCause) -> Void
     private let published: Lock<Carousel>
     private let ticker = Ticker(label: "carousel.ticker")
 
@@ -16,10 +16,11 @@ public actor CarouselEngine {
     ///   - clock: the time commands and ticks are applied at.
     ///   - onChange: called inside the engine with each new state, before the command that
     ///     caused it returns, so that views derived from it (pre-encoded responses) are never
-    ///     older than a completed command. Not called for the initial `carousel`.
+    ///     older than a completed command. Not called for the initial `carousel`. With what caused
+    ///     it: the carousel's own schedule on its timer, or a `change`.
     public init(
         carousel: Carousel, clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
-        onChange: @escaping @Sendable (Carousel) -> Void = { _ in }
+        onChange: @escaping @Sendable (Carousel, ChangeCause) -> Void = { _, _ in }
     ) {
         self.carousel = carousel
         self.clock = clock
@@ -81,21 +82,32 @@ public actor CarouselEngine {
     /// command restarted the countdown); otherwise catches up with the clock.
     func tick(expected: Timestamp) {
         guard expected == carousel.nextChangeAt else { return }
-        catchUp()
+        catchUp(due: expected)
     }
 
-    private func catchUp() {
-        carousel.advance(to: clock())
-        publish()
+    /// Catches up with the clock: at start (`due` nil), or on the timer armed for `due`.
+    private func catchUp(due: Timestamp? = nil) {
+        let now = clock()
+        carousel.advance(to: now)
+        publish(.clock(lateness: due.map { now - $0 }))
     }
 
-    private func publish() {
+    private func publish(_ cause: ChangeCause = .request) {
         let changed = published.withLock { latest in
             guard latest != carousel else { return false }
             latest = carousel
             return true
         }
-        if changed { onChange(carousel) }
+        if changed { onChange(carousel, cause) }
         ticker.arm(at: carousel.nextChangeAt)
     }
+}
+
+/// What made a carousel change (`CarouselEngine`'s `onChange`).
+public enum ChangeCause: Sendable, Equatable {
+    /// Its own schedule, on its timer: how long after the due time the timer fired (nil for the
+    /// catch-up at start).
+    case clock(lateness: Duration?)
+    /// A `change`: a command, an edit, a reload from the store.
+    case request
 }

@@ -1,3 +1,4 @@
+import Carousel
 import Foundation
 import TestSupport
 import Testing
@@ -39,6 +40,59 @@ struct MetricsTests {
         #expect(samples[#"banner_http_request_duration_seconds_bucket{route="/banner",le="+Inf"}"#] == 3)
         #expect(samples[#"banner_http_request_duration_seconds_count{route="/banner/next"}"#] == 1)
         #expect(!metrics.text.contains("no-such-one") && !metrics.text.contains("x9f3"), "no raw path is a label")
+    }
+
+    /// Changes by cause, plays, views, clicks and the store's operations (docs/METRICS.md).
+    @Test(arguments: [Transport.router, .live])
+    func changesViewsClicksAndStoreOperationsAreCounted(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        #expect(try await service.request("POST", "/banner/next").status == 200)
+        #expect(try await service.request("POST", "/banner/next").status == 200)
+        let patched = try await service.request(
+            "PATCH", "/carousels/default", headers: [("Content-Type", "application/json")], body: #"{"interval": 3000}"#
+        )
+        #expect(patched.status == 200)
+        let edited = try await service.request(
+            "PATCH", "/carousels/default/banners/b0", headers: [("Content-Type", "application/json")],
+            body: #"{"link": "https://shop.example.com/"}"#)
+        #expect(edited.status == 200)
+        #expect(try await service.request("GET", "/carousels/default/banners/b0/click").status == 302)
+        let millis = try #require(try await service.request("GET", "/time").json["epochMillis"] as? Double)
+        let at = Timestamp(nanosecondsSinceEpoch: Int64(millis) * 1_000_000).rfc3339
+        let views = try await service.request(
+            "POST", "/carousels/default/views", headers: [("Content-Type", "application/json")],
+            body:
+                #"{"views": [{"banner": "b1", "at": "\#(at)", "ms": 1000}, {"banner": "b2", "at": "\#(at)", "ms": 1000}]}"#
+        )
+        #expect(views.status == 204)
+        let samples = Self.samples(try await service.request("GET", "/metrics").text)
+        #expect(samples[#"banner_carousel_changes_total{cause="command"}"#] == 2)
+        #expect(samples[#"banner_carousel_changes_total{cause="admin"}"#] == 2)
+        #expect(samples["banner_views_total"] == 2 && samples["banner_clicks_total"] == 1)
+        // Two banners became current by the commands; the router's carousel is never started, so
+        // the first state it sees (the first command's) is one it found, not one it saw begin.
+        #expect(samples["banner_plays_total"] == (transport == .live ? 2 : 1))
+        #expect(samples[#"banner_store_operation_duration_seconds_count{operation="command"}"#] == 2)
+        #expect(samples[#"banner_store_operation_duration_seconds_count{operation="admin"}"#] == 2)
+        #expect(samples["banner_store_up"] == 1)
+    }
+
+    /// A carousel advancing by itself: each advance counted, and how late its timer fired.
+    @Test func advancesAreCountedWithTheirTimersLateness() async throws {
+        let live = try LiveService(interval: .milliseconds(200))
+        var samples: [String: Double] = [:]
+        #expect(
+            await eventually {
+                samples = Self.samples((try? await live.request("GET", "/metrics").text) ?? "")
+                return (samples["banner_advance_lateness_seconds_count"] ?? 0) >= 2
+            })
+        // The catch-up at start is an advance with no timer of its own to be late.
+        let advances = samples[#"banner_carousel_changes_total{cause="advance"}"#] ?? 0
+        #expect(advances >= samples["banner_advance_lateness_seconds_count"] ?? 0)
+        #expect(
+            samples[#"banner_advance_lateness_seconds_bucket{le="+Inf"}"#]
+                == samples["banner_advance_lateness_seconds_count"])
+        #expect(samples[#"banner_carousel_changes_total{cause="schedule"}"#] == 0)
     }
 
     /// The live output as Prometheus' own checker reads it (Debian's `prometheus` package, which

@@ -15,7 +15,8 @@ struct PlayRecorderTests {
     static let carousel = Carousel(banners: sampleBanners(3), interval: .seconds(4), now: t0)
 
     static func recorder(_ store: any CarouselStore, _ clock: ManualClock) -> PlayRecorder {
-        PlayRecorder(store: store, flushInterval: .seconds(10), logger: logger, clock: clock.read)
+        PlayRecorder(
+            store: store, flushInterval: .seconds(10), metrics: ServiceMetrics(), logger: logger, clock: clock.read)
     }
 
     static func advanced(_ state: Carousel, to time: Timestamp) -> Carousel {

@@ -8,7 +8,7 @@ import Testing
 final class ChangeRecorder: Sendable {
     private let states = Lock<[Carousel]>([])
 
-    func record(_ carousel: Carousel) { states.withLock { $0.append(carousel) } }
+    func record(_ carousel: Carousel, _ cause: ChangeCause) { states.withLock { $0.append(carousel) } }
 
     var versions: [UInt64] { states.withLock { $0.map(\.version) } }
 }

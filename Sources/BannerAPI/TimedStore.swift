@@ -1,0 +1,77 @@
+import Carousel
+import Definitions
+import Store
+
+/// The service's store, each operation timed for `GET /metrics` (`ServiceMetrics`): every call
+/// the service makes goes through here, so none is left out.
+final class TimedStore: CarouselStore {
+    private let store: any CarouselStore
+    private let metrics: ServiceMetrics
+
+    init(_ store: any CarouselStore, metrics: ServiceMetrics) {
+        self.store = store
+        self.metrics = metrics
+    }
+
+    var description: String { store.description }
+    var identity: String { store.identity }
+    var isReadOnly: Bool { store.isReadOnly }
+    var unreachable: String? { store.unreachable }
+
+    func loadAll() throws(StoreError) -> [StoredCarousel] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.loadAll() }
+    }
+
+    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        try metrics.timing(.create) { () throws(StoreError) in try store.create(definition, anchor: anchor) }
+    }
+
+    func load(named name: String) throws(StoreError) -> StoredCarousel? {
+        try metrics.timing(.load) { () throws(StoreError) in try store.load(named: name) }
+    }
+
+    func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
+        try metrics.timing(purpose == .admin ? .admin : .command) { () throws(StoreError) in
+            try store.modify(key, purpose, expecting: expected, decide)
+        }
+    }
+
+    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+        try metrics.timing(.delete) { () throws(StoreError) in try store.delete(key, expectedRevision: expectedRevision)
+        }
+    }
+
+    func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
+        store.observeChanges(onChange)
+    }
+
+    func close() { store.close() }
+
+    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
+        -> Bool
+    {
+        try metrics.timing(.create) { () throws(StoreError) in try store.seed(definitions, anchor: anchor) }
+    }
+
+    func record(_ batch: StatsBatch) throws(StoreError) {
+        try metrics.timing(.record) { () throws(StoreError) in try store.record(batch) }
+    }
+
+    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        try metrics.timing(.stats) { () throws(StoreError) in try store.stats(of: serial, from: from, to: to) }
+    }
+
+    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+        try metrics.timing(.stats) { () throws(StoreError) in try store.lastPlay(of: serial) }
+    }
+
+    func importDefinitions(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+    ) throws(StoreError) {
+        try metrics.timing(.create) { () throws(StoreError) in try store.importDefinitions(definitions, anchor: anchor)
+        }
+    }
+}

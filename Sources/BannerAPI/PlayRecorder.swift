@@ -29,7 +29,7 @@ final class PlayRecorder: Sendable {
         var current: [Int64: CurrentPlay] = [:]
         /// Plays that ended since the last flush.
         var ended: [PlayRecord] = []
-        var engagement: [EngagementKey: (views: Int64, clicks: Int64)] = [:]
+        var engagement: [EngagementCount.Key: (views: Int64, clicks: Int64)] = [:]
     }
 
     private struct CurrentPlay {
@@ -41,12 +41,6 @@ final class PlayRecorder: Sendable {
         /// to serve): it may have begun earlier, in a process that stored it. The next flush
         /// asks the store before reporting it.
         var checked: Bool
-    }
-
-    private struct EngagementKey: Hashable {
-        let carousel: Int64
-        let banner: String
-        let quarter: Int64
     }
 
     private struct FlushState {
@@ -62,9 +56,7 @@ final class PlayRecorder: Sendable {
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
-        self.flushInterval = .nanoseconds(
-            Int(flushInterval.components.seconds) * 1_000_000_000
-                + Int(flushInterval.components.attoseconds / 1_000_000_000))
+        self.flushInterval = .nanoseconds(Int(flushInterval.nanoseconds))
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.stats"))
         timer.schedule(deadline: .distantFuture)
         // Resumed at once, unarmed: Dispatch aborts when a source is released while suspended.
@@ -120,16 +112,17 @@ final class PlayRecorder: Sendable {
         metrics.viewed(views.count)
         counts.withLock { counts in
             for view in views {
-                let key = EngagementKey(
-                    carousel: carousel, banner: view.banner, quarter: EngagementCount.quarter(of: view.at))
-                counts.engagement[key, default: (0, 0)].views += 1
+                counts.engagement[
+                    EngagementCount.Key(carousel: carousel, banner: view.banner, at: view.at), default: (0, 0)
+                ]
+                .views += 1
             }
         }
     }
 
     func countClick(banner: String, carousel: Int64, at time: Timestamp) {
         metrics.clicked()
-        let key = EngagementKey(carousel: carousel, banner: banner, quarter: EngagementCount.quarter(of: time))
+        let key = EngagementCount.Key(carousel: carousel, banner: banner, at: time)
         counts.withLock { $0.engagement[key, default: (0, 0)].clicks += 1 }
     }
 
@@ -168,9 +161,7 @@ final class PlayRecorder: Sendable {
                 return StatsBatch(
                     plays: counts.ended + going,
                     engagement: counts.engagement.map { key, count in
-                        EngagementCount(
-                            carousel: key.carousel, banner: key.banner, quarter: key.quarter, views: count.views,
-                            clicks: count.clicks)
+                        EngagementCount(key, views: count.views, clicks: count.clicks)
                     })
             }
             do throws(StoreError) {
@@ -219,22 +210,12 @@ final class PlayRecorder: Sendable {
     /// A batch the store refused, back into the counts (plays going on are reported afresh).
     private func putBack(_ batch: StatsBatch) {
         counts.withLock { counts in
-            let going = Set(counts.current.values.map { PlayKey($0.record) })
-            counts.ended += batch.plays.filter { !going.contains(PlayKey($0)) }
+            let going = Set(counts.current.values.map(\.record.key))
+            counts.ended += batch.plays.filter { !going.contains($0.key) }
             for count in batch.engagement {
-                let key = EngagementKey(carousel: count.carousel, banner: count.banner, quarter: count.quarter)
-                counts.engagement[key, default: (0, 0)].views += count.views
-                counts.engagement[key, default: (0, 0)].clicks += count.clicks
+                counts.engagement[count.key, default: (0, 0)].views += count.views
+                counts.engagement[count.key, default: (0, 0)].clicks += count.clicks
             }
-        }
-    }
-
-    private struct PlayKey: Hashable {
-        let carousel: Int64
-        let startedAt: Timestamp
-        init(_ play: PlayRecord) {
-            carousel = play.carousel
-            startedAt = play.startedAt
         }
     }
 }

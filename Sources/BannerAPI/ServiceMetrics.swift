@@ -43,7 +43,7 @@ final class ServiceMetrics: Sendable {
 
     /// A timer fired `lateness` after the change it was armed for was due.
     func timerFired(late lateness: Duration) {
-        counts.withLock { $0.lateness.observe(Self.seconds(lateness)) }
+        counts.withLock { $0.lateness.observe(lateness.seconds) }
     }
 
     func played() { counts.withLock { $0.plays += 1 } }
@@ -56,7 +56,7 @@ final class ServiceMetrics: Sendable {
     {
         let started = ContinuousClock.now
         defer {
-            let elapsed = Self.seconds(ContinuousClock.now - started)
+            let elapsed = (ContinuousClock.now - started).seconds
             counts.withLock { $0.store[operation, default: Histogram(bounds: Self.storeBounds)].observe(elapsed) }
         }
         return try body()
@@ -91,10 +91,6 @@ final class ServiceMetrics: Sendable {
         }
         text += "# HELP banner_store_up 1 while the store can be reached, 0 while it cannot.\n"
         text += "# TYPE banner_store_up gauge\nbanner_store_up \(storeUp() ? 1 : 0)\n"
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 

@@ -178,8 +178,7 @@ struct StatsReport: Equatable {
 
     /// Seconds to the millisecond, as a number.
     private static func seconds(_ duration: Duration) -> Double {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return Double(milliseconds) / 1000
+        Double(duration.nanoseconds / 1_000_000) / 1000
     }
 
     private static func csvField(_ text: String) -> String {

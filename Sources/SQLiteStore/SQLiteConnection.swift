@@ -1,4 +1,5 @@
 import CSQLite
+import Carousel
 import Glibc
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed with it. Not thread-safe
@@ -103,7 +104,7 @@ private final class BusyWait {
         guard left > .zero else { return false }
         let step = attempts < Self.sleeps.count ? Self.sleeps[Int(attempts)] : .milliseconds(100)
         let sleep = min(step, left)
-        usleep(UInt32(sleep.components.seconds * 1_000_000 + sleep.components.attoseconds / 1_000_000_000_000))
+        usleep(UInt32(sleep.nanoseconds / 1000))
         return true
     }
 }

@@ -8,21 +8,8 @@ public final class MemoryStore: CarouselStore {
     private struct Contents {
         var carousels: [String: StoredCarousel] = [:]
         var lastSerial: Int64 = 0
-        /// By carousel and start.
-        var plays: [PlayKey: PlayRecord] = [:]
-        /// By carousel, quarter and banner.
-        var engagement: [EngagementKey: EngagementCount] = [:]
-    }
-
-    private struct PlayKey: Hashable {
-        let carousel: Int64
-        let startedAt: Timestamp
-    }
-
-    private struct EngagementKey: Hashable {
-        let carousel: Int64
-        let quarter: Int64
-        let banner: String
+        var plays: [PlayRecord.Key: PlayRecord] = [:]
+        var engagement: [EngagementCount.Key: EngagementCount] = [:]
     }
 
     private let contents = Lock(Contents())
@@ -119,17 +106,13 @@ public final class MemoryStore: CarouselStore {
     public func record(_ batch: StatsBatch) throws(StoreError) {
         contents.withLock { contents in
             for play in batch.plays {
-                let key = PlayKey(carousel: play.carousel, startedAt: play.startedAt)
-                contents.plays[key] = contents.plays[key].map { $0.merged(with: play) } ?? play
+                contents.plays[play.key] = contents.plays[play.key].map { $0.merged(with: play) } ?? play
             }
             for count in batch.engagement {
-                let key = EngagementKey(carousel: count.carousel, quarter: count.quarter, banner: count.banner)
-                var total = contents.engagement[key] ?? count
-                if contents.engagement[key] != nil {
-                    total.views += count.views
-                    total.clicks += count.clicks
-                }
-                contents.engagement[key] = total
+                var total = contents.engagement[count.key] ?? EngagementCount(count.key, views: 0, clicks: 0)
+                total.views += count.views
+                total.clicks += count.clicks
+                contents.engagement[count.key] = total
             }
         }
     }

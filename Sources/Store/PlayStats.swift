@@ -20,6 +20,14 @@ public struct PlayRecord: Sendable, Hashable {
 
     /// When the play was last known to be going on.
     public var lastShownAt: Timestamp { startedAt + shown }
+
+    /// What identifies a play, whoever reports it.
+    public struct Key: Hashable, Sendable {
+        public let carousel: Int64
+        public let startedAt: Timestamp
+    }
+
+    public var key: Key { Key(carousel: carousel, startedAt: startedAt) }
 }
 
 /// Views and clicks of one banner in one quarter hour (UTC, which every time zone's hours and
@@ -38,6 +46,30 @@ public struct EngagementCount: Sendable, Hashable {
         self.quarter = quarter
         self.views = views
         self.clicks = clicks
+    }
+
+    /// Counts of the same key add up.
+    public struct Key: Hashable, Sendable {
+        public let carousel: Int64
+        public let banner: String
+        public let quarter: Int64
+
+        /// The key of `banner`'s counts of the quarter hour holding `time`.
+        public init(carousel: Int64, banner: String, at time: Timestamp) {
+            self.init(carousel: carousel, banner: banner, quarter: EngagementCount.quarter(of: time))
+        }
+
+        public init(carousel: Int64, banner: String, quarter: Int64) {
+            self.carousel = carousel
+            self.banner = banner
+            self.quarter = quarter
+        }
+    }
+
+    public var key: Key { Key(carousel: carousel, banner: banner, quarter: quarter) }
+
+    public init(_ key: Key, views: Int64, clicks: Int64) {
+        self.init(carousel: key.carousel, banner: key.banner, quarter: key.quarter, views: views, clicks: clicks)
     }
 
     public static let quarterSeconds: Int64 = 900

@@ -10,15 +10,12 @@ import Testing
 struct ProofOfPlayProcessTests {
     /// A folder with `config/carousel.json`: banners `a` (with a link) and `b`, one second each.
     static func workingDirectory() throws -> URL {
-        let directory = try temporaryDirectory()
-        let config = directory.appendingPathComponent("config")
-        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try #"""
-        {"host": "127.0.0.1", "port": 0, "interval": 1,
-         "banners": [{"id": "a", "image": "https://cdn.example.com/a.png", "link": "https://shop.example.com/"},
-                     {"id": "b", "image": "https://cdn.example.com/b.png"}]}
-        """#.write(to: config.appendingPathComponent("carousel.json"), atomically: true, encoding: .utf8)
-        return directory
+        try StoreProcessTests.workingDirectory(
+            configuration: #"""
+                {"host": "127.0.0.1", "port": 0, "interval": 1,
+                 "banners": [{"id": "a", "image": "https://cdn.example.com/a.png", "link": "https://shop.example.com/"},
+                             {"id": "b", "image": "https://cdn.example.com/b.png"}]}
+                """#)
     }
 
     /// The service's time, to the millisecond, as `GET /time` gives it.

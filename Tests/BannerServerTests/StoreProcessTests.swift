@@ -8,18 +8,21 @@ import Testing
 /// real processes, real files, restarts and `kill -9` (docs/STORE.md).
 @Suite("The store, across processes")
 struct StoreProcessTests {
-    /// A folder with `config/carousel.json` (two banners, paused), where `banner-server` runs.
-    static func workingDirectory() throws -> URL {
+    /// A folder with `config/carousel.json` (by default two banners, paused), where
+    /// `banner-server` runs.
+    static func workingDirectory(configuration: String = pausedPair) throws -> URL {
         let directory = try temporaryDirectory()
         let config = directory.appendingPathComponent("config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try #"""
+        try configuration.write(to: config.appendingPathComponent("carousel.json"), atomically: true, encoding: .utf8)
+        return directory
+    }
+
+    static let pausedPair = #"""
         {"host": "127.0.0.1", "port": 0, "interval": 3600, "autoplay": false,
          "banners": [{"id": "a", "image": "https://cdn.example.com/a.png"},
                      {"id": "b", "image": "https://cdn.example.com/b.png"}]}
-        """#.write(to: config.appendingPathComponent("carousel.json"), atomically: true, encoding: .utf8)
-        return directory
-    }
+        """#
 
     static func json(_ port: Int, _ method: String, _ path: String, _ body: String) async throws -> HTTPResponse {
         try await httpRequest(

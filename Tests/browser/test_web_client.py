@@ -533,6 +533,13 @@ class InStep(WebClientTest):
             # trusted its own clock would be five minutes off.
             self.assertLess(abs(flipped_at - due), 0.25 * self.hold * 1000,
                             f"{entry['id']} shown {flipped_at - due:+.1f} ms from its due time")
+            # The frame chosen by the page's own estimate of the service's clock, which it
+            # announces: the first at most half a 60 Hz frame before the due time (advanceIsDue),
+            # and an estimate close to the real clock, not five minutes off.
+            self.assertGreaterEqual(entry["serviceTime"], due - 1000 / 120,
+                                    f"{entry['id']} shown before its frame on the page's own estimate")
+            self.assertLess(abs(entry["serviceTime"] - flipped_at), 50,
+                            f"the page's estimate of the service clock is {entry['serviceTime'] - flipped_at:+.1f} ms off")
         ids = [entry["id"] for entry in shown[first_foreseen:]]
         self.assertEqual(ids, [f"banner-{(int(ids[0][-1]) + step) % 5}" for step in range(len(ids))],
                          "one banner after the other, in the service's order")

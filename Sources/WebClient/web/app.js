@@ -117,7 +117,8 @@
     function showBanner(banner, movement, {frameTime = performance.now(), foreseen = false} = {}) {
         shown = banner;
         views.shown(banner.id);
-        document.dispatchEvent(new CustomEvent("banner-carousel:shown", {detail: {id: banner.id, frameTime, foreseen}}));
+        document.dispatchEvent(new CustomEvent("banner-carousel:shown", {detail: {id: banner.id, frameTime, foreseen,
+            serviceTime: clock.ready ? clock.at(frameTime) : null}}));
         ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");
         ui.slide.style.setProperty("--placeholder-hue", String(hue(banner.id)));
         ui.image.src = banner.image;

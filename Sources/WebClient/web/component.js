@@ -288,7 +288,8 @@ class BannerCarouselElement extends HTMLElement {
             this.shown = banner;
             this.views.shown(banner.id);
             this.dispatchEvent(new CustomEvent("banner-carousel:shown", {bubbles: true, composed: true,
-                detail: {id: banner.id, frameTime, foreseen, live: this.pinned === null}}));
+                detail: {id: banner.id, frameTime, foreseen, live: this.pinned === null,
+                    serviceTime: this.clock.ready ? this.clock.at(frameTime) : null}}));
         }
         if (banner) {
             this.fill(ui.slides.previous, this.neighbour(banner.id, "previous"), "none");

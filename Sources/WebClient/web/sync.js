@@ -4,25 +4,26 @@
 // (embed.js, which the service serves as this file followed by the element's code).
 
 /**
- * The service's clock, estimated NTP-style from `GET /time` exchanges: the exchange with the
- * smallest round trip bounds the error by half of it (a delayed answer only makes its round trip
- * longer), so the estimate is the best of a round of exchanges at start and of one more every few
- * seconds, over the last two minutes (older ones are dropped: clocks drift). Kept as an offset to
- * this page's monotonic clock (`performance.now()`), so a wrong or adjusted system clock
- * (`Date.now()`) does not matter.
+ * The service's clock, estimated from `GET /time` exchanges (docs/SCREENS.md). Each exchange bounds
+ * the offset from both sides: the answer was written after the request left and before it came
+ * back. The estimate takes the fastest way out and the fastest way back over the recent exchanges,
+ * each on its own: a network that delays each packet by its own random amount rarely delays both
+ * of one exchange little, but soon delays some request little and some answer little. Exchanges:
+ * a round at start (and when the page is shown again), one more every few seconds; those older
+ * than a minute are dropped (clocks drift). Kept as an offset to this page's monotonic clock
+ * (`performance.now()`), so a wrong or adjusted system clock (`Date.now()`) does not matter.
  */
 class ServiceClock {
     static exchangeNumber = 0;
 
-    constructor(timeURL, {exchanges = 8, sampleEveryMs = 10000, windowMs = 2 * 60 * 1000, retryMs = 2000} = {}) {
+    constructor(timeURL, {exchanges = 16, sampleEveryMs = 2000, windowMs = 60 * 1000, retryMs = 2000} = {}) {
         this.timeURL = timeURL;
         this.exchanges = exchanges;
         this.sampleEveryMs = sampleEveryMs;
         this.windowMs = windowMs;
         this.retryMs = retryMs;
-        this.samples = []; // {takenAt, roundTrip, offset}, oldest first
+        this.samples = []; // {sentAt, serviceAt, receivedAt}, oldest first
         this.offsetMs = null; // service epoch milliseconds minus performance.now()
-        this.roundTripMs = null; // of the exchange the estimate came from
         this.estimating = null;
         // Resource Timing entries by URL, as they come: an observer still gets them once the
         // page's timing buffer (250 entries) is full.
@@ -55,21 +56,34 @@ class ServiceClock {
         });
     }
 
-    /** `count` exchanges in a row, then the estimate from the best recent one. */
+    /** `count` exchanges in a row, the estimate updated after each. */
     estimate(count) {
         this.estimating ??= (async () => {
             try {
-                for (let exchange = 0; exchange < count; exchange++) this.samples.push(await this.exchange());
-                const now = performance.now();
-                this.samples = this.samples.filter((sample) => now - sample.takenAt <= this.windowMs);
-                const best = this.samples.reduce((a, b) => (b.roundTrip < a.roundTrip ? b : a));
-                this.offsetMs = best.offset;
-                this.roundTripMs = best.roundTrip;
+                for (let exchange = 0; exchange < count; exchange++) {
+                    this.samples.push(await this.exchange());
+                    this.update();
+                }
             } finally {
                 this.estimating = null;
             }
         })();
         return this.estimating;
+    }
+
+    update() {
+        const now = performance.now();
+        this.samples = this.samples.filter((sample) => now - sample.receivedAt <= this.windowMs);
+        // outbound = offset + the request's delay; inbound = the answer's delay - offset. Their
+        // smallest values hold the smallest delays; half their difference is the offset, wrong by
+        // half the difference of those two delays.
+        let outbound = Infinity;
+        let inbound = Infinity;
+        for (const {sentAt, serviceAt, receivedAt} of this.samples) {
+            outbound = Math.min(outbound, serviceAt - sentAt);
+            inbound = Math.min(inbound, receivedAt - serviceAt);
+        }
+        this.offsetMs = (outbound - inbound) / 2;
     }
 
     async exchange() {
@@ -98,7 +112,7 @@ class ServiceClock {
             sentAt = timing.requestStart;
             receivedAt = timing.responseStart;
         }
-        return {takenAt: receivedAt, roundTrip: receivedAt - sentAt, offset: epochMillis - (sentAt + receivedAt) / 2};
+        return {sentAt, serviceAt: epochMillis, receivedAt};
     }
 }
 

@@ -18,7 +18,7 @@ APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
-	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke clean
+	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean
 
 all: build
 
@@ -192,11 +192,15 @@ BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrival
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
 ## fan-out and timing -> bench/results.md
-bench: bench-deps browser-deps build $(BENCH_BINARIES)
+bench: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 	$(SYSTEM_PYTHON) bench/run.py
 
+## bench-uncounted: the release binary with request counting compiled out, for bench's A/B
+bench-uncounted: deps
+	$(SWIFT) build -c release --product banner-server --build-path .build/uncounted -Xswiftc -DNO_REQUEST_METRICS
+
 ## bench-smoke: the same harness for a few seconds, to prove it runs (the numbers mean nothing)
-bench-smoke: bench-deps browser-deps build $(BENCH_BINARIES)
+bench-smoke: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 	$(SYSTEM_PYTHON) bench/run.py --smoke
 
 clean:

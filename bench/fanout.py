@@ -32,27 +32,40 @@ def measure(target, subscribers, changes, client, rss_kib):
     return figures
 
 
-def fan_out(counts, changes, start_service, start_reference, client, rss_kib):
-    """Rows of {subscribers, service, reference} for each subscriber count."""
+def fan_out(counts, changes, rounds, start_service, start_reference, client, rss_kib):
+    """Rows of {subscribers, service, reference, ratios} for each subscriber count: `rounds` runs of
+    each target, alternating and the order rotating (the one client shares the cores with them, so
+    one run says little); `service` and `reference` are the run of the median ratio."""
     rows = []
     for count in counts:
-        row = {"subscribers": count}
-        for key, start in (("service", start_service), ("reference", start_reference)):
-            target = start()
-            try:
-                row[key] = measure(target, count, changes, client, rss_kib)
-            finally:
-                target.stop()
-            figures = row[key]
-            if figures["deliveries"] != figures["expected"]:
-                print(f"bench: warning: {target.label} delivered {figures['deliveries']} of {figures['expected']} "
-                      f"events ({figures['connected']} of {count} subscribers connected; is the open-file limit "
-                      "too low?)", flush=True)
+        runs = []
+        for number in range(rounds):
+            targets = [("service", start_service), ("reference", start_reference)]
+            run = {}
+            for key, start in targets[number % 2:] + targets[:number % 2]:
+                target = start()
+                try:
+                    run[key] = measure(target, count, changes, client, rss_kib)
+                finally:
+                    target.stop()
+                figures = run[key]
+                if figures["deliveries"] != figures["expected"]:
+                    print(f"bench: warning: {target.label} delivered {figures['deliveries']} of "
+                          f"{figures['expected']} events ({figures['connected']} of {count} subscribers connected; "
+                          "is the open-file limit too low?)", flush=True)
+            run["ratio"] = run["service"]["p99_ms"] / run["reference"]["p99_ms"]
+            runs.append(run)
+        median = sorted(runs, key=lambda run: run["ratio"])[len(runs) // 2]
+        row = {"subscribers": count, "service": median["service"], "reference": median["reference"],
+               "ratios": [run["ratio"] for run in runs],
+               "delivered": sum(run["service"]["deliveries"] for run in runs),
+               "expected": sum(run["service"]["expected"] for run in runs)}
         rows.append(row)
         service, reference = row["service"], row["reference"]
         print(f"  fan-out to {count:,}: service p50 {service['p50_ms']:.1f} p99 {service['p99_ms']:.1f} ms, "
               f"{service['idle_kib_per_subscriber']:.1f} KiB/subscriber; C reference p50 {reference['p50_ms']:.1f} "
-              f"p99 {reference['p99_ms']:.1f} ms; ratio {service['p99_ms'] / reference['p99_ms']:.2f}", flush=True)
+              f"p99 {reference['p99_ms']:.1f} ms; ratios {' '.join(f'{ratio:.2f}' for ratio in row['ratios'])}, "
+              f"median {median['ratio']:.2f}", flush=True)
     return rows
 
 
@@ -64,18 +77,21 @@ def render(rows, changes):
         "each subscriber has the event with the new id; beside the floor of the job, a single-threaded C epoll "
         "server writing the same event to every subscriber (bench/reference/sse_reference.c). Bars: p99 at "
         "10,000 ≤ 1.0× the reference; at most 8 KiB of service memory per idle subscriber (RSS with every "
-        "subscriber connected, less RSS before).",
+        "subscriber connected, less RSS before). Each count is run several times, the service and the "
+        "reference alternating (the one client shares the two cores with them): the row shows the run of the "
+        "median ratio, the ratios of every run, and the service's deliveries over all of them.",
         "",
         "| subscribers | service p50 ms | p99 ms | max ms | delivered | C reference p50 ms | p99 ms | max ms "
-        "| p99 ratio | service KiB per idle subscriber | reference KiB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| p99 ratio (median) | ratios of the runs | service KiB per idle subscriber | reference KiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for row in rows:
         service, reference = row["service"], row["reference"]
         lines.append(
             f"| {row['subscribers']:,} | {service['p50_ms']:.1f} | {service['p99_ms']:.1f} | {service['max_ms']:.1f} "
-            f"| {service['deliveries']:,}/{service['expected']:,} | {reference['p50_ms']:.1f} "
+            f"| {row['delivered']:,}/{row['expected']:,} | {reference['p50_ms']:.1f} "
             f"| {reference['p99_ms']:.1f} | {reference['max_ms']:.1f} "
-            f"| {service['p99_ms'] / reference['p99_ms']:.2f}× | {service['idle_kib_per_subscriber']:.1f} "
+            f"| {service['p99_ms'] / reference['p99_ms']:.2f}× | {' '.join(f'{ratio:.2f}' for ratio in row['ratios'])} "
+            f"| {service['idle_kib_per_subscriber']:.1f} "
             f"| {reference['idle_kib_per_subscriber']:.1f} |")
     return lines

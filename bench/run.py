@@ -42,6 +42,8 @@ from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # no
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 SERVICE = ROOT / ".build" / "release" / "banner-server"
+# The same release build with request counting compiled out (`make bench-uncounted`): what counting costs.
+UNCOUNTED = ROOT / ".build" / "uncounted" / "release" / "banner-server"
 REFERENCE = OUT / "reference"
 FANOUT = OUT / "sse_fanout"
 ARRIVALS = OUT / "sse_arrivals"
@@ -123,7 +125,8 @@ class Target:
         self.log.close()
 
 
-def start_service(threads, name="carousel", store=None, key="service", label="banner-server", **settings):
+def start_service(threads, name="carousel", store=None, key="service", label="banner-server", binary=SERVICE,
+                  **settings):
     """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said),
     on a fresh SQLite store unless `store` says otherwise."""
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
@@ -132,7 +135,7 @@ def start_service(threads, name="carousel", store=None, key="service", label="ba
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
     return Target(key, label,
-                  [str(SERVICE), "--config", str(path), "--store", store or fresh_store(name), "--threads", str(threads)],
+                  [str(binary), "--config", str(path), "--store", store or fresh_store(name), "--threads", str(threads)],
                   configuration["port"], OUT / f"{name}.log")
 
 
@@ -443,8 +446,11 @@ def main():
     parser.add_argument("--subscribers", type=lambda text: [int(count) for count in text.split(",")],
                         default=[5000, 10000, 16000], help="event-stream subscriber counts in the fan-out, comma-separated")
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
+    parser.add_argument("--fanout-rounds", type=int, default=3, help="runs of each target at each fan-out count")
     parser.add_argument("--flip-pages", type=int, default=8, help="browser windows in the flip-spread measurement")
     parser.add_argument("--flips", type=int, default=100, help="flips timed in the flip-spread measurement")
+    parser.add_argument("--flip-runs", type=int, default=3,
+                        help="services (each with its own frame phase) the shipped page's flip spread is measured on")
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--boundaries", type=int, default=200, help="schedule boundaries timed")
     parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
@@ -458,10 +464,11 @@ def main():
         arguments.rounds, arguments.seconds, arguments.idle_connections = 1, 1, 200
         arguments.latency_clients, arguments.latency_rate = 4, 100
         arguments.subscribers, arguments.changes, arguments.advances, arguments.boundaries = [200], 2, 20, 20
+        arguments.fanout_rounds = 1
         arguments.reads_counted = 200
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
-        arguments.flip_pages, arguments.flips = 2, 10
+        arguments.flip_pages, arguments.flips, arguments.flip_runs = 2, 10, 1
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -477,6 +484,8 @@ def main():
     # Not a comparison of bytes (its banners are other): the same reads with a schedule on each banner.
     scheduled = start_service(arguments.threads, name="scheduled", key="scheduled",
                               label="banner-server, 100 scheduled banners", banners=scheduled_banners(100))
+    uncounted = start_service(arguments.threads, name="carousel-uncounted", key="uncounted",
+                              label="banner-server, no request counting", binary=UNCOUNTED)
     try:
         idle_rss = {service.name: rss_kib(service.pids), replica.name: rss_kib(replica.pids)}
         status, head, body = fetch(service.port)
@@ -491,7 +500,7 @@ def main():
         for target in targets[2:]:
             idle_rss[target.name] = rss_kib(target.pids)
         sizes = {}
-        for target in targets:
+        for target in targets + [uncounted]:
             status, head, answer = fetch(target.port)
             if status != 200 or answer != body:
                 sys.exit(f"bench: {target.label} does not serve the service's bytes (status {status})")
@@ -500,7 +509,7 @@ def main():
         print(f"GET /banner ({len(body)}-byte body), wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, "
               f"{arguments.rounds} rounds", flush=True)
         sizes[scheduled.name] = (lambda answer: len(answer[1]) + 4 + len(answer[2]))(fetch(scheduled.port))
-        timed = targets + [scheduled]
+        timed = targets + [scheduled, uncounted]
         for target in timed:  # warm-up, not reported
             wrk(target, "/banner", 1, arguments.connections)
         rates = {target.name: [] for target in timed}
@@ -531,6 +540,7 @@ def main():
               f"p99 {admin['p99']:.2f} ms", flush=True)
     finally:
         scheduled.stop()
+        uncounted.stop()
         for target in targets:
             if target is not replica:
                 target.stop()
@@ -551,13 +561,13 @@ def main():
         return Target("sse-reference", "C epoll reference", [str(SSE_REFERENCE), "--port", str(port)], port,
                       OUT / "sse-reference.log")
 
-    fanned = fanout.fan_out(arguments.subscribers, arguments.changes,
+    fanned = fanout.fan_out(arguments.subscribers, arguments.changes, arguments.fanout_rounds,
                             lambda: start_service(arguments.threads, name="fanout", store="memory"),
                             sse_reference, FANOUT, rss_kib)
     flipped = flips.flip_spread(
         lambda banners: start_service(arguments.threads, name="flips", store="memory", autoplay=True, interval=0.5,
                                       banners=banners),
-        arguments.flip_pages, arguments.flips)
+        arguments.flip_pages, arguments.flips, arguments.flip_runs)
     allocations = heap_blocks_per_read(arguments.reads_counted)
     print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
@@ -625,7 +635,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
            timing, allocations, post_memory, admin, shared, boundary, flipped):
     def versus(key, other):
         return [s / o for s, o in zip(rates[key], rates[other])]
-    targets = [target for target in timed if target.name != "scheduled"]
+    targets = [target for target in timed if target.name not in ("scheduled", "uncounted")]
     rounds = arguments.rounds
     lines = [
         "# Benchmark results",
@@ -640,7 +650,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"## GET /banner throughput",
         "",
         f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, keep-alive, {body_size}-byte JSON body; "
-        f"every server with {arguments.threads} threads (nginx: worker processes); the order of the four "
+        f"every server with {arguments.threads} threads (nginx: worker processes); the order of the servers "
         f"rotates every round. banner-server runs on a fresh SQLite store, and again as a replica on PostgreSQL "
         f"(reads never touch the store: the figures should match). The C reference has the service's daemon settings (epoll thread pool, "
         "16 KiB per connection, no MHD_USE_TURBO) and sends the service's headers (ETag included).",
@@ -654,7 +664,11 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
             (["banner-server, PostgreSQL / nginx"], versus("postgres", "nginx")),
             (["banner-server, PostgreSQL / C libmicrohttpd"], versus("postgres", "reference")),
             (["banner-server, 100 scheduled banners / banner-server"], versus("scheduled", "service")),
-            (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx"))]),
+            (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx"))]
+            + [(["banner-server / the same build without request counting"], versus("service", "uncounted"))]),
+        "",
+        "Request counting (`GET /metrics`, docs/METRICS.md) is measured against the same release build with it "
+        "compiled out (`make bench-uncounted`: `-DNO_REQUEST_METRICS`), in the same rounds; issue 15's bar is 0.95.",
         "",
         "The scheduled carousel has 100 banners, each with two weekly windows covering the whole day "
         "(docs/SCHEDULES.md): reads are answered from the same pre-encoded responses, so the schedule costs "

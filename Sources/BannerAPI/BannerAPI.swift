@@ -62,6 +62,17 @@ public struct BannerAPI: HTTPHandler {
 
     /// Answers, and counts the answer (`RequestMetrics`) by the route template it matched.
     public func respond(to request: borrowing Request) -> Reply {
+        #if NO_REQUEST_METRICS
+            // `make bench`'s second build (docs/PERFORMANCE.md): reads without counting, to measure
+            // what counting costs them.
+            var template: String?
+            return answer(request, template: &template)
+        #else
+            return answerCounted(request)
+        #endif
+    }
+
+    private func answerCounted(_ request: borrowing Request) -> Reply {
         let started = ContinuousClock.now
         var template: String?
         let reply = answer(request, template: &template)

@@ -65,7 +65,7 @@ public struct BannerAPI: HTTPHandler {
         #if NO_REQUEST_METRICS
             // `make bench`'s second build (docs/PERFORMANCE.md): reads without counting, to measure
             // what counting costs them.
-            var template: String?
+            var template: RouteTemplate?
             return answer(request, template: &template)
         #else
             return answerCounted(request)
@@ -73,8 +73,8 @@ public struct BannerAPI: HTTPHandler {
     }
 
     private func answerCounted(_ request: borrowing Request) -> Reply {
-        let started = ContinuousClock.now
-        var template: String?
+        let started = monotonicNanoseconds()
+        var template: RouteTemplate?
         let reply = answer(request, template: &template)
         let route = RequestMetrics.route(template)
         let method = request.method
@@ -87,20 +87,15 @@ public struct BannerAPI: HTTPHandler {
             return .deferred { [requests] in
                 let answer = await work()
                 requests.countDeferred(
-                    route: route, method: method, status: answer.status, nanoseconds: Self.nanoseconds(since: started))
+                    route: route, method: method, status: answer.status, nanoseconds: monotonicNanoseconds() &- started)
                 return answer
             }
         }
-        requests.count(route: route, method: method, status: status, nanoseconds: Self.nanoseconds(since: started))
+        requests.count(route: route, method: method, status: status, nanoseconds: monotonicNanoseconds() &- started)
         return reply
     }
 
-    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
-        let elapsed = (ContinuousClock.now - start).components
-        return UInt64(max(0, elapsed.seconds)) &* 1_000_000_000 &+ UInt64(max(0, elapsed.attoseconds / 1_000_000_000))
-    }
-
-    private func answer(_ request: borrowing Request, template: inout String?) -> Reply {
+    private func answer(_ request: borrowing Request, template: inout RouteTemplate?) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do throws(Problem) {

@@ -1,3 +1,4 @@
+import Glibc
 import Locking
 
 /// Requests as `GET /metrics` reports them (docs/METRICS.md): how many, by route template, method
@@ -9,7 +10,7 @@ import Locking
 /// store write): they are counted under a lock.
 final class RequestMetrics: Sendable {
     /// Route labels: every template, then `other` for a path that matches none.
-    static let routes: [String] = Routes.allTemplates.sorted() + ["other"]
+    static let routes: [String] = Routes.allTemplates + ["other"]
     static let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
     /// The statuses the service answers with; anything else is counted as `other`.
     static let statuses = [
@@ -20,8 +21,6 @@ final class RequestMetrics: Sendable {
         0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
     ]
 
-    private static let routeIndex: [String: Int] = Dictionary(
-        uniqueKeysWithValues: routes.enumerated().map { ($1, $0) })
     private static let statusIndex: [Int8] = {
         var index = [Int8](repeating: Int8(statuses.count), count: 600)
         for (position, status) in statuses.enumerated() { index[status] = Int8(position) }
@@ -40,16 +39,18 @@ final class RequestMetrics: Sendable {
     private let deferred = Lock([UInt64](repeating: 0, count: counterCount))
 
     /// The route label of a path's template (nil: it matched none).
-    static func route(_ template: String?) -> Int {
-        template.flatMap { routeIndex[$0] } ?? routes.count - 1
+    static func route(_ template: RouteTemplate?) -> Int {
+        template?.index ?? routes.count - 1
     }
 
     /// Counts an answer given on the calling thread.
     func count(route: Int, method: String, status: Int, nanoseconds: UInt64) {
         let at = Self.counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
-        local.add(1, at: at.request)
-        local.add(1, at: at.bucket)
-        local.add(nanoseconds, at: at.sum)
+        local.withSlot { slot in
+            slot.add(1, at: at.request)
+            slot.add(1, at: at.bucket)
+            slot.add(nanoseconds, at: at.sum)
+        }
     }
 
     /// Counts a deferred answer, on whatever thread it finished.
@@ -115,4 +116,13 @@ final class RequestMetrics: Sendable {
             text += "banner_http_request_duration_seconds_count{\(label)} \(count)\n"
         }
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, for timing requests: a vDSO read and an integer, where
+/// `ContinuousClock`'s instants cost the read path Int128 arithmetic (docs/PERFORMANCE.md).
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }

@@ -58,7 +58,14 @@ enum AdminRoute: Sendable, Equatable {
 struct Route: Sendable, Equatable {
     let action: Action
     let carousel: String
-    let template: String
+    let template: RouteTemplate
+}
+
+/// A path template (`/carousels/{name}/banner`) and its position in `Routes.allTemplates`: what
+/// metrics count by, found with the route rather than by hashing the template on every request.
+struct RouteTemplate: Sendable, Equatable {
+    let text: String
+    let index: Int
 }
 
 /// The route table (docs/API.md lists it): path → method → action. Every path of a carousel
@@ -121,8 +128,15 @@ enum Routes {
     private static let clickTemplate = bannerTemplate + clickSuffix
 
     private static func clickMethods(_ id: String) -> Methods { [("GET", .click(id: id))] }
-    /// The template of each path below a carousel, built once.
-    private static let scopedTemplates = Dictionary(uniqueKeysWithValues: scoped.keys.map { ($0, carouselPrefix + $0) })
+
+    /// The template of each bare path (itself) and of each path below a carousel, built once.
+    private static let bareTemplates = Dictionary(
+        uniqueKeysWithValues: (v1.keys.map { $0 } + service.keys.filter { v1[$0] == nil }).map { ($0, template($0)) })
+    private static let scopedTemplates = Dictionary(
+        uniqueKeysWithValues: scoped.keys.map { ($0, template(carouselPrefix + $0)) })
+    private static let bannerStateTemplate = template("/banner")
+    private static let bannerRouteTemplate = template(bannerTemplate)
+    private static let clickRouteTemplate = template(clickTemplate)
 
     /// Every path template with a route, as the OpenAPI document writes them.
     static var paths: [String] { Array(templates.keys) }
@@ -156,18 +170,25 @@ enum Routes {
     }
 
     /// The template `path` matches, or nil.
-    static func template(of path: String) -> String? {
+    static func template(of path: String) -> RouteTemplate? {
         (try? lookUp(path, method: "GET"))?.template
     }
 
-    /// Every template a request can match: the API's and the page's (what metrics count by).
-    static let allTemplates: [String] = templates.keys.map { $0 } + [carouselPrefix + "/"]
+    /// Every template a request can match, sorted: the API's and the page's (what metrics count by).
+    static let allTemplates: [String] = (templates.keys.map { $0 } + [carouselPrefix + "/"]).sorted()
+    private static let templateIndex = Dictionary(uniqueKeysWithValues: allTemplates.enumerated().map { ($1, $0) })
+
+    private static func template(_ text: String) -> RouteTemplate {
+        RouteTemplate(text: text, index: templateIndex[text]!)
+    }
 
     private static func lookUp(_ path: String, method: String) throws(Problem) -> (
-        Methods, carousel: String, template: String
+        Methods, carousel: String, template: RouteTemplate
     ) {
-        if path == "/banner" { return (bannerState, CarouselDefinition.defaultName, "/banner") }
-        if let methods = v1[path] ?? service[path] { return (methods, CarouselDefinition.defaultName, path) }
+        if path == "/banner" { return (bannerState, CarouselDefinition.defaultName, bannerStateTemplate) }
+        if let methods = v1[path] ?? service[path] {
+            return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)
+        }
         let prefix = "/carousels/"
         if path.hasPrefix(prefix) {
             let rest = path.dropFirst(prefix.count)
@@ -178,11 +199,11 @@ enum Routes {
                 let bannerPrefix = "/banners/"
                 if below.hasPrefix(bannerPrefix) {
                     let id = String(below.dropFirst(bannerPrefix.count))
-                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name, bannerTemplate) }
+                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name, bannerRouteTemplate) }
                     if id.hasSuffix(clickSuffix) {
                         let clicked = String(id.dropLast(clickSuffix.count))
                         if !clicked.isEmpty && !clicked.contains("/") {
-                            return (clickMethods(clicked), name, clickTemplate)
+                            return (clickMethods(clicked), name, clickRouteTemplate)
                         }
                     }
                 }

@@ -30,12 +30,21 @@ public final class PerThreadCounters: @unchecked Sendable {
         }
     }
 
-    /// Adds `value` to counter `index`, in this thread's slot.
+    /// `body` with this thread's slot, for several additions after one look-up of it.
     @inline(__always)
-    public func add(_ value: UInt64, at index: Int) {
-        let slot = mySlot()
-        // Only this thread writes its slot: a load and a store, no locked read-modify-write.
-        slot[index].store(slot[index].load(ordering: .relaxed) &+ value, ordering: .relaxed)
+    public func withSlot<Result>(_ body: (Slot) -> Result) -> Result {
+        body(Slot(counters: mySlot()))
+    }
+
+    /// One thread's counters; only that thread writes them.
+    public struct Slot {
+        fileprivate let counters: UnsafeMutablePointer<Atomic<UInt64>>
+
+        /// A load and a store, no locked read-modify-write: no other thread writes this slot.
+        @inline(__always)
+        public func add(_ value: UInt64, at index: Int) {
+            counters[index].store(counters[index].load(ordering: .relaxed) &+ value, ordering: .relaxed)
+        }
     }
 
     /// Every counter, summed over the threads.

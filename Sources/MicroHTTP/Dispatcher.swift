@@ -18,8 +18,15 @@ final class Dispatcher: Sendable {
     let streams: StreamRegistry
     /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
     static let discardLimit = 1 << 20
+    /// Requests begun (counter 0) and completed (counter 1), counted per worker thread: one
+    /// shared atomic would be written twice by every request on every core.
+    private let requestCounts = PerThreadCounters(count: 2)
+
     /// Requests between their first handler call and their completion notification.
-    let activeRequests = Atomic<Int>(0)
+    var activeRequests: Int {
+        let counts = requestCounts.sum()
+        return Int(truncatingIfNeeded: counts[0] &- counts[1])
+    }
 
     init(
         handler: any HTTPHandler, streams: StreamRegistry, maxBodySize: Int, requestTimeoutSeconds: Int,
@@ -42,7 +49,7 @@ final class Dispatcher: Sendable {
         version: UnsafePointer<CChar>?, slot: RequestSlot
     ) -> MHD_Result {
         slot.headersArrived()
-        activeRequests.add(1, ordering: .relaxed)
+        requestCounts.withSlot { $0.add(1, at: 0) }
         if let watch = watch(of: connection) { watchdog.waitForRequest(watch) }  // the headers are in; now the body
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
         if let problem = Self.framingProblem(of: connection, hasLength: declaredLength != nil, version: version) {
@@ -144,7 +151,7 @@ final class Dispatcher: Sendable {
     func complete(_ slot: RequestSlot, on connection: OpaquePointer?) {
         // The next request's clock.
         if let connection, let watch = watch(of: connection) { watchdog.waitForRequest(watch) }
-        if slot.complete() { activeRequests.subtract(1, ordering: .relaxed) }
+        if slot.complete() { requestCounts.withSlot { $0.add(1, at: 1) } }
     }
 
     // MARK: Stopping

@@ -111,7 +111,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Requests between their first byte of handling and their completion, right now.
     public var activeRequests: Int {
-        dispatcher.activeRequests.load(ordering: .relaxed)
+        dispatcher.activeRequests
     }
 
     deinit {
@@ -140,7 +140,7 @@ public final class HTTPServer: @unchecked Sendable {
     private func waitForActiveRequests(upTo grace: Duration) {
         let step = Duration.milliseconds(10)
         var waited = Duration.zero
-        while dispatcher.activeRequests.load(ordering: .relaxed) > 0, waited < grace {
+        while dispatcher.activeRequests > 0, waited < grace {
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
             waited += step
@@ -157,27 +157,35 @@ private func dispatcher(_ context: UnsafeMutableRawPointer?) -> Dispatcher {
     Unmanaged<Dispatcher>.fromOpaque(context!).takeUnretainedValue()
 }
 
+/// `body` with the Dispatcher, without retaining it: the server holds it for as long as
+/// libmicrohttpd runs, and a retain and release of the one object every worker shares would
+/// bounce its cache line between the cores on every call.
+private func withDispatcher<Result>(_ context: UnsafeMutableRawPointer?, _ body: (Dispatcher) -> Result) -> Result {
+    Unmanaged<Dispatcher>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+}
+
 private let handleAccess: MHD_AccessHandlerCallback = {
     context, connection, url, method, version, uploadData, uploadDataSize, slot in
     guard let connection, let url, let method, let uploadDataSize, let slot else { return .NO }
-    let dispatcher = dispatcher(context)
     let request = RequestSlot(pointer: slot)
-    return CallbackScope.run {
-        if case .new = request.state {
-            return dispatcher.begin(connection, method: method, path: url, version: version, slot: request)
+    return withDispatcher(context) { dispatcher in
+        CallbackScope.run {
+            if case .new = request.state {
+                return dispatcher.begin(connection, method: method, path: url, version: version, slot: request)
+            }
+            if uploadDataSize.pointee > 0, let uploadData {
+                let count = uploadDataSize.pointee
+                uploadDataSize.pointee = 0
+                return dispatcher.receive(uploadData, count: count, slot: request)
+            }
+            return dispatcher.finish(connection, method: method, path: url, slot: request)
         }
-        if uploadDataSize.pointee > 0, let uploadData {
-            let count = uploadDataSize.pointee
-            uploadDataSize.pointee = 0
-            return dispatcher.receive(uploadData, count: count, slot: request)
-        }
-        return dispatcher.finish(connection, method: method, path: url, slot: request)
     }
 }
 
 private let handleCompletion: MHD_RequestCompletedCallback = { context, connection, slot, _ in
     guard let slot else { return }
-    dispatcher(context).complete(RequestSlot(pointer: slot), on: connection)
+    withDispatcher(context) { $0.complete(RequestSlot(pointer: slot), on: connection) }
 }
 
 /// A connection opened or closed: its watchdog entry lives in libmicrohttpd's socket context.

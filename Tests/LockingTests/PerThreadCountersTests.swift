@@ -10,8 +10,10 @@ struct PerThreadCountersTests {
         let counters = PerThreadCounters(count: 3)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for _ in 0..<10_000 {
-                counters.add(1, at: 0)
-                counters.add(UInt64(thread), at: 2)
+                counters.withSlot { slot in
+                    slot.add(1, at: 0)
+                    slot.add(UInt64(thread), at: 2)
+                }
             }
         }
         #expect(counters.sum() == [80_000, 0, 10_000 * (0..<8).reduce(0, +)])
@@ -22,7 +24,7 @@ struct PerThreadCountersTests {
         let counters = PerThreadCounters(count: 1)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
-                group.addTask { for _ in 0..<50_000 { counters.add(1, at: 0) } }
+                group.addTask { for _ in 0..<50_000 { counters.withSlot { $0.add(1, at: 0) } } }
             }
             group.addTask {
                 var last: UInt64 = 0

@@ -1,5 +1,6 @@
-/// The built-in web client: the page at `/` with its scripts, style sheet and icon, and the
-/// embeddable component `/embed.js` with its demo page (docs/EMBEDDING.md), as the files in `web/`
+/// The built-in web client: the page at `/` with its scripts, style sheet and icon, the
+/// embeddable component `/embed.js` with its demo page (docs/EMBEDDING.md), and the admin page at
+/// `/admin` (docs/ADMIN.md), as the files in `web/`
 /// (edit them as what they are). SwiftPM compiles them into the binary
 /// (`.embedInCode`), so there is nothing to ship beside it and no Foundation bundle to find at
 /// run time. This module only holds the bytes; BannerAPI serves them (see docs/ARCHITECTURE.md).
@@ -37,5 +38,8 @@ public enum WebClient {
         ),
         Asset(
             path: "/embed-demo.css", contentType: "text/css; charset=utf-8", content: PackageResources.embed_demo_css),
+        Asset(path: "/admin", contentType: "text/html; charset=utf-8", content: PackageResources.admin_html),
+        Asset(path: "/admin.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.admin_js),
+        Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

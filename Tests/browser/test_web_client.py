@@ -86,7 +86,7 @@ class ImageServer:
 class BannerServer:
     """banner-server as a child process on a fixed port (so that it can be restarted on it)."""
 
-    def __init__(self, images, token=None, interval=3600.0, cors_origins=()):
+    def __init__(self, images, token=None, interval=3600.0, cors_origins=(), admin_token=None):
         self.port = free_port()
         self.config = Path(tempfile.mkdtemp(prefix="carousel-web-")) / "carousel.json"
         self.config.write_text(json.dumps({
@@ -97,6 +97,8 @@ class BannerServer:
         self.environment = {"PATH": "/usr/bin:/bin"}
         if token:
             self.environment["CAROUSEL_CONTROL_TOKEN"] = token
+        if admin_token:
+            self.environment["CAROUSEL_ADMIN_TOKEN"] = admin_token
         self.process = None
         self.start()
 
@@ -195,6 +197,7 @@ class ShopPage:
 
 class WebClientTest(unittest.TestCase):
     token = None
+    admin_token = None
     interval = 3600.0
     cors_origins = ()
 
@@ -205,7 +208,7 @@ class WebClientTest(unittest.TestCase):
 
     def setUp(self):
         self.service = BannerServer(self.images, token=self.token, interval=self.interval,
-                                    cors_origins=self.cors_origins)
+                                    cors_origins=self.cors_origins, admin_token=self.admin_token)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -759,6 +762,251 @@ class SwipeOnThePage(WebClientTest):
         self.assertEqual(self.service.state()["index"], 1, "a short swipe pages nothing")
 
 
+class AdminPageTest(WebClientTest):
+    """The admin page at /admin (docs/ADMIN.md), driven as a user would, checked over the API."""
+
+    def page_url(self):
+        return self.service.url + "/admin"
+
+    def wait_for_page(self):
+        self.wait(lambda: self.listed() == ["default"], 15, "the page lists the carousel default")
+
+    def listed(self):
+        # Read in one script: the page rebuilds its rows when the list changes.
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#carousels tbody tr'), (row) => row.dataset.carousel)")
+
+    def definition(self, name):
+        return self.service.call("GET", f"/carousels/{name}", token=self.admin_token)
+
+    def assert_missing(self, name):
+        with self.assertRaises(urllib.error.HTTPError) as missing:
+            self.definition(name)
+        self.assertEqual(missing.exception.code, 404, f"{name} should not exist")
+
+    def create(self, name, interval=None, time_zone=None):
+        self.find("#create-name").send_keys(name)
+        if interval is not None:
+            field = self.find("#create-interval")
+            field.clear()
+            field.send_keys(interval)
+        if time_zone:
+            self.find("#create-time-zone").send_keys(time_zone)
+        self.find("#create button[type=submit]").click()
+
+    def shown_error(self, field):
+        error = self.find(f"#create-{field}-error")
+        self.wait(error.is_displayed, 10, f"an error shown beside {field}")
+        return error.text
+
+
+class AdminPage(AdminPageTest):
+    def test_creates_a_carousel_and_lists_it(self):
+        self.create("lobby", "7.5", "Europe/Berlin")
+        self.wait(lambda: "lobby" in self.listed(), 10, "the new carousel is listed")
+        definition = self.definition("lobby")
+        self.assertEqual((definition["interval"], definition["timeZone"], definition["autoplay"]),
+                         (7.5, "Europe/Berlin", True))
+        self.assertEqual(self.find("#create-name").get_attribute("value"), "", "the form is ready for the next one")
+        link = self.find('#carousels tr[data-carousel="lobby"] a')
+        self.assertEqual(link.get_attribute("href"), self.service.url + "/carousels/lobby/", "a preview link")
+
+    def test_an_invalid_value_is_shown_beside_its_field_and_creates_nothing(self):
+        self.create("lobby", "0")
+        self.assertIn("greater than 0", self.shown_error("interval"))
+        self.assertEqual(self.find("#create-interval").get_attribute("aria-invalid"), "true")
+        self.assertEqual(self.find("#create-name").get_attribute("value"), "lobby", "what was typed stays")
+        self.assert_missing("lobby")
+        # Corrected, the same form goes through, and the field's error goes.
+        field = self.find("#create-interval")
+        field.clear()
+        field.send_keys("4")
+        self.find("#create button[type=submit]").click()
+        self.wait(lambda: "lobby" in self.listed(), 10, "the corrected carousel is listed")
+        self.assertFalse(self.find("#create-interval-error").is_displayed())
+        self.assertEqual(self.definition("lobby")["interval"], 4)
+
+    def test_a_bad_name_and_an_unknown_time_zone_are_shown_at_their_fields(self):
+        self.create("Lobby!")
+        self.assertIn("a-z 0-9", self.shown_error("name"))
+        self.find("#create-name").clear()
+        self.create("lobby", time_zone="Europe/Berlinn")
+        self.assertIn("unknown time zone", self.shown_error("time-zone"))
+        self.assertFalse(self.find("#create-name-error").is_displayed(), "the name's error went")
+        self.assert_missing("lobby")
+
+    def test_a_name_taken_is_said_under_the_form(self):
+        self.create("default")
+        error = self.find("#create-error")
+        self.wait(error.is_displayed, 10, "the conflict is said")
+        self.assertIn("default", error.text)
+
+    def test_deletes_a_carousel_only_once_confirmed(self):
+        self.service.call("POST", "/carousels", {"name": "lobby"}, token=self.admin_token)
+        self.browser.refresh()
+        self.wait(lambda: "lobby" in self.listed(), 15, "the page lists lobby")
+        dialog = self.find("#confirm-delete")
+        self.find('#carousels button[aria-label="Delete lobby"]').click()
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked")
+        self.assertEqual(self.browser.switch_to.active_element.text, "Keep it", "keeping it is the default")
+        self.browser.switch_to.active_element.send_keys(Keys.ENTER)
+        self.wait(lambda: not dialog.is_displayed(), 5, "the dialog closes")
+        self.assertEqual(self.definition("lobby")["name"], "lobby", "kept")
+        self.find('#carousels button[aria-label="Delete lobby"]').click()
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked again")
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        self.wait(lambda: "lobby" not in self.listed(), 10, "lobby leaves the list")
+        self.assert_missing("lobby")
+
+
+class AdminEditor(AdminPageTest):
+    """One carousel's settings and banners on the admin page, with If-Match on every write."""
+
+    def setUp(self):
+        super().setUp()
+        self.find('#carousels button[aria-label="Edit default"]').click()
+        self.wait(lambda: self.order() == [f"banner-{n}" for n in range(5)], 10, "the editor shows the banners")
+
+    def order(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#banners li'), (item) => item.dataset.banner)")
+
+    def stored_order(self):
+        return [banner["id"] for banner in self.definition("default")["banners"]]
+
+    def banner_button(self, label):
+        return self.find(f'#banners button[aria-label="{label}"]')
+
+    def fill(self, form, **values):
+        for name, value in values.items():
+            field = self.find(f"#{form} [name={name}]")
+            field.clear()
+            field.send_keys(value)
+
+    def test_adds_a_banner_with_a_preview_and_edits_it(self):
+        self.fill("banner-form", id="summer", image=self.images.url(1), caption="Summer sale", link="https://shop.example.com/summer")
+        self.wait(lambda: self.find("#banner-preview").is_displayed(), 5, "the image URL shows a thumbnail")
+        self.find("#banner-submit").click()
+        self.wait(lambda: "summer" in self.order(), 10, "the new banner is listed")
+        self.wait(lambda: self.find("#editor-status").text == "Added summer.", 10, "the page says it was added")
+        added = self.definition("default")["banners"][-1]
+        self.assertEqual((added["id"], added["caption"], added["link"]), ("summer", "Summer sale", "https://shop.example.com/summer"))
+        self.banner_button("Edit summer").click()
+        self.assertEqual(self.find("#banner-caption").get_attribute("value"), "Summer sale", "the form holds the banner")
+        self.fill("banner-form", caption="Summer sale, last days", duration="12")
+        self.find("#banner-submit").click()
+        self.wait(lambda: self.definition("default")["banners"][-1]["caption"] == "Summer sale, last days", 10,
+                  "the edit reaches the service")
+        self.assertEqual(self.definition("default")["banners"][-1]["duration"], 12)
+
+    def test_an_invalid_image_url_is_shown_beside_the_field(self):
+        self.fill("banner-form", id="broken", image="ftp://example.com/a.png")
+        self.find("#banner-submit").click()
+        error = self.find("#banner-image-error")
+        self.wait(error.is_displayed, 10, "the image's error shown beside it")
+        self.assertIn("http", error.text)
+        self.assertNotIn("broken", self.stored_order())
+
+    def focused_label(self):
+        return self.browser.execute_script("return document.activeElement.getAttribute('aria-label')")
+
+    def test_reorders_by_keyboard_and_keeps_the_focus(self):
+        self.banner_button("Move banner-2 up").send_keys(Keys.ENTER)
+        self.wait(lambda: self.stored_order()[:3] == ["banner-0", "banner-2", "banner-1"], 10, "moved up once")
+        self.wait(lambda: self.order()[:3] == ["banner-0", "banner-2", "banner-1"], 10, "the list follows")
+        self.wait(lambda: self.focused_label() == "Move banner-2 up", 10,
+                  "the focus stays on the moved banner's button")
+        self.browser.switch_to.active_element.send_keys(Keys.ENTER)
+        self.wait(lambda: self.stored_order()[:2] == ["banner-2", "banner-0"], 10, "moved up again, to the top")
+        self.wait(lambda: self.focused_label() == "Move banner-2 down", 10,
+                  "at the top, the focus moves to the button that still works")
+
+    def test_reorders_by_drag_and_drop(self):
+        # HTML5 drag and drop, as the browser dispatches it (WebDriver's own drag does not).
+        self.browser.execute_script("""
+            const [source, target] = [arguments[0], arguments[1]].map(
+                (id) => document.querySelector(`#banners li[data-banner="${id}"]`));
+            const data = new DataTransfer();
+            for (const [element, type] of [[source, "dragstart"], [target, "dragover"], [target, "drop"],
+                                           [source, "dragend"]]) {
+                element.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: data}));
+            }""", "banner-4", "banner-1")
+        self.wait(lambda: self.stored_order() == ["banner-0", "banner-4", "banner-1", "banner-2", "banner-3"], 10,
+                  "banner-4 dropped at banner-1's place")
+
+    def test_deletes_a_banner_once_confirmed(self):
+        self.banner_button("Delete banner-3").click()
+        dialog = self.find("#confirm-delete")
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked")
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        self.wait(lambda: "banner-3" not in self.order(), 10, "banner-3 leaves the list")
+        self.assertNotIn("banner-3", self.stored_order())
+
+    def test_a_concurrent_edit_is_412_and_keeps_what_was_typed(self):
+        self.fill("settings", interval="9")
+        # Someone else changes the carousel meanwhile, over the API.
+        self.service.call("PATCH", "/carousels/default", {"interval": 20}, token=self.admin_token)
+        self.find("#settings button[type=submit]").click()
+        conflict = self.find("#conflict")
+        self.wait(conflict.is_displayed, 10, "the page says someone else changed the carousel")
+        self.assertEqual(self.definition("default")["interval"], 20, "nothing of ours was written")
+        self.find("#conflict-reload").click()
+        self.wait(lambda: not conflict.is_displayed(), 10, "their version is loaded")
+        self.assertEqual(self.find("#settings-interval").get_attribute("value"), "9", "what was typed is kept")
+        self.find("#settings button[type=submit]").click()
+        self.wait(lambda: self.definition("default")["interval"] == 9, 10, "saved on their version")
+
+    def test_fits_a_375_px_wide_screen(self):
+        self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True})
+        self.wait(lambda: self.browser.execute_script("return document.documentElement.clientWidth") == 375, 5,
+                  "the screen is a phone's")
+        overflow = self.browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        self.assertLessEqual(overflow, 0, "nothing sticks out sideways")
+        self.assertTrue(self.banner_button("Edit banner-0").is_displayed())
+        caption_width = self.browser.execute_script(
+            "return document.querySelector('#banners li .banner-text').getBoundingClientRect().width")
+        self.assertGreater(caption_width, 200, "a banner's caption keeps the width to be read")
+
+    def test_a_settings_error_is_shown_beside_its_field(self):
+        self.fill("settings", interval="-1")
+        self.find("#settings button[type=submit]").click()
+        error = self.find("#settings-interval-error")
+        self.wait(error.is_displayed, 10, "the interval's error beside it")
+        self.assertEqual(self.definition("default")["interval"], 3600)
+
+
+class AdminPageWithAToken(AdminPageTest):
+    """The page when the service has an admin token: it asks for it once per tab."""
+
+    admin_token = "admin-secret"
+
+    def give_token(self, token):
+        dialog = self.find("#token-dialog")
+        self.wait(dialog.is_displayed, 10, "the page asks for the admin token")
+        field = self.find("#token-input")
+        field.clear()
+        field.send_keys(token)
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="use"]').click()
+
+    def test_a_wrong_token_is_said_to_be_wrong_and_the_right_one_kept_for_the_tab(self):
+        self.create("lobby")
+        self.wait(self.find("#token-dialog").is_displayed, 10, "the page asks for the admin token")
+        self.assertIn("needs its admin token", self.find("#token-message").text)
+        self.give_token("not-the-token")
+        message = self.find("#token-message")
+        self.wait(lambda: self.find("#token-dialog").is_displayed() and "refused" in message.text, 10,
+                  "the page says the token was refused and asks again")
+        self.assert_missing("lobby")
+        self.give_token(self.admin_token)
+        self.wait(lambda: "lobby" in self.listed(), 10, "with the right token the carousel is created")
+        # Kept for the tab: the next change asks nothing.
+        self.create("hall")
+        self.wait(lambda: "hall" in self.listed(), 10, "the next carousel is created without asking")
+        self.assertEqual(self.definition("hall")["name"], "hall")
+
+
 class Serving(unittest.TestCase):
     """The page's own responses, without a browser."""
 
@@ -774,7 +1022,8 @@ class Serving(unittest.TestCase):
         for path, kind in [("/", "text/html"), ("/sync.js", "text/javascript"), ("/swipe.js", "text/javascript"),
                            ("/app.js", "text/javascript"), ("/app.css", "text/css"), ("/favicon.svg", "image/svg+xml"),
                            ("/embed.js", "text/javascript"), ("/embed-demo.html", "text/html"),
-                           ("/embed-demo.css", "text/css")]:
+                           ("/embed-demo.css", "text/css"), ("/admin", "text/html"),
+                           ("/admin.js", "text/javascript"), ("/admin.css", "text/css")]:
             with urllib.request.urlopen(self.service.url + path) as response:
                 self.assertTrue(response.headers["Content-Type"].startswith(kind), path)
                 policy = response.headers["Content-Security-Policy"]
@@ -787,7 +1036,7 @@ class Serving(unittest.TestCase):
             self.assertEqual(refused.exception.code, 304, path)
 
     def test_the_pages_have_no_inline_script_or_style(self):
-        for path in ["/", "/embed-demo.html"]:
+        for path in ["/", "/embed-demo.html", "/admin"]:
             with urllib.request.urlopen(self.service.url + path) as response:
                 page = response.read().decode()
             self.assertIsNone(re.search(r"<script>|<style|\sstyle=|\son[a-z]+=", page), path)

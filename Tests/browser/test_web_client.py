@@ -33,7 +33,7 @@ from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(os.environ.get("BANNER_SERVER", ROOT / ".build" / "debug" / "banner-server"))
@@ -955,6 +955,28 @@ class AdminEditor(AdminPageTest):
         self.assertEqual(self.find("#settings-interval").get_attribute("value"), "9", "what was typed is kept")
         self.find("#settings button[type=submit]").click()
         self.wait(lambda: self.definition("default")["interval"] == 9, 10, "saved on their version")
+
+    def test_starts_and_ends_a_takeover_shown_prominently(self):
+        now = self.find("#takeover-now")
+        self.wait(lambda: "No takeover" in now.text, 10, "no takeover at first")
+        Select(self.find("#takeover-banner")).select_by_value("banner-3")
+        self.fill("takeover-form", seconds="600")
+        self.find("#takeover-form button[type=submit]").click()
+        self.wait(lambda: "banner-3 is on every screen until" in now.text, 10, "the takeover is said")
+        self.assertIn("active", now.get_attribute("class"))
+        takeover = self.service.state()["takeover"]
+        self.assertEqual(takeover["banner"], "banner-3")
+        self.assertIsNotNone(takeover["until"])
+        self.find("#takeover-end").click()
+        self.wait(lambda: "No takeover" in now.text, 10, "ended")
+        self.assertIsNone(self.service.state()["takeover"])
+
+    def test_a_takeover_error_is_shown_beside_its_field(self):
+        self.fill("takeover-form", seconds="0")
+        self.find("#takeover-form button[type=submit]").click()
+        error = self.find("#takeover-seconds-error")
+        self.wait(error.is_displayed, 10, "the seconds' error beside the field")
+        self.assertIsNone(self.service.state()["takeover"])
 
     def test_fits_a_375_px_wide_screen(self):
         self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",

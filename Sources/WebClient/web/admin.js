@@ -29,6 +29,10 @@
         bannerCancel: document.getElementById("banner-cancel"),
         bannerError: document.getElementById("banner-error"),
         bannerPreview: document.getElementById("banner-preview"),
+        takeoverNow: document.getElementById("takeover-now"),
+        takeoverForm: document.getElementById("takeover-form"),
+        takeoverEnd: document.getElementById("takeover-end"),
+        takeoverError: document.getElementById("takeover-error"),
     };
 
     // ----- Talking to the API ------------------------------------------------------------------
@@ -103,6 +107,7 @@
             return;
         }
         const {carousels} = await response.json();
+        if (editing) followState();
         if (carousels.length === 0) ui.listStatus.textContent = "No carousel yet.";
         // Rows are rebuilt only when something changed: a focused button stays focused.
         const listed = JSON.stringify(carousels);
@@ -190,9 +195,9 @@
      * else under the form.
      */
     function showProblem(form, fallback, detail) {
-        // `interval: …`, `banners[2].image: …`, `windows[0].days[1]: …`: the field is the path's
-        // first member below the form's object.
-        const named = /^([A-Za-z0-9_.[\]]+): (.*)$/.exec(detail);
+        // `interval: …`, `banners[2].image: …`, `windows[0].days[1]: …` (definitions) or `field
+        // 'seconds' must …` (commands): the field is the path's first member the form has.
+        const named = /^([A-Za-z0-9_.[\]]+): (.*)$/.exec(detail) ?? /^field '([^']+)':? (.*)$/.exec(detail);
         const members = named ? named[1].replace(/\[\d+\]/g, "").split(".") : [];
         const member = members.find((name) => form.querySelector(`.error[data-field="${name}"]`));
         const fieldError = member && form.querySelector(`.error[data-field="${member}"]`);
@@ -286,6 +291,8 @@
             if (opening) resetBannerForm();
         }
         renderBanners();
+        fillTakeoverChoices();
+        await followState();
         if (opening) ui.editor.querySelector("h2").scrollIntoView();
     }
 
@@ -493,6 +500,64 @@
             if (editingBanner === id) resetBannerForm();
         }
     }
+
+
+    // ----- Takeover ------------------------------------------------------------------------------
+    // Commands, not edits of the definition: no If-Match (docs/SCHEDULES.md, "Takeovers").
+
+    function fillTakeoverChoices() {
+        const select = ui.takeoverForm.elements.banner;
+        const chosen = select.value;
+        select.replaceChildren(...editing.definition.banners.map((banner) => {
+            const option = document.createElement("option");
+            option.value = banner.id;
+            option.textContent = banner.caption ? `${banner.id} — ${banner.caption}` : banner.id;
+            return option;
+        }));
+        if (editing.definition.banners.some((banner) => banner.id === chosen)) select.value = chosen;
+    }
+
+    /** The carousel's state now: whether a takeover holds it, said prominently. */
+    async function followState() {
+        if (!editing) return;
+        try {
+            const response = await fetch(`${carouselPath(editing.name)}/banner`, {cache: "no-store"});
+            if (response.ok) showTakeover(await response.json());
+        } catch {
+            // the list says the service is unreachable
+        }
+    }
+
+    function showTakeover(state) {
+        const takeover = state.takeover;
+        ui.takeoverNow.classList.toggle("active", Boolean(takeover));
+        ui.takeoverNow.textContent = takeover
+            ? `Takeover: ${takeover.banner} is on every screen ${takeover.until
+                ? `until ${new Date(takeover.until).toLocaleString()}` : "until it is ended"}.`
+            : "No takeover: the banners rotate.";
+        ui.takeoverEnd.hidden = !takeover;
+    }
+
+    async function takeoverCommand(method, body) {
+        clearErrors(ui.takeoverForm);
+        const path = `${carouselPath(editing.name)}/takeover`;
+        const response = await send(ui.takeoverError, () => api(method, path, {body}));
+        if (!response) return;
+        if (response.ok) {
+            showTakeover(await response.json());
+        } else {
+            showProblem(ui.takeoverForm, ui.takeoverError, await problemDetail(response));
+        }
+    }
+
+    ui.takeoverForm.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const seconds = ui.takeoverForm.elements.seconds.value.trim();
+        const body = {banner: ui.takeoverForm.elements.banner.value};
+        if (seconds !== "") body.seconds = Number.isNaN(Number(seconds)) ? seconds : Number(seconds);
+        takeoverCommand("POST", body);
+    });
+    ui.takeoverEnd.addEventListener("click", () => takeoverCommand("DELETE"));
 
     // The carousel being edited is in the address (#carousel=NAME): a reload or a shared link
     // opens it again.

@@ -64,9 +64,13 @@ def fan_out(counts, changes, rounds, start_service, start_reference, client, rss
         service, reference = row["service"], row["reference"]
         print(f"  fan-out to {count:,}: service p50 {service['p50_ms']:.1f} p99 {service['p99_ms']:.1f} ms, "
               f"{service['idle_kib_per_subscriber']:.1f} KiB/subscriber; C reference p50 {reference['p50_ms']:.1f} "
-              f"p99 {reference['p99_ms']:.1f} ms; ratios {' '.join(f'{ratio:.2f}' for ratio in row['ratios'])}, "
+              f"p99 {reference['p99_ms']:.1f} ms; ratios {ratios_text(row)}, "
               f"median {median['ratio']:.2f}", flush=True)
     return rows
+
+
+def ratios_text(row):
+    return " ".join(f"{ratio:.2f}" for ratio in row["ratios"])
 
 
 def render(rows, changes):
@@ -91,7 +95,7 @@ def render(rows, changes):
             f"| {row['subscribers']:,} | {service['p50_ms']:.1f} | {service['p99_ms']:.1f} | {service['max_ms']:.1f} "
             f"| {row['delivered']:,}/{row['expected']:,} | {reference['p50_ms']:.1f} "
             f"| {reference['p99_ms']:.1f} | {reference['max_ms']:.1f} "
-            f"| {service['p99_ms'] / reference['p99_ms']:.2f}× | {' '.join(f'{ratio:.2f}' for ratio in row['ratios'])} "
+            f"| {service['p99_ms'] / reference['p99_ms']:.2f}× | {ratios_text(row)} "
             f"| {service['idle_kib_per_subscriber']:.1f} "
             f"| {reference['idle_kib_per_subscriber']:.1f} |")
     return lines

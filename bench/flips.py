@@ -166,7 +166,7 @@ def percentile(ordered, share):
 
 def flip_spread(start_service, pages, flips, rounds):
     """The page as shipped over `rounds` services started by `start_service(banners)`, then the
-    page flipping on arrival over one more; the figures of every round and of all flips together."""
+    page flipping on arrival over one more; the figures of every round."""
     images = Images(5)
 
     def measure(on_arrival):

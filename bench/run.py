@@ -664,8 +664,8 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
             (["banner-server, PostgreSQL / nginx"], versus("postgres", "nginx")),
             (["banner-server, PostgreSQL / C libmicrohttpd"], versus("postgres", "reference")),
             (["banner-server, 100 scheduled banners / banner-server"], versus("scheduled", "service")),
-            (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx"))]
-            + [(["banner-server / the same build without request counting"], versus("service", "uncounted"))]),
+            (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx")),
+            (["banner-server / the same build without request counting"], versus("service", "uncounted"))]),
         "",
         "Request counting (`GET /metrics`, docs/METRICS.md) is measured against the same release build with it "
         "compiled out (`make bench-uncounted`: `-DNO_REQUEST_METRICS`), in the same rounds; issue 15's bar is 0.95.",

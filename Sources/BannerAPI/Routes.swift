@@ -131,7 +131,7 @@ enum Routes {
 
     /// The template of each bare path (itself) and of each path below a carousel, built once.
     private static let bareTemplates = Dictionary(
-        uniqueKeysWithValues: (v1.keys.map { $0 } + service.keys.filter { v1[$0] == nil }).map { ($0, template($0)) })
+        uniqueKeysWithValues: Set(v1.keys).union(service.keys).map { ($0, template($0)) })
     private static let scopedTemplates = Dictionary(
         uniqueKeysWithValues: scoped.keys.map { ($0, template(carouselPrefix + $0)) })
     private static let bannerStateTemplate = template("/banner")

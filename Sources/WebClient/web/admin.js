@@ -37,6 +37,23 @@
 
     // ----- Talking to the API ------------------------------------------------------------------
 
+    function carouselPath(name) {
+        return `/carousels/${encodeURIComponent(name)}`;
+    }
+
+    /** A read: no token needed, never from the browser's cache. */
+    function read(path) {
+        return fetch(path, {headers: {Accept: "application/json"}, cache: "no-store"});
+    }
+
+    /**
+     * What the user typed in a number field, as a number when it is one, else as typed (an empty
+     * field too): the service says what is wrong with it, beside the field.
+     */
+    function typedNumber(text) {
+        return text === "" || Number.isNaN(Number(text)) ? text : Number(text);
+    }
+
     /**
      * `fetch` with the admin token of this tab (sessionStorage: it goes when the tab does). A 401
      * asks for the token and tries again once it is given; a wrong one is said to be wrong.
@@ -97,7 +114,7 @@
     async function refresh() {
         let response;
         try {
-            response = await fetch("/carousels", {headers: {Accept: "application/json"}, cache: "no-store"});
+            response = await read("/carousels");
         } catch {
             ui.listStatus.textContent = "The carousel service cannot be reached — retrying…";
             return;
@@ -107,7 +124,6 @@
             return;
         }
         const {carousels} = await response.json();
-        if (editing) followState();
         if (carousels.length === 0) ui.listStatus.textContent = "No carousel yet.";
         // Rows are rebuilt only when something changed: a focused button stays focused.
         const listed = JSON.stringify(carousels);
@@ -123,28 +139,17 @@
         tr.dataset.carousel = carousel.name;
         const name = document.createElement("td");
         const preview = document.createElement("a");
-        preview.href = `/carousels/${encodeURIComponent(carousel.name)}/`;
+        preview.href = `${carouselPath(carousel.name)}/`;
         preview.textContent = carousel.name;
         name.append(preview);
         const count = cell(String(carousel.count), "number");
         const version = cell(String(carousel.version), "number");
         const actions = cell("", "actions");
-        const edit = document.createElement("button");
-        edit.type = "button";
-        edit.className = "secondary";
-        edit.textContent = "Edit";
-        edit.setAttribute("aria-label", `Edit ${carousel.name}`);
-        edit.addEventListener("click", () => {
-            location.hash = `carousel=${encodeURIComponent(carousel.name)}`;
-        });
-        actions.append(edit);
-        const remove = document.createElement("button");
-        remove.type = "button";
-        remove.className = "link-danger";
-        remove.textContent = "Delete";
-        remove.setAttribute("aria-label", `Delete ${carousel.name}`);
-        remove.addEventListener("click", () => confirmAndDelete(carousel.name));
-        actions.append(remove);
+        actions.append(
+            button("Edit", `Edit ${carousel.name}`, () => {
+                location.hash = `carousel=${encodeURIComponent(carousel.name)}`;
+            }),
+            button("Delete", `Delete ${carousel.name}`, () => confirmAndDelete(carousel.name), "link-danger"));
         tr.append(name, count, version, actions);
         return tr;
     }
@@ -164,8 +169,7 @@
         const form = new FormData(ui.create);
         const definition = {name: form.get("name").trim(), autoplay: form.has("autoplay")};
         const interval = form.get("interval").trim();
-        // What the user typed goes as it is: the service says what is wrong with it, beside the field.
-        if (interval !== "") definition.interval = Number.isNaN(Number(interval)) ? interval : Number(interval);
+        if (interval !== "") definition.interval = typedNumber(interval);
         const timeZone = form.get("timeZone").trim();
         if (timeZone !== "") definition.timeZone = timeZone;
         const response = await send(ui.createError, () => api("POST", "/carousels", {body: definition}));
@@ -235,10 +239,10 @@
         const confirmed = await confirmDeletion(name, "Its banners, schedules and position go with it, and screens "
             + "showing it stop. This cannot be undone.");
         if (!confirmed) return;
-        const path = `/carousels/${encodeURIComponent(name)}`;
+        const path = carouselPath(name);
         const response = await send(ui.createError, async () => {
             // The definition's ETag: a carousel someone changed meanwhile is not deleted unseen.
-            const current = await fetch(path, {headers: {Accept: "application/json"}, cache: "no-store"});
+            const current = await read(path);
             if (current.status === 404) return current;
             return api("DELETE", path, {ifMatch: current.headers.get("ETag")});
         });
@@ -255,7 +259,6 @@
         await refresh();
     }
 
-
     // ----- Editing one carousel ------------------------------------------------------------------
     // The definition is read with its ETag, and every write sends it (If-Match): a carousel someone
     // else changed meanwhile answers 412, and the page says so, keeping what the user typed.
@@ -263,14 +266,10 @@
     let editing = null; // {name, etag, definition}
     let editingBanner = null; // the id of the banner in the banner form, or null when adding
 
-    function carouselPath(name) {
-        return `/carousels/${encodeURIComponent(name)}`;
-    }
-
     async function openEditor(name, {keepTyped = false} = {}) {
         let response;
         try {
-            response = await fetch(carouselPath(name), {headers: {Accept: "application/json"}, cache: "no-store"});
+            response = await read(carouselPath(name));
         } catch {
             ui.listStatus.textContent = "The carousel service cannot be reached — try again.";
             return;
@@ -334,7 +333,7 @@
         const interval = fields.interval.value.trim();
         const timeZone = fields.timeZone.value.trim();
         const patch = {
-            interval: interval === "" || Number.isNaN(Number(interval)) ? interval : Number(interval),
+            interval: typedNumber(interval),
             timeZone: timeZone === "" ? null : timeZone,
             autoplay: fields.autoplay.checked,
         };
@@ -477,7 +476,7 @@
             image: fields.image.value.trim(),
             caption: fields.caption.value,
             link: fields.link.value.trim() === "" ? null : fields.link.value.trim(),
-            duration: duration === "" ? null : Number.isNaN(Number(duration)) ? duration : Number(duration),
+            duration: duration === "" ? null : typedNumber(duration),
             enabled: fields.enabled.checked,
         };
         const path = `${carouselPath(editing.name)}/banners`;
@@ -501,7 +500,6 @@
         }
     }
 
-
     // ----- Takeover ------------------------------------------------------------------------------
     // Commands, not edits of the definition: no If-Match (docs/SCHEDULES.md, "Takeovers").
 
@@ -521,7 +519,7 @@
     async function followState() {
         if (!editing) return;
         try {
-            const response = await fetch(`${carouselPath(editing.name)}/banner`, {cache: "no-store"});
+            const response = await read(`${carouselPath(editing.name)}/banner`);
             if (response.ok) showTakeover(await response.json());
         } catch {
             // the list says the service is unreachable
@@ -554,7 +552,7 @@
         event.preventDefault();
         const seconds = ui.takeoverForm.elements.seconds.value.trim();
         const body = {banner: ui.takeoverForm.elements.banner.value};
-        if (seconds !== "") body.seconds = Number.isNaN(Number(seconds)) ? seconds : Number(seconds);
+        if (seconds !== "") body.seconds = typedNumber(seconds);
         takeoverCommand("POST", body);
     });
     ui.takeoverEnd.addEventListener("click", () => takeoverCommand("DELETE"));
@@ -575,5 +573,8 @@
     followAddress();
 
     refresh();
-    setInterval(refresh, refreshEveryMs);
+    setInterval(() => {
+        refresh();
+        followState();
+    }, refreshEveryMs);
 })();

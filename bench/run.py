@@ -125,17 +125,23 @@ class Target:
         self.log.close()
 
 
+def pinned(command, cpu):
+    """`command` run on CPU `cpu` only (None: wherever the scheduler puts it)."""
+    return command if cpu is None else ["taskset", "-c", str(cpu)] + command
+
+
 def start_service(threads, name="carousel", store=None, key="service", label="banner-server", binary=SERVICE,
-                  **settings):
+                  cpu=None, **settings):
     """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said),
-    on a fresh SQLite store unless `store` says otherwise."""
+    on a fresh SQLite store unless `store` says otherwise, on CPU `cpu` when one is given."""
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
     configuration.update(host="127.0.0.1", port=free_port(), autoplay=False)
     configuration.update(settings)
     path = OUT / f"{name}.json"
     path.write_text(json.dumps(configuration))
     return Target(key, label,
-                  [str(binary), "--config", str(path), "--store", store or fresh_store(name), "--threads", str(threads)],
+                  pinned([str(binary), "--config", str(path), "--store", store or fresh_store(name),
+                          "--threads", str(threads)], cpu),
                   configuration["port"], OUT / f"{name}.log")
 
 
@@ -146,7 +152,7 @@ def fresh_store(name):
     return f"sqlite:{OUT / f'{name}.db'}"
 
 
-def start_nginx(threads, body):
+def start_nginx(threads, body, cpu=None):
     port = free_port()
     (OUT / "www").mkdir(exist_ok=True)
     (OUT / "www" / "banner").write_bytes(body)
@@ -185,22 +191,24 @@ http {{
     }}
 }}
 """)
-    return Target("nginx", "nginx static file", ["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")],
+    # The workers inherit the master's CPU.
+    return Target("nginx", "nginx static file",
+                  pinned(["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")], cpu),
                   port, OUT / "nginx" / "stderr.log")
 
 
-def start_reference(threads, body_file, headers):
+def start_reference(threads, body_file, headers, cpu=None):
     port = free_port()
     command = [str(REFERENCE), "--port", str(port), "--threads", str(threads), "--body", str(body_file)]
     for header in headers:
         command += ["--header", header]
-    return Target("reference", "C libmicrohttpd", command, port, OUT / "reference.log")
+    return Target("reference", "C libmicrohttpd", pinned(command, cpu), port, OUT / "reference.log")
 
 
-def wrk(target, path, seconds, connections, script=None):
+def wrk(target, path, seconds, connections, script=None, cpu=None):
     """Returns (requests per second, server CPU microseconds per request, requests completed)."""
     url = f"http://127.0.0.1:{target.port}{path}"
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s"]
+    command = pinned(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s"], cpu)
     if script:
         command += ["-s", str(script)]
     cpu_before = target.cpu_seconds()
@@ -378,11 +386,90 @@ def scheduled_banners(count):
             for n in range(count)]
 
 
-def heap_blocks_per_read(requests):
+def one_core_each(arguments, body, headers):
+    """GET /banner with the load generator and the server kept apart: wrk on the first usable CPU,
+    each server with one thread (nginx: one worker) on the last. On a 2-core machine the rounds
+    above share both cores between wrk and the server, and how the scheduler interleaves three
+    busy threads sways them; here each server has one core to itself, so its rate is its own
+    speed per core. None on a single CPU."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        return None
+    client, server = usable[0], usable[-1]
+    targets = [start_service(1, name="carousel-one-core", key="service", label="banner-server", cpu=server)]
+    try:
+        targets.append(start_nginx(1, body, cpu=server))
+        targets.append(start_reference(1, OUT / "banner.json", headers, cpu=server))
+        for target in targets:
+            wrk(target, "/banner", 1, arguments.connections, cpu=client)
+        rates = {target.name: [] for target in targets}
+        cpu = {target.name: [] for target in targets}
+        for round_number in range(arguments.rounds):
+            order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
+            for target in order:
+                rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections, cpu=client)
+                rates[target.name].append(rate)
+                cpu[target.name].append(microseconds)
+                print(f"  one core, round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
+                      f"{microseconds:5.2f} µs CPU/request", flush=True)
+    finally:
+        for target in targets:
+            target.stop()
+    return {"targets": [(target.name, target.label) for target in targets], "rates": rates, "cpu": cpu,
+            "client": client, "server": server}
+
+
+def instructions_per_read(requests, headers):
+    """User-space instructions per keep-alive GET /banner, counted by valgrind's callgrind (exact,
+    unlike any timing) in the service and in the C reference, each with one thread: counted only
+    while `requests` reads are sent one after another on one connection, after as many to warm up.
+    Their difference is what the service's own code adds to libmicrohttpd's work."""
+    def count(name, command, port):
+        out = OUT / f"callgrind-{name}.out"
+        out.unlink(missing_ok=True)
+        process = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                    f"--callgrind-out-file={out}"] + command,
+                                   stdout=subprocess.DEVNULL, stderr=open(OUT / f"callgrind-{name}.log", "w"))
+        try:
+            wait_for_port(port, process, f"{name} under valgrind", seconds=60)
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+                def read(times):
+                    for _ in range(times):
+                        connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                        received = b""
+                        while not received.endswith(b"}\n"):
+                            received += connection.recv(65536)
+                read(requests)
+                subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], capture_output=True, check=True)
+                read(requests)
+                subprocess.run(["callgrind_control", "-i", "off", str(process.pid)], capture_output=True, check=True)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+        listing = subprocess.run(["callgrind_annotate", str(out)],
+                                 capture_output=True, text=True, check=True).stdout
+        return int(re.search(r"([\d,]+) \S*\s*PROGRAM TOTALS", listing).group(1).replace(",", "")) / requests
+
+    port = free_port()
+    path = OUT / "callgrind.json"
+    path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
+                                "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
+    service = count("service", [str(SERVICE), "--config", str(path), "--store", "memory", "--threads", "1"], port)
+    port = free_port()
+    command = [str(REFERENCE), "--port", str(port), "--threads", "1", "--body", str(OUT / "banner.json")]
+    for header in headers:
+        command += ["--header", header]
+    reference = count("reference", command, port)
+    return {"service": service, "reference": reference, "requests": requests}
+
+
+def heap_blocks_per_read(requests, warm_up=20):
     """Heap allocations per keep-alive GET /banner, counted by valgrind's dhat: the difference
-    between a run with `requests` reads and one with none. Exact, unlike any timing."""
+    between a run with `warm_up` + `requests` reads and one with `warm_up` (what the first reads
+    make once — a worker thread's copies of the responses, docs/ARCHITECTURE.md — is not per
+    read). Exact, unlike any timing."""
     totals = []
-    for count in (0, requests):
+    for count in (warm_up, warm_up + requests):
         port = free_port()
         path = OUT / "dhat.json"
         path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
@@ -545,6 +632,7 @@ def main():
             if target is not replica:
                 target.stop()
 
+    one_core = one_core_each(arguments, body, service_headers)
     shared = replicated(arguments, postgres, replica, replica_database)
     postgres.stop()
 
@@ -570,6 +658,9 @@ def main():
         arguments.flip_pages, arguments.flips, arguments.flip_runs)
     allocations = heap_blocks_per_read(arguments.reads_counted)
     print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
+    instructions = instructions_per_read(arguments.reads_counted, service_headers)
+    print(f"  instructions per GET /banner: service {instructions['service']:,.0f}, "
+          f"C reference {instructions['reference']:,.0f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
     print(f"  advance timing over {timing['advances']} advances: p50 {timing['p50']:.2f} ms, "
           f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
@@ -580,7 +671,7 @@ def main():
 
     report = render(arguments, machine(), targets + [scheduled], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
-                    flipped)
+                    flipped, one_core, instructions)
     results_file.write_text(report)
     print()
     print(report)
@@ -631,8 +722,38 @@ def rounds_table(leading, last, number, rows):
     return lines
 
 
+def one_core_section(arguments, one_core):
+    """The report's lines for `one_core_each`."""
+    if one_core is None:
+        return ["One core each: not measured (a single usable CPU).", ""]
+    rates, cpu = one_core["rates"], one_core["cpu"]
+
+    def versus(key, other):
+        return [s / o for s, o in zip(rates[key], rates[other])]
+    return [
+        "### One core each",
+        "",
+        f"The same reads with the load generator and the server apart: wrk on CPU {one_core['client']}, each "
+        f"server with one thread (nginx: one worker process) on CPU {one_core['server']}, the order rotating "
+        "every round. Above, wrk and the server's two threads share both cores and the scheduler's "
+        "interleaving of three busy threads sways every figure; here a server's rate is its own speed on one "
+        "core, as it is when its clients are elsewhere.",
+        "",
+        *rounds_table(["server"], "median req/s", "{:,.0f}",
+                      [([label], rates[name]) for name, label in one_core["targets"]]),
+        "",
+        *rounds_table(["ratio"], "median", "{:.2f}", [
+            (["banner-server / nginx"], versus("service", "nginx")),
+            (["banner-server / C libmicrohttpd"], versus("service", "reference"))]),
+        "",
+        *rounds_table(["server"], "median µs CPU/request", "{:.2f}",
+                      [([label], cpu[name]) for name, label in one_core["targets"]]),
+        "",
+    ]
+
+
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
-           timing, allocations, post_memory, admin, shared, boundary, flipped):
+           timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions):
     def versus(key, other):
         return [s / o for s, o in zip(rates[key], rates[other])]
     targets = [target for target in timed if target.name not in ("scheduled", "uncounted")]
@@ -680,8 +801,16 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         *rounds_table(["server"], "median µs/request", "{:.2f}",
                       [([target.label], cpu[target.name]) for target in timed]),
         "",
+        *one_core_section(arguments, one_core),
         f"Heap allocations per keep-alive `GET /banner` in the service, counted by valgrind's dhat over "
-        f"{arguments.reads_counted:,} reads (the difference from a run with none): **{allocations:.3f}**.",
+        f"{arguments.reads_counted:,} reads (the difference from a run with 20, which makes what the first "
+        f"reads make once): **{allocations:.3f}**.",
+        "",
+        f"User-space instructions per keep-alive `GET /banner`, counted by valgrind's callgrind over "
+        f"{instructions['requests']:,} reads on one connection, one thread each: banner-server "
+        f"**{instructions['service']:,.0f}**, the C reference {instructions['reference']:,.0f}; the service's "
+        f"own code adds {instructions['service'] - instructions['reference']:,.0f} to libmicrohttpd's work. "
+        "Most of both totals is libmicrohttpd clearing the connection's 16 KiB memory pool between requests.",
         "",
         "## Latency at a fixed rate",
         "",

@@ -103,13 +103,10 @@ public struct BannerAPI: HTTPHandler {
             template = route.template
             switch route.action {
             case .read(let resource):
-                let ifNoneMatch = request.header("If-None-Match")
                 guard
-                    let response = directory.withCarousel(
-                        named: route.carousel,
-                        { live in
-                            live.views.response(resource, origin: origin, ifNoneMatch: ifNoneMatch)
-                        })
+                    let response = directory.readResponse(
+                        carousel: route.carousel, resource, origin: origin,
+                        ifNoneMatch: request.header("If-None-Match"))
                 else { throw Problem.notFound(carousel: route.carousel) }
                 return .prepared(response)
             case .health:

@@ -22,6 +22,8 @@ final class CarouselDirectory: Sendable {
     }
 
     private let carousels: Lock<Entries>
+    /// The read path's per-thread copies; told of every carousel added or removed.
+    private let reads = ReadCache()
     private let store: any CarouselStore
     private let cors: CORSPolicy
     private let streams: StreamRegistry
@@ -53,19 +55,13 @@ final class CarouselDirectory: Sendable {
         return carousels.withLock { isDefault ? $0.defaultCarousel : $0.byName[name] }
     }
 
-    /// `body` applied to the carousel named `name`, inside the directory's lock: the read path's
-    /// lookup, which so takes no reference of its own to the carousel (two worker threads
-    /// counting references on one object is a cache line bouncing between cores on every read).
-    /// `body` must be short and must not call back into the directory.
-    func withCarousel<Result>(named name: String, _ body: (borrowing LiveCarousel) -> Result) -> Result? {
-        let isDefault = name == CarouselDefinition.defaultName
-        return carousels.withLock { entries in
-            if isDefault {
-                guard let live = entries.defaultCarousel else { return nil }
-                return body(live)
-            }
-            guard let live = entries.byName[name] else { return nil }
-            return body(live)
+    /// The response to a read of `resource` of the carousel `name` (nil: no such carousel), from
+    /// the calling thread's copies (`ReadCache`).
+    func readResponse(
+        carousel name: String, _ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?
+    ) -> PreparedResponse? {
+        reads.response(carousel: name, resource, origin: origin, ifNoneMatch: ifNoneMatch) { name in
+            carousel(named: name)?.views
         }
     }
 
@@ -154,6 +150,7 @@ final class CarouselDirectory: Sendable {
             carousels.byName[stored.name] = live
             return (live, existing)
         }
+        if served === live { reads.membershipChanged() }
         replaced?.stop()
         if served === live { live.start() }
         return served
@@ -164,6 +161,7 @@ final class CarouselDirectory: Sendable {
         carousels.withLock { carousels in
             if carousels.byName[live.name] === live { carousels.byName[live.name] = nil }
         }
+        reads.membershipChanged()
         live.stop()
     }
 }

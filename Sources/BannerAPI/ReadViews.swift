@@ -1,11 +1,12 @@
 import Carousel
 import Locking
 import MicroHTTP
+import Synchronization
 
 /// The read endpoints' responses for the latest carousel state, built once per change (inside
-/// the engine, before the command that caused it returns) and queued as they are by every read:
-/// for each resource a 200 and a 304, in one variant per CORS origin. A read takes one lock to
-/// copy one reference: no encoding, no allocation, no `await`.
+/// the engine, before the command that caused it returns): for each resource a 200 and a 304, in
+/// one variant per CORS origin. Reads queue copies of them that their thread keeps (`ReadCache`):
+/// no encoding, no allocation, no `await`.
 final class ReadViews: Sendable {
     enum Resource: Int, CaseIterable {
         case state, banners, index
@@ -33,6 +34,8 @@ final class ReadViews: Sendable {
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
     private let instance: String
     private let latest: Lock<Views>
+    /// Moves after every publication (`ReadCache` compares it with its copies').
+    let publication = Atomic<UInt64>(0)
 
     init(initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance()) {
         self.cors = cors
@@ -44,10 +47,25 @@ final class ReadViews: Sendable {
 
     /// The response for a read of `resource` from a client whose origin resolved to `origin`.
     func response(_ resource: Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
-        let variant = variant(for: origin)
-        // Chosen inside the lock, so that only the response sent is retained: the 304's and the
-        // tag's reference counts are not touched by every read on every core.
-        return latest.withLock { $0.variants[variant][resource.rawValue].response(ifNoneMatch: ifNoneMatch) }
+        representation(at: index(of: resource, origin: origin)).representation.response(ifNoneMatch: ifNoneMatch)
+    }
+
+    /// How many representations there are: one per resource in each CORS variant.
+    var representationCount: Int { variantOrigins.count * Resource.allCases.count }
+
+    /// The position of `resource`'s representation for a client whose origin resolved to `origin`.
+    func index(of resource: Resource, origin: String?) -> Int {
+        variant(for: origin) * Resource.allCases.count + resource.rawValue
+    }
+
+    /// The latest representation at `index`, and the publication it belongs to.
+    func representation(at index: Int) -> (representation: Representation, publication: UInt64) {
+        latest.withLock { views in
+            (
+                views.variants[index / Resource.allCases.count][index % Resource.allCases.count],
+                publication.load(ordering: .relaxed)
+            )
+        }
     }
 
     /// The compact JSON of the latest state (for the event stream).
@@ -78,7 +96,10 @@ final class ReadViews: Sendable {
     func publish(_ carousel: Carousel) {
         let banners = latest.withLock { $0.encodedBanners }.reused(for: carousel.banners)
         let views = Self.views(of: carousel, banners: banners, cors: cors, instance: instance)
-        latest.withLock { $0 = views }
+        latest.withLock { latest in
+            latest = views
+            publication.add(1, ordering: .releasing)
+        }
     }
 
     private static func views(of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String)

@@ -17,6 +17,18 @@ struct Representation: Sendable {
             Response(status: 304, headers: headers.filter { $0.name != "Content-Type" }, body: body))
     }
 
+    private init(etag: String, ok: PreparedResponse, notModified: PreparedResponse) {
+        self.etag = etag
+        self.ok = ok
+        self.notModified = notModified
+    }
+
+    /// The same responses as new libmicrohttpd responses, for one thread to queue (`ReadCache`).
+    func copy() -> Representation {
+        Representation(
+            etag: etag, ok: PreparedResponse(ok.response), notModified: PreparedResponse(notModified.response))
+    }
+
     /// 304 when `ifNoneMatch` names this version (RFC 9110's weak comparison), else 200.
     func response(ifNoneMatch: String?) -> PreparedResponse {
         guard let ifNoneMatch else { return ok }

@@ -75,12 +75,9 @@ enum Routes {
 
     private static func readable(_ action: Action) -> Methods { [("GET", action), ("HEAD", action)] }
 
-    /// `GET /banner`'s methods: the busiest path, looked up without hashing it.
-    private static let bannerState = readable(.read(.state))
-
     /// A carousel's v1 paths, bare or below `/carousels/{name}`.
     private static let v1: [String: Methods] = [
-        "/banner": bannerState,
+        "/banner": readable(.read(.state)),
         "/banners": readable(.read(.banners)),
         "/banner/index": readable(.read(.index)) + [("PUT", .command(.jump))],
         "/banner/events": [("GET", .events)],
@@ -156,6 +153,11 @@ enum Routes {
     /// The route, or the 404 (unknown path) or 405 with `Allow` (known path, other method).
     /// With `preflight`, OPTIONS is answered on every path (CORS is on).
     static func resolve(method: String, path: String, preflight: Bool = false) throws(Problem) -> Route {
+        // The busiest request, without hashing its path or retaining a table (a reference count
+        // both cores would write).
+        if path == "/banner" && (method == "GET" || method == "HEAD") {
+            return Route(action: .read(.state), carousel: CarouselDefinition.defaultName, template: bannerStateTemplate)
+        }
         let (methods, carousel, template) = try lookUp(path, method: method)
         if let route = methods.first(where: { $0.method == method }) {
             return Route(action: route.action, carousel: carousel, template: template)
@@ -185,7 +187,6 @@ enum Routes {
     private static func lookUp(_ path: String, method: String) throws(Problem) -> (
         Methods, carousel: String, template: RouteTemplate
     ) {
-        if path == "/banner" { return (bannerState, CarouselDefinition.defaultName, bannerStateTemplate) }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)
         }

@@ -11,12 +11,16 @@ import Glibc
 /// leaving the state unguarded. Debug builds use an error-checking mutex, so that taking the lock
 /// again on the thread that holds it crashes at once instead of hanging forever.
 public final class Lock<State>: @unchecked Sendable {
-    private var state: State
+    /// Behind a pointer rather than a stored `var`: the mutex already makes access exclusive, and
+    /// a `var` would make every `withLock` pay Swift's dynamic exclusivity check as well (a
+    /// thread-local access set, on the read path; docs/PERFORMANCE.md).
+    private let state: UnsafeMutablePointer<State>
     /// Heap-allocated so that it never moves: a pthread mutex must keep its address.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init(_ state: State) {
-        self.state = state
+        self.state = .allocate(capacity: 1)
+        self.state.initialize(to: state)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
@@ -33,6 +37,8 @@ public final class Lock<State>: @unchecked Sendable {
         check(pthread_mutex_destroy(mutex), "pthread_mutex_destroy")
         mutex.deinitialize(count: 1)
         mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with exclusive access to the state. Keep it short, and never call back into
@@ -42,7 +48,7 @@ public final class Lock<State>: @unchecked Sendable {
     {
         check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
         defer { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 }
 

@@ -9,19 +9,14 @@ import Synchronization
 /// counts outlive it); so only threads of a bounded pool should add here.
 public final class PerThreadCounters: @unchecked Sendable {
     public let count: Int
-    private let key: UnsafeMutablePointer<pthread_key_t>
+    private let key = ThreadKey()
     private let slots = Lock<[UnsafeMutablePointer<Atomic<UInt64>>]>([])
 
     public init(count: Int) {
         self.count = count
-        key = .allocate(capacity: 1)
-        let created = pthread_key_create(key, nil)
-        precondition(created == 0, "pthread_key_create: \(String(cString: strerror(created)))")
     }
 
     deinit {
-        pthread_key_delete(key.pointee)
-        key.deallocate()
         slots.withLock { slots in
             for slot in slots {
                 slot.deinitialize(count: count)
@@ -59,14 +54,14 @@ public final class PerThreadCounters: @unchecked Sendable {
     }
 
     private func mySlot() -> UnsafeMutablePointer<Atomic<UInt64>> {
-        if let slot = pthread_getspecific(key.pointee) { return slot.assumingMemoryBound(to: Atomic<UInt64>.self) }
+        if let slot = key.value { return slot.assumingMemoryBound(to: Atomic<UInt64>.self) }
         // Cache-line aligned, so that no two threads' slots share a line.
         let bytes = (count * MemoryLayout<UInt64>.stride + 63) / 64 * 64
         let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
         let slot = raw.bindMemory(to: Atomic<UInt64>.self, capacity: count)
         for index in 0..<count { (slot + index).initialize(to: Atomic(0)) }
         slots.withLock { $0.append(slot) }
-        pthread_setspecific(key.pointee, raw)
+        key.set(raw)
         return slot
     }
 }

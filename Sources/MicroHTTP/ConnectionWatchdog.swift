@@ -17,6 +17,8 @@ final class ConnectionWatchdog: Sendable {
         let descriptor: Int32
         /// CLOCK_MONOTONIC_COARSE nanoseconds by which the awaited part must be in; 0 while answering.
         let deadline = Atomic<Int64>(0)
+        /// Between a request's first handler call and its completion (`Dispatcher.activeRequests`).
+        let inRequest = Atomic<Bool>(false)
 
         init(descriptor: Int32) {
             self.descriptor = descriptor
@@ -61,6 +63,11 @@ final class ConnectionWatchdog: Sendable {
     /// The request is in: stop the clock while it is answered.
     func answering(_ watch: Watch) {
         watch.deadline.store(0, ordering: .relaxed)
+    }
+
+    /// Connections with a request between its first handler call and its completion.
+    var connectionsInRequest: Int {
+        watches.withLock { watches in watches.values.count { $0.inRequest.load(ordering: .relaxed) } }
     }
 
     func stop() {

@@ -18,15 +18,10 @@ final class Dispatcher: Sendable {
     let streams: StreamRegistry
     /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
     static let discardLimit = 1 << 20
-    /// Requests begun (counter 0) and completed (counter 1), counted per worker thread: one
-    /// shared atomic would be written twice by every request on every core.
-    private let requestCounts = PerThreadCounters(count: 2)
-
-    /// Requests between their first handler call and their completion notification.
-    var activeRequests: Int {
-        let counts = requestCounts.sum()
-        return Int(truncatingIfNeeded: counts[0] &- counts[1])
-    }
+    /// Requests between their first handler call and their completion notification. Each
+    /// connection marks its own request in its watchdog entry, which only its worker thread
+    /// writes: a shared count would be written twice by every request on every core.
+    var activeRequests: Int { watchdog.connectionsInRequest }
 
     init(
         handler: any HTTPHandler, streams: StreamRegistry, maxBodySize: Int, requestTimeoutSeconds: Int,
@@ -49,8 +44,10 @@ final class Dispatcher: Sendable {
         version: UnsafePointer<CChar>?, slot: RequestSlot
     ) -> MHD_Result {
         slot.headersArrived()
-        requestCounts.withSlot { $0.add(1, at: 0) }
-        if let watch = watch(of: connection) { watchdog.waitForRequest(watch) }  // the headers are in; now the body
+        withWatch(of: connection) { watch in
+            watch.inRequest.store(true, ordering: .relaxed)
+            watchdog.waitForRequest(watch)  // the headers are in; now the body
+        }
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
         if let problem = Self.framingProblem(of: connection, hasLength: declaredLength != nil, version: version) {
             let rejection = Rejection.malformed(
@@ -115,7 +112,7 @@ final class Dispatcher: Sendable {
     func finish(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, slot: RequestSlot
     ) -> MHD_Result {
-        if let watch = watch(of: connection) { watchdog.answering(watch) }
+        withWatch(of: connection) { watchdog.answering($0) }
         var body: [UInt8] = []
         if case .exchange(let exchange) = slot.state {
             switch exchange.phase {
@@ -130,7 +127,7 @@ final class Dispatcher: Sendable {
             }
         }
         let request = Request(
-            method: String(cString: method), path: String(cString: path), body: body, connection: connection)
+            method: methodName(method), path: String(cString: path), body: body, connection: connection)
         switch handler.respond(to: request) {
         case .prepared(let prepared):
             return queue(prepared, on: connection)
@@ -149,9 +146,13 @@ final class Dispatcher: Sendable {
     /// The completion notification: libmicrohttpd is done with the request (answered, failed, or
     /// the client left).
     func complete(_ slot: RequestSlot, on connection: OpaquePointer?) {
+        slot.complete()
         // The next request's clock.
-        if let connection, let watch = watch(of: connection) { watchdog.waitForRequest(watch) }
-        if slot.complete() { requestCounts.withSlot { $0.add(1, at: 1) } }
+        guard let connection else { return }
+        withWatch(of: connection) { watch in
+            watch.inRequest.store(false, ordering: .relaxed)
+            watchdog.waitForRequest(watch)
+        }
     }
 
     // MARK: Stopping
@@ -165,11 +166,11 @@ final class Dispatcher: Sendable {
 
     // MARK: Helpers
 
-    /// The connection's watchdog entry, from libmicrohttpd's socket context.
-    private func watch(of connection: OpaquePointer) -> ConnectionWatchdog.Watch? {
-        cmhd_connection_context(connection).map {
-            Unmanaged<ConnectionWatchdog.Watch>.fromOpaque($0).takeUnretainedValue()
-        }
+    /// `body` with the connection's watchdog entry, from libmicrohttpd's socket context, not
+    /// retained: the context holds it until the connection's close notification.
+    private func withWatch(of connection: OpaquePointer, _ body: (ConnectionWatchdog.Watch) -> Void) {
+        guard let context = cmhd_connection_context(connection) else { return }
+        Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
     }
 
     /// Answers the request with the handler's response to `rejection`; the rest of it is ignored.

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 
 /// One request header as the client sent it.
 public struct HTTPHeader: Sendable, Equatable {
@@ -86,6 +87,22 @@ public struct Request: ~Copyable {
         }
     }
 }
+
+/// The method libmicrohttpd hands over, as a String: the usual ones are literals found by
+/// comparing bytes, so that most requests do not build (and validate) a String for their method.
+func methodName(_ method: UnsafePointer<CChar>) -> String {
+    for (bytes, name) in knownMethods
+    where strcmp(method, bytes.utf8Start.withMemoryRebound(to: CChar.self, capacity: 1) { $0 }) == 0 {
+        return name
+    }
+    return String(cString: method)
+}
+
+/// A literal's bytes (NUL-terminated) and the same literal as a String.
+private let knownMethods: [(StaticString, String)] = [
+    ("GET", "GET"), ("HEAD", "HEAD"), ("POST", "POST"), ("PUT", "PUT"), ("PATCH", "PATCH"), ("DELETE", "DELETE"),
+    ("OPTIONS", "OPTIONS"),
+]
 
 private func asciiCaseInsensitiveEqual(_ a: UInt8, _ b: UInt8) -> Bool {
     a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))

@@ -51,15 +51,10 @@ struct RequestSlot {
         return exchange
     }
 
-    /// Any state → new; releases the exchange. False when there was no request (nothing to count).
-    func complete() -> Bool {
-        switch state {
-        case .new: return false
-        case .headersReceived: break
-        case .exchange: Unmanaged<Exchange>.fromOpaque(pointer.pointee!).release()
-        }
+    /// Any state → new; releases the exchange.
+    func complete() {
+        if case .exchange = state { Unmanaged<Exchange>.fromOpaque(pointer.pointee!).release() }
         pointer.pointee = nil
-        return true
     }
 }
 

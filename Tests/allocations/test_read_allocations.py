@@ -2,8 +2,8 @@
 """A keep-alive GET /banner allocates nothing on the heap.
 
 Counts heap blocks with valgrind's dhat (a count, exact for a given binary, unlike any timing):
-the release banner-server answering READS keep-alive reads, minus the same run with none, per
-read. The read path answers from responses built once per state version, so the figure is a
+the release banner-server answering READS keep-alive reads after a few to warm up, minus the
+same run with only those, per read. The read path answers from responses built once per state version, so the figure is a
 small fraction (dhat's own and libmicrohttpd's occasional blocks); one allocation per read would
 make it 1 or more. Uses the measuring code of `make bench` (bench/run.py).
 """

@@ -1,0 +1,125 @@
+import Definitions
+import Locking
+import MicroHTTP
+import Synchronization
+
+/// The read path's responses, copied once per worker thread (docs/ARCHITECTURE.md, "The read
+/// path"): a read finds its carousel and its pre-built response in its own thread's copies,
+/// without a lock, and queues a response whose reference counts (Swift's and libmicrohttpd's,
+/// behind a mutex) only that thread touches. Shared between the cores, and only read by a read,
+/// are two counters: the directory's membership changes and each carousel's publications. A read
+/// that sees either move takes the shared way once (the directory's lock, then the views' lock)
+/// and copies what it needs.
+///
+/// Freshness: a carousel's views are replaced, then its publication counter moves; a carousel is
+/// added or removed, then the membership counter moves. A read that starts after a change has
+/// returned (a command's answer was sent after its publication) sees the counter moved, so it
+/// never answers with an older state than one already answered.
+final class ReadCache: @unchecked Sendable {
+    /// Moves after every carousel added to or removed from the directory.
+    private let membership = Atomic<UInt64>(0)
+    private let key = ThreadKey()
+    /// Every thread's copies, so that they go with the cache.
+    private let threads = Lock<[ThreadCopies]>([])
+
+    /// Called after the directory added or removed a carousel.
+    func membershipChanged() {
+        membership.add(1, ordering: .releasing)
+    }
+
+    /// The response to a read of `resource` of the carousel `name`; `views` finds a carousel's
+    /// views the shared way when this thread has none (nil: no such carousel).
+    func response(
+        carousel name: String, _ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?,
+        views: (String) -> ReadViews?
+    ) -> PreparedResponse? {
+        let membership = membership.load(ordering: .acquiring)
+        return withThreadCopies { copies in
+            if copies.membership != membership {
+                copies.forget(at: membership)
+            }
+            return copies.carousel(named: name, views: views)?.response(
+                resource, origin: origin, ifNoneMatch: ifNoneMatch)
+        }
+    }
+
+    /// `body` with this thread's copies (made on its first read), not retained: `threads` holds them.
+    private func withThreadCopies<Result>(_ body: (ThreadCopies) -> Result) -> Result {
+        if let raw = key.value {
+            return Unmanaged<ThreadCopies>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+        }
+        let copies = ThreadCopies()
+        threads.withLock { $0.append(copies) }
+        key.set(Unmanaged.passUnretained(copies).toOpaque())
+        return body(copies)
+    }
+}
+
+/// One worker thread's copies; only that thread uses them.
+private final class ThreadCopies {
+    /// The directory's membership count these copies were made at.
+    private(set) var membership: UInt64 = .max
+    /// `default` apart: the bare v1 paths, the busiest, find it without hashing its name.
+    private var defaultCarousel: CarouselCopies?
+    private var carousels: [String: CarouselCopies] = [:]
+
+    func forget(at membership: UInt64) {
+        self.membership = membership
+        defaultCarousel = nil
+        carousels.removeAll()
+    }
+
+    func carousel(named name: String, views: (String) -> ReadViews?) -> CarouselCopies? {
+        let isDefault = name == CarouselDefinition.defaultName
+        if let found = isDefault ? defaultCarousel : carousels[name] { return found }
+        guard let views = views(name) else { return nil }
+        let made = CarouselCopies(views)
+        if isDefault { defaultCarousel = made } else { carousels[name] = made }
+        return made
+    }
+}
+
+/// One carousel's responses as one thread queues them: copies of its views' representations,
+/// made on first need after each publication. Kept as three arrays rather than one of
+/// `Representation`s, so that a read retains the one response it sends and nothing else.
+private final class CarouselCopies {
+    let views: ReadViews
+    private var publication: UInt64 = .max
+    /// By position (`ReadViews.index(of:origin:)`).
+    private var etags: [String]
+    private var ok: [PreparedResponse?]
+    private var notModified: [PreparedResponse?]
+
+    init(_ views: ReadViews) {
+        self.views = views
+        etags = Array(repeating: "", count: views.representationCount)
+        ok = Array(repeating: nil, count: views.representationCount)
+        notModified = ok
+    }
+
+    func response(_ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
+        let index = views.index(of: resource, origin: origin)
+        if publication != views.publication.load(ordering: .acquiring) || ok[index] == nil {
+            copy(index)
+        }
+        if let ifNoneMatch, EntityTag.matches(ifNoneMatch, etags[index]) { return notModified[index]! }
+        return ok[index]!
+    }
+
+    /// The representation at `index` copied from the views' latest, the others forgotten when
+    /// that is a later publication than theirs.
+    private func copy(_ index: Int) {
+        let (shared, publication) = views.representation(at: index)
+        if publication != self.publication {
+            self.publication = publication
+            for position in ok.indices {
+                ok[position] = nil
+                notModified[position] = nil
+            }
+        }
+        let copy = shared.copy()
+        etags[index] = copy.etag
+        ok[index] = copy.ok
+        notModified[index] = copy.notModified
+    }
+}

@@ -245,6 +245,10 @@ public struct BannerAPI: HTTPHandler {
                 entry.add("name", live.name)
                 entry.add("count", state.count)
                 entry.add("version", state.version)
+                // What its screens show now, for a list that says it at a glance (the admin page).
+                entry.add("banner", state.currentBanner?.id)
+                entry.add("paused", state.isPaused)
+                entry.add("takeover", state.takeover != nil)
                 return entry
             })
         return Response(

@@ -112,12 +112,12 @@ enum CommandBody {
     }
 
     /// The body as JSON (400 when it is not, 415 when it says it is something else than JSON or
-    /// `alsoAccepting`); nil for a blank body.
+    /// `alsoAccepting`); nil for an empty body. Whitespace alone is not JSON: 400, as any other
+    /// malformed body.
     static func document(of request: borrowing Request, alsoAccepting other: String? = nil) throws(Problem)
         -> JSONValue?
     {
-        let isBlank = request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        if isBlank { return nil }
+        if request.body.isEmpty { return nil }
         if let contentType = request.header("Content-Type"), !isJSON(contentType),
             other.map({ mediaType(of: contentType) == $0 }) != true
         {

@@ -49,13 +49,14 @@ struct StaticAssets: Sendable {
         representations[path]!.response(ifNoneMatch: ifNoneMatch)
     }
 
-    /// Scripts, styles and requests only from this service; banner images from anywhere on the
-    /// web. The page may be framed by the origins CORS allows (a shop's home page), else only by
-    /// this service.
+    /// Scripts, styles, requests and frames (the admin page's live preview) only from this
+    /// service; banner images from anywhere on the web. The page may be framed by the origins CORS
+    /// allows (a shop's home page), else only by this service.
     static func contentSecurityPolicy(framedBy cors: CORSPolicy) -> String {
         let ancestors = cors.allowsAnyOrigin ? "*" : (["'self'"] + cors.origins).joined(separator: " ")
         return "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; "
-            + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors \(ancestors)"
+            + "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
+            + "frame-ancestors \(ancestors)"
     }
 
     /// FNV-1a, 64-bit: stable across runs, so browsers keep their copy over restarts.

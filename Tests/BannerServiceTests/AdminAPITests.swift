@@ -45,6 +45,14 @@ struct AdminAPITests {
         #expect(try await Self.create(service).status == 409)
         let moved = try await service.request("POST", "/carousels/lobby/banner/next").json
         #expect(moved["index"] as? Int == 1)
+        // The list says what each carousel shows now.
+        _ = try await service.request("POST", "/carousels/lobby/banner/pause")
+        let lobby = try #require(
+            try await service.request("GET", "/carousels").json["carousels"] as? [[String: Any]]
+        ).last
+        #expect(lobby?["banner"] as? String == "b")
+        #expect(lobby?["paused"] as? Bool == true)
+        #expect(lobby?["takeover"] as? Bool == false)
         #expect(try await service.request("GET", "/banner").json["index"] as? Int == 0, "default did not move")
     }
 

@@ -204,7 +204,7 @@ struct RouterCommandTests {
         #expect(resumed["nextAdvanceAt"] as? String == "2026-11-29T20:00:14.000Z")
     }
 
-    @Test(arguments: [#"{}"#, #"{"seconds": null}"#, "  \n"])
+    @Test(arguments: [#"{}"#, #"{"seconds": null}"#, ""])
     func anEmptyPauseBodyPausesWithoutEnd(_ body: String) async throws {
         let state = try await RouterHarness().sendJSON("POST", "/banner/pause", body).json
         #expect(state["paused"] as? Bool == true)
@@ -262,6 +262,14 @@ struct RouterBadRequestTests {
         try await expectRefused(
             on: transport, "PUT", "/banner/index", body: #"{"index": 1"#, status: 400,
             detail: "request body: invalid JSON at line 1, column 12: expected ',' or '}' in an object")
+    }
+
+    /// An empty body is no body (a command without fields); whitespace alone is malformed JSON.
+    @Test(arguments: Transport.allCases)
+    func aBodyOfWhitespaceIsMalformed(_ transport: Transport) async throws {
+        try await expectRefused(
+            on: transport, "POST", "/banner/pause", body: "\n", status: 400,
+            detail: "request body: invalid JSON at line 2, column 1: unexpected end of input, expected a value")
     }
 
     @Test(arguments: Transport.allCases)

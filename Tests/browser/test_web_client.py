@@ -11,6 +11,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +23,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
 from selenium import webdriver
@@ -130,7 +132,8 @@ class BannerServer:
         if token:
             request.add_header("Authorization", f"Bearer {token}")
         with urllib.request.urlopen(request, timeout=5) as response:
-            return json.loads(response.read())
+            answer = response.read()
+            return json.loads(answer) if answer else None  # a 204 has no body
 
     def state(self):
         return self.call("GET", "/banner")
@@ -262,6 +265,11 @@ class WebClientTest(unittest.TestCase):
 
     def wait(self, condition, seconds=15, message=""):
         return WebDriverWait(self.browser, seconds).until(lambda _: condition(), message)
+
+    def let_a_second_pass(self):
+        # A view needs a second on screen: a precondition of the rule, not a measurement.
+        since = time.monotonic()
+        self.wait(lambda: time.monotonic() - since > 1.5, 5)
 
     def wait_for_caption(self, caption, seconds=15):
         self.wait(lambda: self.find(".slide-caption").text == caption, seconds,
@@ -566,11 +574,6 @@ class HiddenTab(WebClientTest):
 class ProofOfPlay(WebClientTest):
     """Views and clicks the page reports (docs/STATS.md)."""
 
-    def let_a_second_pass(self):
-        # A view needs a second on screen: a precondition of the rule, not a measurement.
-        since = time.monotonic()
-        self.wait(lambda: time.monotonic() - since > 1.5, 5)
-
     def test_a_banner_seen_for_a_second_is_a_view_sent_when_the_page_is_left(self):
         self.let_a_second_pass()
         self.assertEqual(self.service.engagement()[0].get("banner-0"), 0, "sent when the view ends, not before")
@@ -582,6 +585,26 @@ class ProofOfPlay(WebClientTest):
         self.assertEqual(link.get_attribute("href"), self.service.url + "/carousels/default/banners/banner-0/click")
         link.click()
         self.wait(lambda: self.service.engagement()[1].get("banner-0") == 1, 10, "the click is counted")
+
+
+class PreviewCountsNoViews(WebClientTest):
+    """The page as the admin page's live preview shows it (`?preview`): nobody's views."""
+
+    def page_url(self):
+        return self.service.url + "/?preview"
+
+    def test_a_banner_seen_in_the_preview_is_not_a_view(self):
+        self.wait_for_caption(CAPTIONS[0])
+        self.let_a_second_pass()
+        self.browser.get("about:blank")  # a page that reports views sends them as it is left
+        # The same page without ?preview, likewise: its view is the only one, the preview's would
+        # have come first.
+        self.browser.get(self.service.url + "/")
+        self.wait_for_caption(CAPTIONS[0])
+        self.let_a_second_pass()
+        self.browser.get("about:blank")
+        self.wait(lambda: self.service.engagement()[0].get("banner-0", 0) >= 1, 10, "the page's view arrives")
+        self.assertEqual(self.service.engagement()[0].get("banner-0"), 1, "one view: the preview's is not counted")
 
 
 class ComponentTest(WebClientTest):
@@ -718,7 +741,7 @@ class ComponentProofOfPlay(ComponentTest):
         self.assertEqual(
             self.component("first", "return root.querySelector('.slide.current a').href"),
             self.service.url + "/carousels/default/banners/banner-0/click")
-        ProofOfPlay.let_a_second_pass(self)
+        self.let_a_second_pass()
         self.browser.get("about:blank")
         self.wait(lambda: self.service.engagement()[0].get("banner-0") == on_screen, 10,
                   f"one view from each of the {on_screen} elements at least half on screen")
@@ -810,6 +833,16 @@ class AdminPage(AdminPageTest):
         self.assertEqual(self.find("#create-name").get_attribute("value"), "", "the form is ready for the next one")
         link = self.find('#carousels tr[data-carousel="lobby"] a')
         self.assertEqual(link.get_attribute("href"), self.service.url + "/carousels/lobby/", "a preview link")
+
+    def test_the_list_says_what_each_carousel_shows_now(self):
+        now = lambda: self.browser.execute_script("""
+            const cell = document.querySelector('#carousels tr[data-carousel="default"] td.now');
+            return cell && [cell.firstChild.textContent, ...Array.from(cell.querySelectorAll('.badge'), (b) => b.textContent)]""")
+        self.wait(lambda: now() == ["banner-0"], 10, "the banner on now")
+        self.service.call("POST", "/carousels/default/takeover", {"banner": "banner-3"}, token=self.admin_token)
+        self.service.call("POST", "/banner/pause")
+        self.browser.refresh()
+        self.wait(lambda: now() == ["banner-3", "takeover", "paused"], 15, "the takeover's banner, said to be one, paused")
 
     def test_an_invalid_value_is_shown_beside_its_field_and_creates_nothing(self):
         self.create("lobby", "0")
@@ -985,11 +1018,166 @@ class AdminEditor(AdminPageTest):
                   "the screen is a phone's")
         overflow = self.browser.execute_script(
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        self.assertLessEqual(overflow, 0, "nothing sticks out sideways")
+        wide = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('body *'), (e) => [e.tagName + '#' + e.id + '.' + e.className,"
+            " e.getBoundingClientRect().right]).filter(([, right]) => right > 375)")
+        self.assertLessEqual(overflow, 0, f"nothing sticks out sideways: {wide}")
         self.assertTrue(self.banner_button("Edit banner-0").is_displayed())
         caption_width = self.browser.execute_script(
             "return document.querySelector('#banners li .banner-text').getBoundingClientRect().width")
         self.assertGreater(caption_width, 200, "a banner's caption keeps the width to be read")
+
+    def set_date(self, field, value):
+        # Filled as the browser's date picker leaves it: what typing into one takes depends on the locale.
+        self.browser.execute_script(
+            "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input', {bubbles: true}))",
+            self.find(field), value)
+
+    def stored_banner(self, banner_id):
+        return next(banner for banner in self.definition("default")["banners"] if banner["id"] == banner_id)
+
+    def test_schedules_a_banner_for_later_and_it_leaves_the_rotation(self):
+        self.service.call("PATCH", "/carousels/default", {"timeZone": "Europe/Berlin"}, token=self.admin_token)
+        self.browser.refresh()
+        self.wait(lambda: self.order() == [f"banner-{n}" for n in range(5)], 15, "the editor shows the banners")
+        self.assertEqual(self.find("#banner-form .zone-name").text, "Europe/Berlin", "the form says its time zone")
+        berlin = ZoneInfo("Europe/Berlin")
+        tomorrow = (datetime.now(berlin) + timedelta(days=1)).replace(hour=8, minute=30, second=0, microsecond=0)
+        self.banner_button("Edit banner-1").click()
+        self.set_date("#banner-starts-at", tomorrow.strftime("%Y-%m-%dT%H:%M"))
+        self.find("#window-add").click()
+        window = self.find("#banner-windows li")
+        for day in ("mon", "tue", "wed", "thu", "fri"):
+            window.find_element(By.CSS_SELECTOR, f'input[value="{day}"]').click()
+        self.find("#banner-submit").click()
+        self.wait(lambda: "startsAt" in self.stored_banner("banner-1"), 10, "the schedule reaches the service")
+        stored = self.stored_banner("banner-1")
+        starts = datetime.fromisoformat(stored["startsAt"].replace("Z", "+00:00"))
+        self.assertEqual(starts, tomorrow, "8:30 tomorrow in Berlin, whatever the browser's own zone")
+        self.assertEqual(stored["windows"], [{"days": ["mon", "tue", "wed", "thu", "fri"], "from": "09:00", "to": "17:00"}])
+        self.assertNotIn("banner-1", self.service.state()["rotation"], "not in the rotation before it starts")
+        item = self.find('#banners li[data-banner="banner-1"]')
+        self.wait(lambda: "not on now" in item.text, 15, "the list says the banner is not on now")
+        self.assertIn(f"from {tomorrow:%Y-%m-%d %H:%M}", item.text, "the list says when it starts, in Berlin time")
+        # Edited again, the form holds the schedule as saved; the start removed, the banner is back.
+        self.banner_button("Edit banner-1").click()
+        self.assertEqual(self.find("#banner-starts-at").get_attribute("value"), tomorrow.strftime("%Y-%m-%dT%H:%M"))
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#banner-windows li")), 1)
+        self.set_date("#banner-starts-at", "")
+        self.find('#banner-windows button[aria-label="Remove time window 1"]').click()
+        self.assertEqual(self.focused_label(), None, "the focus goes to the add button")
+        self.assertEqual(self.browser.switch_to.active_element.get_attribute("id"), "window-add")
+        self.find("#banner-submit").click()
+        self.wait(lambda: "startsAt" not in self.stored_banner("banner-1"), 10, "the schedule is removed")
+        self.assertNotIn("windows", self.stored_banner("banner-1"))
+        self.wait(lambda: "banner-1" in self.service.state()["rotation"], 10, "back in the rotation")
+
+    def test_a_time_window_error_is_shown_beside_the_windows(self):
+        self.banner_button("Edit banner-2").click()
+        self.find("#window-add").click()
+        self.browser.execute_script("document.querySelector('#banner-windows input.from').value = ''")
+        self.find("#banner-submit").click()
+        error = self.find("#banner-windows-error")
+        self.wait(error.is_displayed, 10, "the windows' error shown beside them")
+        self.assertIn("Time window 1, from: not a time of day", error.text)
+        self.assertEqual(self.browser.switch_to.active_element.get_attribute("id"), "banner-windows",
+                         "the focus goes to the windows")
+        self.assertNotIn("windows", self.stored_banner("banner-2"), "nothing was saved")
+
+    def test_a_concurrent_edit_of_a_banner_is_412_and_keeps_what_was_typed(self):
+        self.banner_button("Edit banner-0").click()
+        self.fill("banner-form", caption="Ours")
+        self.service.call("PATCH", "/carousels/default/banners/banner-3", {"caption": "Theirs"}, token=self.admin_token)
+        self.find("#banner-submit").click()
+        conflict = self.find("#conflict")
+        self.wait(conflict.is_displayed, 10, "the page says someone else changed the carousel")
+        self.assertNotEqual(self.stored_banner("banner-0").get("caption"), "Ours", "nothing of ours was written")
+        self.find("#conflict-reload").click()
+        self.wait(lambda: not conflict.is_displayed(), 10, "their version is loaded")
+        self.assertEqual(self.find("#banner-caption").get_attribute("value"), "Ours", "what was typed is kept")
+        self.find("#banner-submit").click()
+        self.wait(lambda: self.stored_banner("banner-0").get("caption") == "Ours", 10, "saved on their version")
+        self.assertEqual(self.stored_banner("banner-3")["caption"], "Theirs", "their change is kept too")
+
+    def test_the_timeline_shows_what_plays_when(self):
+        planned = self.service.call("GET", "/carousels/default/timeline?limit=100")["entries"]
+        self.assertGreater(len(planned), 5, "the carousel advances by itself")
+        listed = lambda: self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#timeline-next li'),"
+            " (item) => [item.dataset.banner, item.querySelector('time').dateTime])")
+        self.wait(lambda: listed() == [[entry["banner"], entry["at"]] for entry in planned[:5]], 10,
+                  "the next five changes listed, as the service plans them")
+        lanes = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#timeline-strip .lane-row'),"
+            " (row) => [row.dataset.banner, row.querySelectorAll('rect.shown').length])")
+        self.assertEqual([banner for banner, _ in lanes], [f"banner-{n}" for n in range(5)], "a lane per banner")
+        for banner, bars in lanes:
+            self.assertEqual(bars, sum(entry["banner"] == banner for entry in planned), f"a bar per turn of {banner}")
+        self.assertIn("The next 100 changes", self.find("#timeline-span").text)
+
+    def test_shows_stats_per_banner_as_charts_and_downloads_them_as_csv(self):
+        now = datetime.now(timezone.utc)
+        at = lambda ago: (now - timedelta(seconds=ago)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self.service.call("POST", "/carousels/default/views", {"views": [
+            {"banner": "banner-0", "at": at(60), "ms": 4000}, {"banner": "banner-0", "at": at(50), "ms": 4000},
+            {"banner": "banner-2", "at": at(40), "ms": 2000}]})
+        report = self.service.call("GET", "/carousels/default/stats", token=self.admin_token)
+        expected = {}
+        for row in report["rows"]:
+            sums = expected.setdefault(row["banner"], [0, 0.0, 0, 0])
+            for position, key in enumerate(["plays", "shownSeconds", "views", "clicks"]):
+                sums[position] += row[key]
+        self.assertEqual((expected["banner-0"][2], expected["banner-2"][2]), (2, 1), "the views reported")
+        self.find("#stats-show").click()
+        shown = lambda: self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#stats-table tbody tr'), (row) => [row.dataset.banner,"
+            " ...Array.from(row.querySelectorAll('td'), (cell) => cell.dataset.value)])")
+        self.wait(lambda: len(shown()) == len(expected), 10, "a row per banner in the stats")
+        for banner, *values in shown():
+            sums = expected[banner]
+            numbers = [float(value) for value in values[:4]]
+            self.assertEqual(numbers[0::2] + numbers[3:], sums[0::2] + sums[3:],
+                             f"{banner}'s plays, views and clicks as the API has them")
+            # The banner on screen keeps adding seconds: read later, the page's are not fewer.
+            self.assertGreaterEqual(numbers[1], sums[1], f"{banner}'s seconds shown")
+            self.assertEqual(float(values[4]) if values[4] else None, sums[3] / sums[2] if sums[2] else None,
+                             f"{banner}'s clicks per view")
+        columns = self.browser.execute_script("return document.querySelectorAll('#stats-chart rect.column').length")
+        self.assertEqual(columns, len({row["start"] for row in report["rows"]}), "a column per hour with a row")
+        self.assertIn("3 in all", self.find("#stats-caption").text)
+        # The CSV the page saves, as a file in the browser's downloads, is the service's own.
+        downloads = Path(tempfile.mkdtemp(prefix="carousel-test-downloads-"))
+        self.addCleanup(shutil.rmtree, downloads, True)
+        self.browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+        self.find("#stats-csv").click()
+        status = self.find("#stats-status")
+        self.wait(lambda: status.text == "Downloaded default-stats-by-hour.csv.", 10, "the page says it saved the file")
+        file = downloads / "default-stats-by-hour.csv"
+        self.wait(file.exists, 10, "the file is saved")
+        saved = file.read_text()
+        request = urllib.request.Request(self.service.url + "/carousels/default/stats", headers={"Accept": "text/csv"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            served = response.read().decode()
+        # The same rows, but for the seconds the banner on screen has added since.
+        without_seconds = lambda text: [
+            [field for position, field in enumerate(line.split(",")) if position != text.split(",").index("shownSeconds")]
+            for line in text.splitlines()]
+        self.assertEqual(without_seconds(saved), without_seconds(served))
+        self.assertEqual(saved.splitlines()[0], served.splitlines()[0], "a header row")
+
+    def test_the_live_preview_follows_the_service(self):
+        frame = self.find("#preview")
+        self.assertEqual(frame.get_attribute("src"), self.service.url + "/carousels/default/?preview")
+        self.assertEqual(frame.get_attribute("title"), "Live preview of default")
+        images = [banner["image"] for banner in self.definition("default")["banners"]]
+        self.browser.switch_to.frame(frame)
+        try:
+            shown = lambda: self.browser.execute_script("return document.querySelector('.slide-image')?.src")
+            self.wait(lambda: shown() == images[0], 15, "the preview shows the carousel's banner")
+            self.service.call("POST", "/banner/next")
+            self.wait(lambda: shown() == images[1], 10, "the preview follows a command made elsewhere")
+        finally:
+            self.browser.switch_to.default_content()
 
     def test_a_settings_error_is_shown_beside_its_field(self):
         self.fill("settings", interval="-1")

@@ -29,6 +29,22 @@
         bannerCancel: document.getElementById("banner-cancel"),
         bannerError: document.getElementById("banner-error"),
         bannerPreview: document.getElementById("banner-preview"),
+        windows: document.getElementById("banner-windows"),
+        windowAdd: document.getElementById("window-add"),
+        zoneName: document.querySelector("#banner-form .zone-name"),
+        preview: document.getElementById("preview"),
+        timelineSpan: document.getElementById("timeline-span"),
+        timelineStrip: document.getElementById("timeline-strip"),
+        timelineNext: document.getElementById("timeline-next"),
+        statsPeriod: document.getElementById("stats-period"),
+        statsShow: document.getElementById("stats-show"),
+        statsCsv: document.getElementById("stats-csv"),
+        statsStatus: document.getElementById("stats-status"),
+        statsResult: document.getElementById("stats-result"),
+        statsChart: document.getElementById("stats-chart"),
+        statsCaption: document.getElementById("stats-caption"),
+        statsRows: document.querySelector("#stats-table tbody"),
+        statsDownload: document.getElementById("stats-download"),
         takeoverNow: document.getElementById("takeover-now"),
         takeoverForm: document.getElementById("takeover-form"),
         takeoverEnd: document.getElementById("takeover-end"),
@@ -58,9 +74,9 @@
      * `fetch` with the admin token of this tab (sessionStorage: it goes when the tab does). A 401
      * asks for the token and tries again once it is given; a wrong one is said to be wrong.
      */
-    async function api(method, path, {body, ifMatch} = {}) {
+    async function api(method, path, {body, ifMatch, accept = "application/json"} = {}) {
         const token = sessionStorage.getItem(tokenKey);
-        const headers = {Accept: "application/json"};
+        const headers = {Accept: accept};
         if (token) headers.Authorization = `Bearer ${token}`;
         if (body !== undefined) headers["Content-Type"] = "application/json";
         if (ifMatch) headers["If-Match"] = ifMatch;
@@ -72,7 +88,7 @@
             const message = token
                 ? "That admin token was refused. Enter the service's CAROUSEL_ADMIN_TOKEN."
                 : "This service needs its admin token for changes.";
-            if (await askForToken(message)) return api(method, path, {body, ifMatch});
+            if (await askForToken(message)) return api(method, path, {body, ifMatch, accept});
         }
         if (response.status === 403) showAccess(await problemDetail(response.clone()));
         return response;
@@ -143,6 +159,9 @@
         preview.textContent = carousel.name;
         name.append(preview);
         const count = cell(String(carousel.count), "number");
+        const now = cell(carousel.banner ?? "nothing", "now");
+        if (carousel.takeover) now.append(badge("takeover", "takeover"));
+        if (carousel.paused) now.append(badge("paused", "paused"));
         const version = cell(String(carousel.version), "number");
         const actions = cell("", "actions");
         actions.append(
@@ -150,8 +169,15 @@
                 location.hash = `carousel=${encodeURIComponent(carousel.name)}`;
             }),
             button("Delete", `Delete ${carousel.name}`, () => confirmAndDelete(carousel.name), "link-danger"));
-        tr.append(name, count, version, actions);
+        tr.append(name, count, now, version, actions);
         return tr;
+    }
+
+    function badge(text, kind) {
+        const element = document.createElement("span");
+        element.className = `badge ${kind}`;
+        element.textContent = text;
+        return element;
     }
 
     function cell(text, className) {
@@ -206,11 +232,16 @@
         const member = members.find((name) => form.querySelector(`.error[data-field="${name}"]`));
         const fieldError = member && form.querySelector(`.error[data-field="${member}"]`);
         const target = fieldError || fallback;
-        target.textContent = fieldError ? named[2] : detail;
+        // A field, or a group of fields (a banner's time windows): then which one of them is said too.
+        const input = fieldError
+            && (form.querySelector(`[name="${member}"]`) ?? form.querySelector(`[data-focus="${member}"]`));
+        const within = /^.*windows\[(\d+)\]\.?(.*)$/.exec(named?.[1] ?? "");
+        target.textContent = !fieldError ? detail
+            : within ? `Time window ${Number(within[1]) + 1}${within[2] ? `, ${within[2]}` : ""}: ${named[2]}`
+            : named[2];
         target.hidden = false;
-        if (fieldError) {
-            const input = form.querySelector(`[name="${member}"]`);
-            input.setAttribute("aria-invalid", "true");
+        if (input) {
+            if (input.matches("input, select, textarea")) input.setAttribute("aria-invalid", "true");
             input.focus();
         }
     }
@@ -282,7 +313,16 @@
         }
         const opening = editing?.name !== name;
         editing = {name, etag: response.headers.get("ETag"), definition: await response.json()};
+        if (opening) {
+            rotation = null;
+            ui.statsResult.hidden = true;
+            ui.statsStatus.textContent = "";
+            // The page of `/` for this carousel, which follows the service by itself.
+            ui.preview.src = `${carouselPath(name)}/?preview`;
+            ui.preview.title = `Live preview of ${name}`;
+        }
         ui.editorName.textContent = name;
+        ui.zoneName.textContent = zone();
         ui.editor.hidden = false;
         ui.conflict.hidden = true;
         if (!keepTyped) {
@@ -347,6 +387,19 @@
     function renderBanners() {
         const banners = editing.definition.banners;
         ui.banners.replaceChildren(...banners.map((banner, position) => bannerItem(banner, position, banners.length)));
+        markRotation();
+    }
+
+    let rotation = null; // the ids in rotation now, from the carousel's state
+
+    /** Banners out of the rotation now (disabled, or scheduled for another time) say so. */
+    function markRotation() {
+        for (const item of ui.banners.children) {
+            const off = rotation !== null && !rotation.includes(item.dataset.banner);
+            const shown = item.querySelector(".badge.off-now");
+            if (off && !shown) item.querySelector(".banner-text").append(badge("not on now", "off-now"));
+            else if (!off && shown) shown.remove();
+        }
     }
 
     function bannerItem(banner, position, count) {
@@ -364,12 +417,7 @@
         const caption = document.createElement("span");
         caption.textContent = banner.caption || "(no caption)";
         text.append(id, caption);
-        if (banner.enabled === false) {
-            const off = document.createElement("span");
-            off.className = "badge";
-            off.textContent = "disabled";
-            text.append(off);
-        }
+        if (banner.enabled === false) text.append(badge("disabled", "disabled"));
         const actions = document.createElement("div");
         actions.className = "banner-actions";
         actions.append(
@@ -377,6 +425,13 @@
             button("↓", `Move ${banner.id} down`, position < count - 1 ? () => move(banner.id, position + 1) : null),
             button("Edit", `Edit ${banner.id}`, () => editBanner(banner)),
             button("Delete", `Delete ${banner.id}`, () => deleteBanner(banner.id), "link-danger"));
+        const summary = scheduleSummary(banner);
+        if (summary) {
+            const schedule = document.createElement("span");
+            schedule.className = "schedule-summary";
+            schedule.textContent = summary;
+            text.append(schedule);
+        }
         item.append(thumbnail, text, actions);
         item.addEventListener("dragstart", (event) => {
             event.dataTransfer.setData("text/plain", banner.id);
@@ -431,6 +486,9 @@
         fields.link.value = banner.link ?? "";
         fields.duration.value = banner.duration ?? "";
         fields.enabled.checked = banner.enabled !== false;
+        fields.startsAt.value = banner.startsAt ? localOf(banner.startsAt, zone()) : "";
+        fields.endsAt.value = banner.endsAt ? localOf(banner.endsAt, zone()) : "";
+        for (const window of banner.windows ?? []) addWindow(window);
         ui.bannerFormTitle.textContent = `Edit ${banner.id}`;
         ui.bannerSubmit.textContent = "Save banner";
         ui.bannerCancel.hidden = false;
@@ -440,6 +498,7 @@
 
     function resetBannerForm() {
         ui.bannerForm.reset();
+        ui.windows.replaceChildren();
         clearErrors(ui.bannerForm);
         editingBanner = null;
         ui.bannerForm.elements.id.readOnly = false;
@@ -478,12 +537,14 @@
             link: fields.link.value.trim() === "" ? null : fields.link.value.trim(),
             duration: duration === "" ? null : typedNumber(duration),
             enabled: fields.enabled.checked,
+            ...typedSchedule(),
         };
         const path = `${carouselPath(editing.name)}/banners`;
         const id = fields.id.value.trim();
         const saved = editingBanner === null
-            ? await write(ui.bannerError, ui.bannerForm, "POST", path, {id, ...banner})
-            // A merge patch: the banner's schedule, not in this form, stays as it is.
+            // A new banner names only what it has; null (none) is for removing from one that exists.
+            ? await write(ui.bannerError, ui.bannerForm, "POST", path,
+                Object.fromEntries(Object.entries({id, ...banner}).filter(([, value]) => value !== null)))
             : await write(ui.bannerError, ui.bannerForm, "PATCH", `${path}/${encodeURIComponent(editingBanner)}`, banner);
         if (saved) {
             ui.editorStatus.textContent = editingBanner === null ? `Added ${id}.` : `Saved ${id}.`;
@@ -499,6 +560,313 @@
             if (editingBanner === id) resetBannerForm();
         }
     }
+
+    // ----- A banner's schedule -------------------------------------------------------------------
+    // Entered in the carousel's time zone (docs/SCHEDULES.md); the API takes instants (RFC 3339)
+    // and writes them back in UTC, so the page converts both ways with the browser's zone data.
+
+    const weekDays = [["mon", "Monday"], ["tue", "Tuesday"], ["wed", "Wednesday"], ["thu", "Thursday"],
+        ["fri", "Friday"], ["sat", "Saturday"], ["sun", "Sunday"]];
+
+    function zone() {
+        return editing?.definition.timeZone ?? "UTC";
+    }
+
+    /** The wall clock of `instant` (milliseconds) in `timeZone`: year, month, day, hour, minute, second. */
+    function wallClock(instant, timeZone) {
+        const format = new Intl.DateTimeFormat("en-US", {
+            timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
+            hour: "2-digit", minute: "2-digit", second: "2-digit",
+        });
+        return Object.fromEntries(format.formatToParts(new Date(instant)).map((part) => [part.type, part.value]));
+    }
+
+    /** How far `timeZone`'s clocks are ahead of UTC at `instant`, in milliseconds. */
+    function zoneOffset(instant, timeZone) {
+        const wall = wallClock(instant, timeZone);
+        return Date.UTC(+wall.year, +wall.month - 1, +wall.day, +wall.hour, +wall.minute, +wall.second)
+            - Math.floor(instant / 1000) * 1000;
+    }
+
+    /** A datetime-local value (`2026-12-24T08:00`) read in `timeZone`, as an RFC 3339 instant. */
+    function instantOf(local, timeZone) {
+        const [date, time] = local.split("T");
+        const [year, month, day] = date.split("-").map(Number);
+        const [hour, minute, second = 0] = time.split(":").map(Number);
+        const asUTC = Date.UTC(year, month - 1, day, hour, minute, second);
+        // The offset at the instant found, which differs from the first guess's near a change of offset.
+        const guess = asUTC - zoneOffset(asUTC, timeZone);
+        return new Date(asUTC - zoneOffset(guess, timeZone)).toISOString();
+    }
+
+    /** An RFC 3339 instant as a datetime-local value in `timeZone`. */
+    function localOf(instant, timeZone) {
+        const wall = wallClock(Date.parse(instant), timeZone);
+        return `${wall.year}-${wall.month}-${wall.day}T${wall.hour}:${wall.minute}`;
+    }
+
+    /** One time window's row: its days, from, to, and a button that removes it. */
+    function addWindow(window = {from: "09:00", to: "17:00"}) {
+        const item = document.createElement("li");
+        item.className = "window";
+        const group = document.createElement("fieldset");
+        const legend = document.createElement("legend");
+        legend.className = "visually-hidden";
+        const days = document.createElement("div");
+        days.className = "days";
+        for (const [value, name] of weekDays) {
+            const label = document.createElement("label");
+            const box = document.createElement("input");
+            box.type = "checkbox";
+            box.value = value;
+            box.checked = (window.days ?? []).includes(value);
+            box.setAttribute("aria-label", name);
+            label.append(box, name.slice(0, 3));
+            days.append(label);
+        }
+        const times = document.createElement("div");
+        times.className = "times";
+        // A time field cannot say 24:00; 00:00 as the end is the same window (it runs to midnight).
+        times.append(timeField("From", "from", window.from), timeField("To", "to", window.to === "24:00" ? "00:00" : window.to));
+        const remove = button("Remove", "", () => {
+            item.remove();
+            numberWindows();
+            ui.windowAdd.focus();
+        }, "link-danger");
+        group.append(legend, days, times, remove);
+        item.append(group);
+        ui.windows.append(item);
+        numberWindows();
+        return item;
+    }
+
+    function timeField(text, className, value) {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        input.type = "time";
+        input.className = className;
+        input.value = value ?? "";
+        label.append(text, input);
+        return label;
+    }
+
+    /** Each row's name for assistive technology: "Time window 2", "Remove time window 2". */
+    function numberWindows() {
+        Array.from(ui.windows.children).forEach((item, index) => {
+            item.querySelector("legend").textContent = `Time window ${index + 1}`;
+            item.querySelector("button").setAttribute("aria-label", `Remove time window ${index + 1}`);
+        });
+    }
+
+    ui.windowAdd.addEventListener("click", () => addWindow().querySelector("input").focus());
+
+    /** The schedule in the form, as the API takes it: null for what is not set (it removes it from a banner). */
+    function typedSchedule() {
+        const fields = ui.bannerForm.elements;
+        const windows = Array.from(ui.windows.children, (item) => {
+            const days = Array.from(item.querySelectorAll(".days input:checked"), (box) => box.value);
+            const window = {from: item.querySelector("input.from").value, to: item.querySelector("input.to").value};
+            return days.length > 0 ? {days, ...window} : window;
+        });
+        return {
+            startsAt: fields.startsAt.value === "" ? null : instantOf(fields.startsAt.value, zone()),
+            endsAt: fields.endsAt.value === "" ? null : instantOf(fields.endsAt.value, zone()),
+            windows: windows.length === 0 ? null : windows,
+        };
+    }
+
+    /** A banner's schedule in a line, in the carousel's time zone; empty when it has none. */
+    function scheduleSummary(banner) {
+        const parts = [];
+        if (banner.startsAt) parts.push(`from ${localOf(banner.startsAt, zone()).replace("T", " ")}`);
+        if (banner.endsAt) parts.push(`until ${localOf(banner.endsAt, zone()).replace("T", " ")}`);
+        for (const window of banner.windows ?? []) {
+            const days = window.days ? window.days.join(" ") : "every day";
+            parts.push(`${days} ${window.from}–${window.to}`);
+        }
+        return parts.join("; ");
+    }
+
+    // ----- The timeline ----------------------------------------------------------------------------
+    // What plays when: the next changes the service plans (`GET …/timeline`, docs/SCHEDULES.md),
+    // drawn as a strip with a lane per banner, and the first few listed in words.
+
+    const timelineChanges = 100;
+    const timelineListed = 5;
+    const stripWidth = 1000;
+    const laneHeight = 14;
+
+    async function followTimeline() {
+        let response;
+        try {
+            response = await read(`${carouselPath(editing.name)}/timeline?limit=${timelineChanges}`);
+        } catch {
+            return; // the list says the service is unreachable
+        }
+        if (response.ok) showTimeline((await response.json()).entries);
+    }
+
+    function showTimeline(entries) {
+        const when = new Intl.DateTimeFormat(undefined, {
+            timeZone: zone(), weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit",
+        });
+        ui.timelineNext.replaceChildren(...entries.slice(0, timelineListed).map((entry) => {
+            const item = document.createElement("li");
+            item.dataset.banner = entry.banner ?? "";
+            const time = document.createElement("time");
+            time.dateTime = entry.at;
+            time.textContent = when.format(new Date(entry.at));
+            item.append(time, ` ${entry.banner ?? "nothing"} (${entry.index + 1} of ${entry.count})`);
+            return item;
+        }));
+        if (entries.length === 0) {
+            ui.timelineSpan.textContent = "No change planned: the carousel is paused, has one banner, or a takeover holds it.";
+            ui.timelineStrip.replaceChildren();
+            return;
+        }
+        const from = Date.now();
+        const until = Date.parse(entries[entries.length - 1].at);
+        ui.timelineSpan.textContent = `The next ${entries.length} changes, until ${when.format(new Date(until))} `
+            + `(${zone()}).`;
+        ui.timelineStrip.replaceChildren(...strip(entries, from, until));
+    }
+
+    /** The strip: a lane per banner of the carousel, named, a bar wherever it is the one shown. */
+    function strip(entries, from, until) {
+        const x = (instant) => ((instant - from) / Math.max(until - from, 1)) * stripWidth;
+        return editing.definition.banners.map(({id}) => {
+            const row = document.createElement("div");
+            row.className = "lane-row";
+            row.dataset.banner = id;
+            const label = document.createElement("span");
+            label.className = "lane-label";
+            label.textContent = id;
+            const svg = svgElement("svg", {viewBox: `0 0 ${stripWidth} ${laneHeight}`, preserveAspectRatio: "none"});
+            svg.append(svgElement("rect", {class: "lane", x: 0, y: 0, width: stripWidth, height: laneHeight}));
+            entries.forEach((entry, position) => {
+                if (entry.banner !== id) return;
+                const end = position + 1 < entries.length ? Date.parse(entries[position + 1].at) : until;
+                const start = Math.max(Date.parse(entry.at), from);
+                svg.append(svgElement("rect", {
+                    class: "shown", x: x(start), y: 0, width: Math.max(x(end) - x(start), 1), height: laneHeight,
+                }));
+            });
+            row.append(label, svg);
+            return row;
+        });
+    }
+
+    function svgElement(name, attributes) {
+        const element = document.createElementNS("http://www.w3.org/2000/svg", name);
+        for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, String(value));
+        return element;
+    }
+
+    // ----- Stats ---------------------------------------------------------------------------------
+    // Plays, views and clicks (`GET …/stats`, docs/STATS.md: the admin role), read when asked for:
+    // views per bucket as columns, and each banner's totals as a table whose cells carry bars.
+
+    function statsPath() {
+        return `${carouselPath(editing.name)}/stats?bucket=${ui.statsPeriod.value}`;
+    }
+
+    async function showStats() {
+        ui.statsStatus.textContent = "Reading the stats…";
+        const response = await send(ui.statsStatus, () => api("GET", statsPath()));
+        if (!response) return;
+        if (!response.ok) {
+            ui.statsStatus.textContent = await problemDetail(response);
+            return;
+        }
+        const report = await response.json();
+        drawBuckets(report);
+        fillBannerTotals(report);
+        ui.statsResult.hidden = false;
+        ui.statsStatus.textContent = "";
+    }
+
+    ui.statsShow.addEventListener("click", showStats);
+    ui.statsPeriod.addEventListener("change", () => {
+        if (!ui.statsResult.hidden) showStats();
+    });
+
+    /** Views per bucket over the period, all banners together. */
+    function drawBuckets(report) {
+        const buckets = new Map();
+        for (const row of report.rows) buckets.set(row.start, (buckets.get(row.start) ?? 0) + row.views);
+        const starts = [...buckets.keys()].sort();
+        const highest = Math.max(1, ...buckets.values());
+        const width = 20;
+        const svg = svgElement("svg", {viewBox: `0 0 ${Math.max(starts.length, 1) * width} 100`, preserveAspectRatio: "none"});
+        starts.forEach((start, position) => {
+            const height = (buckets.get(start) / highest) * 100;
+            svg.append(svgElement("rect", {
+                class: "column", x: position * width + 2, y: 100 - height, width: width - 4, height,
+            }));
+        });
+        ui.statsChart.replaceChildren(svg);
+        const when = new Intl.DateTimeFormat(undefined, {
+            timeZone: report.timeZone ?? "UTC", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+        });
+        const total = [...buckets.values()].reduce((sum, views) => sum + views, 0);
+        ui.statsCaption.textContent = `Views per ${report.bucket}, ${when.format(new Date(report.from))} to `
+            + `${when.format(new Date(report.to))} (${report.timeZone ?? "UTC"}): ${total} in all, `
+            + `${Math.max(0, ...buckets.values())} at most in one ${report.bucket}.`;
+    }
+
+    /** Each banner's totals over the period, with a bar against the highest in each column. */
+    function fillBannerTotals(report) {
+        const totals = new Map();
+        for (const row of report.rows) {
+            const sum = totals.get(row.banner) ?? {plays: 0, shownSeconds: 0, views: 0, clicks: 0};
+            for (const key of Object.keys(sum)) sum[key] += row[key];
+            totals.set(row.banner, sum);
+        }
+        for (const sum of totals.values()) sum.ctr = sum.views > 0 ? sum.clicks / sum.views : null;
+        const columns = ["plays", "shownSeconds", "views", "clicks", "ctr"];
+        const highest = Object.fromEntries(columns.map((column) =>
+            [column, Math.max(0, ...[...totals.values()].map((sum) => sum[column] ?? 0))]));
+        ui.statsRows.replaceChildren(...[...totals.entries()].map(([banner, sum]) => {
+            const tr = document.createElement("tr");
+            tr.dataset.banner = banner;
+            const name = document.createElement("th");
+            name.scope = "row";
+            name.textContent = banner;
+            tr.append(name, ...columns.map((column) => {
+                const value = sum[column];
+                const text = value === null ? "–"
+                    : column === "ctr" ? `${(value * 100).toFixed(1)} %`
+                    : column === "shownSeconds" ? Math.round(value).toLocaleString()
+                    : value.toLocaleString();
+                const td = cell(text, "number");
+                td.dataset.value = value === null ? "" : String(value);
+                const bar = svgElement("svg", {class: "bar", viewBox: "0 0 100 4", preserveAspectRatio: "none"});
+                bar.append(svgElement("rect", {
+                    x: 0, y: 0, height: 4, width: highest[column] > 0 ? ((value ?? 0) / highest[column]) * 100 : 0,
+                }));
+                td.append(bar);
+                return td;
+            }));
+            return tr;
+        }));
+        if (totals.size === 0) ui.statsStatus.textContent = "Nothing was played, seen or clicked in this period.";
+    }
+
+    /** The same stats as CSV (the service's own), saved as a file. */
+    ui.statsCsv.addEventListener("click", async () => {
+        ui.statsStatus.textContent = "";
+        const response = await send(ui.statsStatus, () => api("GET", statsPath(), {accept: "text/csv"}));
+        if (!response) return;
+        if (!response.ok) {
+            ui.statsStatus.textContent = await problemDetail(response);
+            return;
+        }
+        if (ui.statsDownload.href) URL.revokeObjectURL(ui.statsDownload.href);
+        ui.statsDownload.href = URL.createObjectURL(await response.blob());
+        ui.statsDownload.download = `${editing.name}-stats-by-${ui.statsPeriod.value}.csv`;
+        ui.statsDownload.click();
+        ui.statsStatus.textContent = `Downloaded ${ui.statsDownload.download}.`;
+    });
 
     // ----- Takeover ------------------------------------------------------------------------------
     // Commands, not edits of the definition: no If-Match (docs/SCHEDULES.md, "Takeovers").
@@ -520,7 +888,13 @@
         if (!editing) return;
         try {
             const response = await read(`${carouselPath(editing.name)}/banner`);
-            if (response.ok) showTakeover(await response.json());
+            if (response.ok) {
+                const state = await response.json();
+                showTakeover(state);
+                rotation = state.rotation;
+                markRotation();
+                await followTimeline();
+            }
         } catch {
             // the list says the service is unreachable
         }
@@ -566,6 +940,7 @@
         } else {
             editing = null;
             ui.editor.hidden = true;
+            ui.preview.src = "about:blank"; // its stream closed
         }
     }
 

@@ -54,6 +54,8 @@
         onStatus: (status) => showStatus(status),
     });
     const views = new ViewReporter(carouselURL, clock, ui.stage);
+    // `?preview`: the admin page's live preview, whose views are nobody's (docs/ADMIN.md).
+    const preview = new URLSearchParams(location.search).has("preview");
 
     // ----- Showing the state ---------------------------------------------------------------
 
@@ -326,6 +328,6 @@
     // The page's files came on connections the service closed: the stream finds none idle to reuse
     // and opens its own, which the service holds for under 1 KiB instead of 15 (docs/SCREENS.md).
     feed.start();
-    views.start();
+    if (!preview) views.start();
     requestAnimationFrame(frame);
 })();

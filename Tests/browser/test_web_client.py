@@ -1099,21 +1099,27 @@ class AdminEditor(AdminPageTest):
         self.wait(lambda: self.stored_banner("banner-0").get("caption") == "Ours", 10, "saved on their version")
         self.assertEqual(self.stored_banner("banner-3")["caption"], "Theirs", "their change is kept too")
 
-    def test_the_timeline_shows_what_plays_when(self):
+    def test_the_timeline_shows_what_plays_when_over_the_next_hours(self):
+        # Hourly turns: the changes of the next six hours are the first six the service plans
+        # (the first comes within the hour, the seventh after six hours).
         planned = self.service.call("GET", "/carousels/default/timeline?limit=100")["entries"]
-        self.assertGreater(len(planned), 5, "the carousel advances by itself")
+        self.assertGreater(len(planned), 7, "the carousel advances by itself")
         listed = lambda: self.browser.execute_script(
             "return Array.from(document.querySelectorAll('#timeline-next li'),"
             " (item) => [item.dataset.banner, item.querySelector('time').dateTime])")
         self.wait(lambda: listed() == [[entry["banner"], entry["at"]] for entry in planned[:5]], 10,
                   "the next five changes listed, as the service plans them")
         lanes = self.browser.execute_script(
-            "return Array.from(document.querySelectorAll('#timeline-strip .lane-row'),"
+            "return Array.from(document.querySelectorAll('#timeline-strip .lane-row[data-banner]'),"
             " (row) => [row.dataset.banner, row.querySelectorAll('rect.shown').length])")
         self.assertEqual([banner for banner, _ in lanes], [f"banner-{n}" for n in range(5)], "a lane per banner")
+        on_now = self.service.state()["banner"]["id"]
         for banner, bars in lanes:
-            self.assertEqual(bars, sum(entry["banner"] == banner for entry in planned), f"a bar per turn of {banner}")
-        self.assertIn("The next 100 changes", self.find("#timeline-span").text)
+            turns = sum(entry["banner"] == banner for entry in planned[:6]) + (banner == on_now)
+            self.assertEqual(bars, turns, f"a bar per turn of {banner} in the next six hours, the one on now included")
+        self.assertEqual(self.find("#timeline-span").text, "The next 6 hours (UTC): 6 changes.")
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#timeline-strip .scale-times span")), 4,
+                         "times under the strip: now and every two hours")
 
     def test_shows_stats_per_banner_as_charts_and_downloads_them_as_csv(self):
         now = datetime.now(timezone.utc)

@@ -315,6 +315,7 @@
         editing = {name, etag: response.headers.get("ETag"), definition: await response.json()};
         if (opening) {
             rotation = null;
+            timelineRead = {version: null, at: 0};
             ui.statsResult.hidden = true;
             ui.statsStatus.textContent = "";
             // The page of `/` for this carousel, which follows the service by itself.
@@ -688,25 +689,36 @@
     }
 
     // ----- The timeline ----------------------------------------------------------------------------
-    // What plays when: the next changes the service plans (`GET …/timeline`, docs/SCHEDULES.md),
-    // drawn as a strip with a lane per banner, and the first few listed in words.
+    // What plays when over the next hours: the changes the service plans (`GET …/timeline`,
+    // docs/SCHEDULES.md) drawn as a strip, a lane per banner with a bar wherever it is the one
+    // shown, and the next few listed in words. Read again when the state's version moves, else
+    // once a minute (a carousel that flips every few seconds plans thousands of changes in hours).
 
-    const timelineChanges = 100;
+    const horizonMs = 6 * 3600 * 1000;
+    const mostChanges = 2000;
     const timelineListed = 5;
     const stripWidth = 1000;
     const laneHeight = 14;
+    let timelineRead = {version: null, at: 0};
 
-    async function followTimeline() {
+    async function followTimeline(state) {
+        if (state.version === timelineRead.version && Date.now() - timelineRead.at < 60000) return;
+        timelineRead = {version: state.version, at: Date.now()};
+        // Enough changes for the horizon at the quickest turn, bounded.
+        const definition = editing.definition;
+        const quickest = Math.max(1, Math.min(definition.interval,
+            ...definition.banners.map((banner) => banner.duration ?? definition.interval)));
+        const limit = Math.min(mostChanges, Math.ceil(horizonMs / 1000 / quickest) + 1);
         let response;
         try {
-            response = await read(`${carouselPath(editing.name)}/timeline?limit=${timelineChanges}`);
+            response = await read(`${carouselPath(editing.name)}/timeline?limit=${limit}`);
         } catch {
             return; // the list says the service is unreachable
         }
-        if (response.ok) showTimeline((await response.json()).entries);
+        if (response.ok) showTimeline(state, (await response.json()).entries, limit);
     }
 
-    function showTimeline(entries) {
+    function showTimeline(state, entries, limit) {
         const when = new Intl.DateTimeFormat(undefined, {
             timeZone: zone(), weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit",
         });
@@ -719,21 +731,23 @@
             item.append(time, ` ${entry.banner ?? "nothing"} (${entry.index + 1} of ${entry.count})`);
             return item;
         }));
-        if (entries.length === 0) {
-            ui.timelineSpan.textContent = "No change planned: the carousel is paused, has one banner, or a takeover holds it.";
-            ui.timelineStrip.replaceChildren();
-            return;
-        }
         const from = Date.now();
-        const until = Date.parse(entries[entries.length - 1].at);
-        ui.timelineSpan.textContent = `The next ${entries.length} changes, until ${when.format(new Date(until))} `
-            + `(${zone()}).`;
-        ui.timelineStrip.replaceChildren(...strip(entries, from, until));
+        const horizon = from + horizonMs;
+        // Cut at the limit, the plan is unknown after its last change; else nothing changes after it.
+        const known = entries.length === limit ? Date.parse(entries[entries.length - 1].at) : horizon;
+        const segments = [{banner: state.banner?.id ?? null, at: new Date(from).toISOString()}, ...entries]
+            .filter((segment) => Date.parse(segment.at) < Math.min(horizon, known));
+        ui.timelineSpan.textContent = entries.length === 0
+            ? "No change planned: the carousel is paused, has one banner, or a takeover holds it."
+            : known < horizon
+                ? `The next ${entries.length} changes, to ${when.format(new Date(known))} (${zone()}).`
+                : `The next 6 hours (${zone()}): ${segments.length - 1} changes.`;
+        ui.timelineStrip.replaceChildren(...strip(segments, from, horizon, Math.min(horizon, known)), scale(from, horizon));
     }
 
     /** The strip: a lane per banner of the carousel, named, a bar wherever it is the one shown. */
-    function strip(entries, from, until) {
-        const x = (instant) => ((instant - from) / Math.max(until - from, 1)) * stripWidth;
+    function strip(segments, from, horizon, known) {
+        const x = (instant) => ((Math.min(instant, horizon) - from) / (horizon - from)) * stripWidth;
         return editing.definition.banners.map(({id}) => {
             const row = document.createElement("div");
             row.className = "lane-row";
@@ -743,10 +757,11 @@
             label.textContent = id;
             const svg = svgElement("svg", {viewBox: `0 0 ${stripWidth} ${laneHeight}`, preserveAspectRatio: "none"});
             svg.append(svgElement("rect", {class: "lane", x: 0, y: 0, width: stripWidth, height: laneHeight}));
-            entries.forEach((entry, position) => {
-                if (entry.banner !== id) return;
-                const end = position + 1 < entries.length ? Date.parse(entries[position + 1].at) : until;
-                const start = Math.max(Date.parse(entry.at), from);
+            segments.forEach((segment, position) => {
+                if (segment.banner !== id) return;
+                const start = Date.parse(segment.at);
+                const end = position + 1 < segments.length ? Date.parse(segments[position + 1].at) : known;
+                if (start >= horizon) return;
                 svg.append(svgElement("rect", {
                     class: "shown", x: x(start), y: 0, width: Math.max(x(end) - x(start), 1), height: laneHeight,
                 }));
@@ -754,6 +769,22 @@
             row.append(label, svg);
             return row;
         });
+    }
+
+    /** Times under the strip: now and every two hours, in the carousel's time zone. */
+    function scale(from, horizon) {
+        const row = document.createElement("div");
+        row.className = "lane-row scale";
+        const times = document.createElement("div");
+        times.className = "scale-times";
+        const clock = new Intl.DateTimeFormat(undefined, {timeZone: zone(), hour: "2-digit", minute: "2-digit"});
+        for (let instant = from; instant <= horizon; instant += 2 * 3600 * 1000) {
+            const time = document.createElement("span");
+            time.textContent = clock.format(new Date(instant));
+            times.append(time);
+        }
+        row.append(document.createElement("span"), times);
+        return row;
     }
 
     function svgElement(name, attributes) {
@@ -893,7 +924,7 @@
                 showTakeover(state);
                 rotation = state.rotation;
                 markRotation();
-                await followTimeline();
+                await followTimeline(state);
             }
         } catch {
             // the list says the service is unreachable

@@ -197,12 +197,18 @@ http {{
                   port, OUT / "nginx" / "stderr.log")
 
 
-def start_reference(threads, body_file, headers, cpu=None):
-    port = free_port()
+def reference_command(port, threads, body_file, headers):
+    """The C reference answering `body_file` with `headers` (the service's own)."""
     command = [str(REFERENCE), "--port", str(port), "--threads", str(threads), "--body", str(body_file)]
     for header in headers:
         command += ["--header", header]
-    return Target("reference", "C libmicrohttpd", pinned(command, cpu), port, OUT / "reference.log")
+    return command
+
+
+def start_reference(threads, body_file, headers, cpu=None):
+    port = free_port()
+    return Target("reference", "C libmicrohttpd", pinned(reference_command(port, threads, body_file, headers), cpu),
+                  port, OUT / "reference.log")
 
 
 def wrk(target, path, seconds, connections, script=None, cpu=None):
@@ -222,6 +228,24 @@ def wrk(target, path, seconds, connections, script=None, cpu=None):
         print(f"bench: warning: {url}: {bad.group(0) if bad else ''} {errors.group(0) if errors else ''}",
               file=sys.stderr)
     return rate, cpu * 1e6 / max(completed, 1), completed
+
+
+def get_rounds(targets, arguments, cpu=None, label=""):
+    """GET /banner on each target in turn, `arguments.rounds` times, the order rotating every round
+    (after a warm-up of a second each): req/s and server CPU µs per request, by target name."""
+    for target in targets:
+        wrk(target, "/banner", 1, arguments.connections, cpu=cpu)
+    rates = {target.name: [] for target in targets}
+    microseconds_used = {target.name: [] for target in targets}
+    for round_number in range(arguments.rounds):
+        order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
+        for target in order:
+            rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections, cpu=cpu)
+            rates[target.name].append(rate)
+            microseconds_used[target.name].append(microseconds)
+            print(f"  {label}round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
+                  f"{microseconds:5.2f} µs CPU/request", flush=True)
+    return rates, microseconds_used
 
 
 def latency_percentiles(url, clients, rate_per_client, seconds):
@@ -386,6 +410,23 @@ def scheduled_banners(count):
             for n in range(count)]
 
 
+def banner_only_configuration(port):
+    """A configuration file for a server under valgrind: the shipped banners, autoplay off."""
+    path = OUT / "valgrind.json"
+    path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
+                                "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
+    return path
+
+
+def read_banner(connection, times):
+    """`times` keep-alive GET /banner on `connection`, one after another, each answer read whole."""
+    for _ in range(times):
+        connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        received = b""
+        while not received.endswith(b"}\n"):
+            received += connection.recv(65536)
+
+
 def one_core_each(arguments, body, headers):
     """GET /banner with the load generator and the server kept apart: wrk on the first usable CPU,
     each server with one thread (nginx: one worker) on the last. On a 2-core machine the rounds
@@ -400,18 +441,7 @@ def one_core_each(arguments, body, headers):
     try:
         targets.append(start_nginx(1, body, cpu=server))
         targets.append(start_reference(1, OUT / "banner.json", headers, cpu=server))
-        for target in targets:
-            wrk(target, "/banner", 1, arguments.connections, cpu=client)
-        rates = {target.name: [] for target in targets}
-        cpu = {target.name: [] for target in targets}
-        for round_number in range(arguments.rounds):
-            order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
-            for target in order:
-                rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections, cpu=client)
-                rates[target.name].append(rate)
-                cpu[target.name].append(microseconds)
-                print(f"  one core, round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
-                      f"{microseconds:5.2f} µs CPU/request", flush=True)
+        rates, cpu = get_rounds(targets, arguments, cpu=client, label="one core, ")
     finally:
         for target in targets:
             target.stop()
@@ -433,15 +463,9 @@ def instructions_per_read(requests, headers):
         try:
             wait_for_port(port, process, f"{name} under valgrind", seconds=60)
             with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-                def read(times):
-                    for _ in range(times):
-                        connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                        received = b""
-                        while not received.endswith(b"}\n"):
-                            received += connection.recv(65536)
-                read(requests)
+                read_banner(connection, requests)
                 subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], capture_output=True, check=True)
-                read(requests)
+                read_banner(connection, requests)
                 subprocess.run(["callgrind_control", "-i", "off", str(process.pid)], capture_output=True, check=True)
         finally:
             process.terminate()
@@ -451,15 +475,10 @@ def instructions_per_read(requests, headers):
         return int(re.search(r"([\d,]+) \S*\s*PROGRAM TOTALS", listing).group(1).replace(",", "")) / requests
 
     port = free_port()
-    path = OUT / "callgrind.json"
-    path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
-                                "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
-    service = count("service", [str(SERVICE), "--config", str(path), "--store", "memory", "--threads", "1"], port)
+    service = count("service", [str(SERVICE), "--config", str(banner_only_configuration(port)), "--store", "memory",
+                                "--threads", "1"], port)
     port = free_port()
-    command = [str(REFERENCE), "--port", str(port), "--threads", "1", "--body", str(OUT / "banner.json")]
-    for header in headers:
-        command += ["--header", header]
-    reference = count("reference", command, port)
+    reference = count("reference", reference_command(port, 1, OUT / "banner.json", headers), port)
     return {"service": service, "reference": reference, "requests": requests}
 
 
@@ -471,20 +490,14 @@ def heap_blocks_per_read(requests, warm_up=20):
     totals = []
     for count in (warm_up, warm_up + requests):
         port = free_port()
-        path = OUT / "dhat.json"
-        path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
-                                    "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
         log = OUT / f"dhat-{count}.log"
         process = subprocess.Popen(["valgrind", "--tool=dhat", f"--dhat-out-file={OUT / 'dhat.out'}", str(SERVICE),
-                                    "--config", str(path), "--store", fresh_store("dhat"), "--threads", "1"],
+                                    "--config", str(banner_only_configuration(port)), "--store", fresh_store("dhat"),
+                                    "--threads", "1"],
                                    stdout=subprocess.DEVNULL, stderr=open(log, "w"))
         wait_for_port(port, process, "banner-server under valgrind", seconds=60)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-            for _ in range(count):
-                connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                received = b""
-                while not received.endswith(b"}\n"):
-                    received += connection.recv(65536)
+            read_banner(connection, count)
         process.terminate()
         process.wait(timeout=60)
         totals.append(int(re.search(r"Total:\s+[\d,]+ bytes in ([\d,]+) blocks", log.read_text())
@@ -597,18 +610,7 @@ def main():
               f"{arguments.rounds} rounds", flush=True)
         sizes[scheduled.name] = (lambda answer: len(answer[1]) + 4 + len(answer[2]))(fetch(scheduled.port))
         timed = targets + [scheduled, uncounted]
-        for target in timed:  # warm-up, not reported
-            wrk(target, "/banner", 1, arguments.connections)
-        rates = {target.name: [] for target in timed}
-        cpu = {target.name: [] for target in timed}
-        for round_number in range(arguments.rounds):
-            order = timed[round_number % len(timed):] + timed[:round_number % len(timed)]
-            for target in order:
-                rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections)
-                rates[target.name].append(rate)
-                cpu[target.name].append(microseconds)
-                print(f"  round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
-                      f"{microseconds:5.2f} µs CPU/request", flush=True)
+        rates, cpu = get_rounds(timed, arguments)
 
         latency = {}
         for target in targets:
@@ -722,6 +724,11 @@ def rounds_table(leading, last, number, rows):
     return lines
 
 
+def ratios(rates, key, other):
+    """Round by round, the rate of `key` over that of `other`."""
+    return [s / o for s, o in zip(rates[key], rates[other])]
+
+
 def one_core_section(arguments, one_core):
     """The report's lines for `one_core_each`."""
     if one_core is None:
@@ -729,7 +736,7 @@ def one_core_section(arguments, one_core):
     rates, cpu = one_core["rates"], one_core["cpu"]
 
     def versus(key, other):
-        return [s / o for s, o in zip(rates[key], rates[other])]
+        return ratios(rates, key, other)
     return [
         "### One core each",
         "",
@@ -755,7 +762,7 @@ def one_core_section(arguments, one_core):
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
            timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions):
     def versus(key, other):
-        return [s / o for s, o in zip(rates[key], rates[other])]
+        return ratios(rates, key, other)
     targets = [target for target in timed if target.name not in ("scheduled", "uncounted")]
     rounds = arguments.rounds
     lines = [

@@ -4,24 +4,12 @@ import Locking
 import MicroHTTP
 import Store
 
-/// The carousels being served, by name. Reads look a carousel up here (one lock, one dictionary
-/// lookup) and never touch the store; creating and deleting go through the store first.
+/// The carousels being served, by name. Reads find theirs in their thread's copies (`ReadCache`)
+/// and never touch the store; creating and deleting go through the store first.
 final class CarouselDirectory: Sendable {
-    /// The carousels by name, and `default` again apart: the bare v1 paths, the busiest, find it
-    /// without hashing its name.
-    private struct Entries {
-        var byName: [String: LiveCarousel] {
-            didSet { defaultCarousel = byName[CarouselDefinition.defaultName] }
-        }
-        private(set) var defaultCarousel: LiveCarousel?
-
-        init(_ byName: [String: LiveCarousel]) {
-            self.byName = byName
-            defaultCarousel = byName[CarouselDefinition.defaultName]
-        }
-    }
-
-    private let carousels: Lock<Entries>
+    /// The carousels by name. Reads find theirs in their thread's copies (`ReadCache`, which keeps
+    /// `default` apart), so this map is the way of the other requests and of a copy's first read.
+    private let carousels: Lock<[String: LiveCarousel]>
     /// The read path's per-thread copies; told of every carousel added or removed.
     private let reads = ReadCache()
     private let store: any CarouselStore
@@ -47,12 +35,11 @@ final class CarouselDirectory: Sendable {
             carousels[stored.name] = LiveCarousel(
                 stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
         }
-        self.carousels = Lock(Entries(carousels))
+        self.carousels = Lock(carousels)
     }
 
     func carousel(named name: String) -> LiveCarousel? {
-        let isDefault = name == CarouselDefinition.defaultName
-        return carousels.withLock { isDefault ? $0.defaultCarousel : $0.byName[name] }
+        carousels.withLock { $0[name] }
     }
 
     /// The response to a read of `resource` of the carousel `name` (nil: no such carousel), from
@@ -67,7 +54,7 @@ final class CarouselDirectory: Sendable {
 
     /// Every carousel, by name.
     var all: [LiveCarousel] {
-        carousels.withLock { Array($0.byName.values) }.sorted { $0.name < $1.name }
+        carousels.withLock { Array($0.values) }.sorted { $0.name < $1.name }
     }
 
     /// Starts every carousel's clock.
@@ -113,7 +100,7 @@ final class CarouselDirectory: Sendable {
             try await follow(name, stored: store.load(named: name))
         case .everything:
             let stored = try store.loadAll()
-            let names = Set(stored.map(\.name)).union(carousels.withLock { $0.byName.keys })
+            let names = Set(stored.map(\.name)).union(carousels.withLock { $0.keys })
             for name in names.sorted() {
                 try await follow(name, stored: stored.first { $0.name == name })
             }
@@ -145,21 +132,22 @@ final class CarouselDirectory: Sendable {
         let live = LiveCarousel(
             stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
         let (served, replaced) = carousels.withLock { carousels in
-            let existing = carousels.byName[stored.name]
+            let existing = carousels[stored.name]
             if let existing, existing.key == stored.key { return (existing, nil as LiveCarousel?) }
-            carousels.byName[stored.name] = live
+            carousels[stored.name] = live
             return (live, existing)
         }
-        if served === live { reads.membershipChanged() }
+        guard served === live else { return served }  // the same carousel, served already
+        reads.membershipChanged()
         replaced?.stop()
-        if served === live { live.start() }
-        return served
+        live.start()
+        return live
     }
 
     /// `live` out of service: its timer stopped, its streams ended.
     private func withdraw(_ live: LiveCarousel) {
         carousels.withLock { carousels in
-            if carousels.byName[live.name] === live { carousels.byName[live.name] = nil }
+            if carousels[live.name] === live { carousels[live.name] = nil }
         }
         reads.membershipChanged()
         live.stop()

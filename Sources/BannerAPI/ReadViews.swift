@@ -45,11 +45,6 @@ final class ReadViews: Sendable {
             Self.views(of: carousel, banners: EncodedBanners(carousel.banners), cors: cors, instance: instance))
     }
 
-    /// The response for a read of `resource` from a client whose origin resolved to `origin`.
-    func response(_ resource: Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
-        representation(at: index(of: resource, origin: origin)).representation.response(ifNoneMatch: ifNoneMatch)
-    }
-
     /// How many representations there are: one per resource in each CORS variant.
     var representationCount: Int { variantOrigins.count * Resource.allCases.count }
 

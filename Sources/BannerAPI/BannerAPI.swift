@@ -60,6 +60,11 @@ public struct BannerAPI: HTTPHandler {
         path.hasSuffix("/events")
     }
 
+    /// Every GET and HEAD but a subscription (a stream) and stats (read from the store later).
+    public func answersAtOnce(_ path: String) -> Bool {
+        !path.hasSuffix("/events") && !path.hasSuffix("/stats")
+    }
+
     /// Answers, and counts the answer (`RequestMetrics`) by the route template it matched.
     public func respond(to request: borrowing Request) -> Reply {
         #if NO_REQUEST_METRICS

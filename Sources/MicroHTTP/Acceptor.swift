@@ -3,9 +3,10 @@ import Glibc
 import Locking
 
 /// Accepts every connection on the server's port and sorts it by its first request
-/// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd"): a subscription to an event stream
-/// is answered here and its socket kept here, everything else is handed to libmicrohttpd
-/// untouched (`MHD_add_connection`; the request was only peeked at).
+/// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd"): a subscription to an event stream
+/// is answered here and its socket kept here, a read the handler answers at once goes to a
+/// `ReadLoop`, everything else is handed to libmicrohttpd untouched (`MHD_add_connection`; the
+/// request was only peeked at).
 ///
 /// Why: libmicrohttpd gives each connection a memory pool of `connectionMemoryLimit` (16 KiB)
 /// for its whole life, which made an idle subscriber cost 15 KiB; held here, it costs a socket
@@ -17,12 +18,14 @@ import Locking
 /// `ended`, under a lock, and the wake-up eventfd.
 final class Acceptor: @unchecked Sendable {
     private let listenDescriptor: Int32
-    private let epoll: Int32
-    private let wakeUp: Int32
+    private let epoll: WakeableEpoll
     /// The daemon connections are handed to; valid until `stop` returns.
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
     private let streams: StreamRegistry
+    /// Where reads answered at once go, in turn; none when the server keeps every connection in
+    /// libmicrohttpd (a per-address connection limit, which only libmicrohttpd enforces).
+    private let readLoops: [ReadLoop]
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     private let connectionLimit: Int
     private let headTimeout: Duration
@@ -42,24 +45,24 @@ final class Acceptor: @unchecked Sendable {
 
     init(
         listening: ListenSocket, daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry,
-        configuration: ServerConfiguration
+        readLoops: [ReadLoop], configuration: ServerConfiguration
     ) throws(HTTPServerError) {
         listenDescriptor = listening.descriptor
         self.daemon = daemon
         self.handler = handler
         self.streams = streams
+        self.readLoops = readLoops
         errorLog = configuration.errorLog
         connectionLimit = configuration.connectionLimit
         headTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeUp = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard epoll >= 0, wakeUp >= 0,
-            Self.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue, on: epoll),
-            Self.watch(wakeUp, token: Self.wakeUpToken, events: EPOLLIN.rawValue, on: epoll)
-        else {
+        do {
+            epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
+        } catch {
+            throw .cannotListen(host: configuration.host, port: configuration.port, errno: error.errno)
+        }
+        guard epoll.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue) else {
             let code = errno
-            if epoll >= 0 { close(epoll) }
-            if wakeUp >= 0 { close(wakeUp) }
+            epoll.close()
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: code)
         }
     }
@@ -81,11 +84,10 @@ final class Acceptor: @unchecked Sendable {
             return !shared.stopping
         }
         guard first else { return }
-        signalWakeUp()
+        epoll.signal()
         shared.withLock { $0.thread }?.join()
         close(listenDescriptor)
-        close(epoll)
-        close(wakeUp)
+        epoll.close()
     }
 
     // MARK: The loop (the acceptor's thread only)
@@ -96,7 +98,9 @@ final class Acceptor: @unchecked Sendable {
         var waiting: [UInt64: WaitingConnection] = [:]
         var streams: [UInt64: ResponseStream] = [:]
         /// Where heads are peeked into.
-        var buffer = [UInt8](repeating: 0, count: Acceptor.headLimit)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Acceptor.headLimit, alignment: 16)
+        /// The read loop the next read goes to.
+        var nextReadLoop = 0
         /// While `accept` fails for want of descriptors: when to try again.
         var acceptPausedUntil: ContinuousClock.Instant?
         var lastDescriptorWarning: ContinuousClock.Instant?
@@ -113,7 +117,7 @@ final class Acceptor: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         while true {
             let timeout = loop.waiting.isEmpty && loop.acceptPausedUntil == nil ? -1 : 250
-            let count = epoll_wait(epoll, &events, Int32(events.count), Int32(timeout))
+            let count = epoll_wait(epoll.descriptor, &events, Int32(events.count), Int32(timeout))
             if count < 0 {
                 if errno == EINTR { continue }
                 errorLog?(.warning, "the acceptor stopped: epoll_wait failed: \(String(cString: strerror(errno)))")
@@ -122,7 +126,7 @@ final class Acceptor: @unchecked Sendable {
             for event in events[0..<Int(count)] {
                 switch event.data.u64 {
                 case Self.listenToken: acceptAll(&loop)
-                case Self.wakeUpToken: drainWakeUp()
+                case Self.wakeUpToken: epoll.drain()
                 case let token: handle(event.events, token: token, &loop)
                 }
             }
@@ -134,6 +138,7 @@ final class Acceptor: @unchecked Sendable {
         loop.waiting.removeAll()
         for stream in loop.streams.values { stream.socketHungUp() }
         takeOutEnded(&loop)
+        loop.buffer.deallocate()
     }
 
     private func acceptAll(_ loop: inout Loop) {
@@ -160,22 +165,21 @@ final class Acceptor: @unchecked Sendable {
                             "cannot accept connections: \(reason); open connections use every descriptor allowed: "
                                 + "raise the open-file limit (ulimit -n) or lower --max-connections")
                     }
-                    _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listenDescriptor, nil)
+                    epoll.forget(listenDescriptor)
                     loop.acceptPausedUntil = .now + .milliseconds(250)
                     return
                 default: return  // EAGAIN: all accepted
                 }
             }
-            guard loop.waiting.count + loop.streams.count < connectionLimit else {
+            let elsewhere = readLoops.reduce(0) { $0 + $1.connectionCount.load(ordering: .relaxed) }
+            guard loop.waiting.count + loop.streams.count + elsewhere < connectionLimit else {
                 close(descriptor)  // as libmicrohttpd does at its limit
                 continue
             }
             let token = loop.nextToken
             loop.nextToken += 1
             guard
-                Self.watch(
-                    descriptor, token: token, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue,
-                    on: epoll)
+                epoll.watch(descriptor, token: token, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
             else {
                 close(descriptor)
                 continue
@@ -204,59 +208,52 @@ final class Acceptor: @unchecked Sendable {
     /// decides, once it can, who answers it.
     private func sort(_ token: UInt64, _ loop: inout Loop) {
         guard let connection = loop.waiting[token] else { return }
-        let received = loop.buffer.withUnsafeMutableBytes { buffer in
-            recv(connection.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
-        }
+        let received = recv(
+            connection.descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
         if received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
         guard received > 0 else {
             forget(token, &loop)  // the client left before sending a request
             return
         }
-        let sorting = loop.buffer.withUnsafeBytes { buffer in
-            RequestHead.sort(
-                UnsafeRawBufferPointer(rebasing: buffer[0..<received]), limit: Self.headLimit,
-                isStreamPath: handler.mayStream)
-        }
-        switch sorting {
+        switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: loop.buffer[..<received]), limit: loop.buffer.count)
+        {
         case .needMore:
             return
         case .other:
             handOver(token, &loop)
-        case .subscription(let head):
-            subscribe(token, head: head, &loop)
+        case .plain(let head):
+            let path = head.pathText
+            if !head.isHead && handler.mayStream(path[...]) {
+                subscribe(token, head: head, path: path, &loop)
+            } else if !readLoops.isEmpty && handler.answersAtOnce(path) {
+                giveToReadLoop(token, &loop)
+            } else {
+                handOver(token, &loop)
+            }
         }
     }
 
-    private func subscribe(_ token: UInt64, head: RequestHead, _ loop: inout Loop) {
+    private func subscribe(_ token: UInt64, head: RequestHead, path: String, _ loop: inout Loop) {
         let connection = loop.waiting[token]!
         let isLoopback = withUnsafePointer(to: connection.address) { storage in
             storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_is_loopback($0) != 0 }
         }
-        let request = Request(
-            method: "GET", path: head.query.isEmpty ? head.path : "\(head.path)?\(head.query)", headers: head.headers,
-            fromLoopback: isLoopback)
+        let request = Request(head, path: path, fromLoopback: isLoopback)
         guard case .stream(let stream) = handler.respond(to: request) else {
             handOver(token, &loop)  // libmicrohttpd asks the handler again and sends its answer
             return
         }
         // Take the head off the socket: it is all there, it was peeked.
-        var taken = 0
-        while taken < head.length {
-            let count = loop.buffer.withUnsafeMutableBytes { buffer in
-                recv(connection.descriptor, buffer.baseAddress, head.length - taken, Int32(MSG_DONTWAIT))
-            }
-            guard count > 0 || (count < 0 && errno == EINTR) else {
-                streams.closed(stream)  // the client left: out of the registry the handler put it in
-                forget(token, &loop)
-                return
-            }
-            taken += max(count, 0)
+        guard recv(connection.descriptor, nil, head.length, Int32(MSG_TRUNC | MSG_DONTWAIT)) == head.length else {
+            streams.closed(stream)  // the client left: out of the registry the handler put it in
+            forget(token, &loop)
+            return
         }
         loop.waiting[token] = nil
         loop.streams[token] = stream
         let socket = ResponseStream.OwnSocket(descriptor: connection.descriptor) { [self] in ended(token) }
         let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-        guard Self.watch(connection.descriptor, token: token, events: events, on: epoll, modify: true),
+        guard epoll.watch(connection.descriptor, token: token, events: events, modify: true),
             streams.start(stream, on: socket, head: Self.responseHead(of: stream))
         else {
             // Not attached (the server is stopping): the socket is still ours to close.
@@ -267,10 +264,19 @@ final class Acceptor: @unchecked Sendable {
         }
     }
 
+    /// Gives a waiting connection to the next read loop, its request unread.
+    private func giveToReadLoop(_ token: UInt64, _ loop: inout Loop) {
+        guard let connection = loop.waiting.removeValue(forKey: token) else { return }
+        epoll.forget(connection.descriptor)
+        let readLoop = readLoops[loop.nextReadLoop]
+        loop.nextReadLoop = (loop.nextReadLoop + 1) % readLoops.count
+        readLoop.adopt(connection.descriptor, address: connection.address, addressLength: connection.addressLength)
+    }
+
     /// Gives a waiting connection to libmicrohttpd, its request unread.
     private func handOver(_ token: UInt64, _ loop: inout Loop) {
         guard let connection = loop.waiting.removeValue(forKey: token) else { return }
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, nil)
+        epoll.forget(connection.descriptor)
         let added = withUnsafePointer(to: connection.address) { storage in
             storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 MHD_add_connection(daemon, connection.descriptor, $0, connection.addressLength)
@@ -294,7 +300,7 @@ final class Acceptor: @unchecked Sendable {
         for (token, connection) in loop.waiting where connection.deadline < now { forget(token, &loop) }
         if let until = loop.acceptPausedUntil, until < now {
             loop.acceptPausedUntil = nil
-            _ = Self.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue, on: epoll)
+            _ = epoll.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue)
             acceptAll(&loop)
         }
     }
@@ -305,7 +311,7 @@ final class Acceptor: @unchecked Sendable {
     /// which must not happen inside a broadcast, where the registry's lock is held.
     private func ended(_ token: UInt64) {
         shared.withLock { $0.ended.append(token) }
-        signalWakeUp()
+        epoll.signal()
     }
 
     private func takeOutEnded(_ loop: inout Loop) {
@@ -318,24 +324,7 @@ final class Acceptor: @unchecked Sendable {
         }
     }
 
-    private func signalWakeUp() {
-        var one: UInt64 = 1
-        _ = write(wakeUp, &one, MemoryLayout<UInt64>.size)
-    }
-
-    private func drainWakeUp() {
-        var count: UInt64 = 0
-        _ = read(wakeUp, &count, MemoryLayout<UInt64>.size)
-    }
-
     // MARK: Helpers
-
-    private static func watch(
-        _ descriptor: Int32, token: UInt64, events: UInt32, on epoll: Int32, modify: Bool = false
-    ) -> Bool {
-        var event = epoll_event(events: events, data: epoll_data_t(u64: token))
-        return epoll_ctl(epoll, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, descriptor, &event) == 0
-    }
 
     /// The status line and headers of `stream`'s response, as libmicrohttpd would write them:
     /// `Date`, chunked transfer coding, headers with a CR or LF left out.

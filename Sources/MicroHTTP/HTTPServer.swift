@@ -14,8 +14,11 @@ public final class HTTPServer: @unchecked Sendable {
     private let logger: UnsafeMutablePointer<cmhd_logger>
     /// The running daemon; nil once stopped.
     private let daemon: Lock<DaemonHandle?>
-    /// Accepts every connection; hands all but event-stream subscriptions to the daemon.
+    /// Accepts every connection; hands all but event-stream subscriptions and reads answered at
+    /// once to the daemon.
     private let acceptor: Acceptor
+    /// Answer keep-alive reads outside the daemon, one per worker thread.
+    private let readLoops: [ReadLoop]
 
     private struct DaemonHandle: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -74,8 +77,14 @@ public final class HTTPServer: @unchecked Sendable {
             throw .daemonDidNotStart
         }
         do {
+            // A per-address limit is libmicrohttpd's alone: then every connection goes there.
+            let loopCount = configuration.perAddressConnectionLimit == 0 ? configuration.threads : 0
+            readLoops = try (0..<loopCount).map { _ throws(HTTPServerError) in
+                try ReadLoop(daemon: started, handler: handler, streams: streams, configuration: configuration)
+            }
             acceptor = try Acceptor(
-                listening: socket, daemon: started, handler: handler, streams: streams, configuration: configuration)
+                listening: socket, daemon: started, handler: handler, streams: streams, readLoops: readLoops,
+                configuration: configuration)
         } catch {
             MHD_stop_daemon(started)
             Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
@@ -84,6 +93,7 @@ public final class HTTPServer: @unchecked Sendable {
             throw error
         }
         daemon = Lock(DaemonHandle(pointer: started))
+        for readLoop in readLoops { readLoop.start() }
         acceptor.start()
     }
 
@@ -96,6 +106,7 @@ public final class HTTPServer: @unchecked Sendable {
             guard let daemon = handle?.pointer else { return }
             dispatcher.finishAllStreams()
             acceptor.stop()  // no new connections; closes the listening socket
+            for readLoop in readLoops { readLoop.stop() }  // answers the reads in hand, closes the rest
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()
             // Let the worker threads send those 503s before the connections are closed.
@@ -107,6 +118,11 @@ public final class HTTPServer: @unchecked Sendable {
             logger.deinitialize(count: 1)
             logger.deallocate()
         }
+    }
+
+    /// Connections whose reads the read loops answer, right now.
+    var connectionsInReadLoops: Int {
+        readLoops.reduce(0) { $0 + $1.connectionCount.load(ordering: .relaxed) }
     }
 
     /// Requests between their first byte of handling and their completion, right now.

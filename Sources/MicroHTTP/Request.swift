@@ -29,6 +29,8 @@ public struct Request: ~Copyable {
         /// Valid for the duration of the handler call that receives the request.
         case connection(OpaquePointer)
         case list([HTTPHeader], query: [HTTPHeader], fromLoopback: Bool)
+        /// Read from the peeked bytes (`ReadLoop`), valid for the duration of the handler call.
+        case peeked(RequestHead, fromLoopback: Bool)
     }
 
     /// A request built from values (for tests, or for handlers called without a server). A
@@ -55,6 +57,14 @@ public struct Request: ~Copyable {
         self.headers = .connection(connection)
     }
 
+    /// A plain GET or HEAD peeked at outside libmicrohttpd (`ReadLoop`).
+    init(_ head: RequestHead, path: String, fromLoopback: Bool) {
+        method = head.method
+        self.path = path
+        body = []
+        headers = .peeked(head, fromLoopback: fromLoopback)
+    }
+
     /// The first header with this name; names compare case-insensitively, as HTTP says.
     public func header(_ name: String) -> String? {
         switch headers {
@@ -65,6 +75,8 @@ public struct Request: ~Copyable {
                 .map { String(cString: $0) }
         case .list(let list, _, _):
             list.first { $0.name.utf8.elementsEqual(name.utf8, by: asciiCaseInsensitiveEqual) }?.value
+        case .peeked(let head, _):
+            head.header(name)
         }
     }
 
@@ -76,6 +88,8 @@ public struct Request: ~Copyable {
                 .map { String(cString: $0) }
         case .list(_, let query, _):
             query.first { $0.name == name }?.value
+        case .peeked(let head, _):
+            head.queryParameter(name)
         }
     }
 
@@ -84,6 +98,7 @@ public struct Request: ~Copyable {
         switch headers {
         case .connection(let connection): cmhd_client_is_loopback(connection) != 0
         case .list(_, _, let fromLoopback): fromLoopback
+        case .peeked(_, let fromLoopback): fromLoopback
         }
     }
 }

@@ -1,67 +1,192 @@
-/// The head of a request read (peeked) by the `Acceptor`, as far as it needs it: enough to tell a
-/// subscription to an event stream, which this server holds outside libmicrohttpd, from anything
-/// else, which goes to libmicrohttpd untouched (docs/ARCHITECTURE.md, "Event streams outside
-/// libmicrohttpd").
+/// The head of a request peeked at by the `Acceptor` or a `ReadLoop`, as far as they need it:
+/// enough to tell a request this server answers outside libmicrohttpd (a subscription to an event
+/// stream, a read answered at once) from anything else, which goes to libmicrohttpd untouched
+/// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd").
 ///
-/// Deliberately narrow: only a plain `GET` over HTTP/1.1 with a target that needs no decoding and
-/// no body is ever `.subscription`. Anything unusual (percent-encoding, folded or odd header
-/// lines, a body) is `.other`, so libmicrohttpd and the dispatcher answer it exactly as before.
+/// Deliberately narrow: only a plain `GET` or `HEAD` over HTTP/1.1, with a Host, no body, a target
+/// that needs no decoding and headers on one line each is `.plain`. Anything unusual (percent-
+/// encoding, folded or odd header lines, a body, `Connection: close`, `Expect`, `Upgrade`) is
+/// `.other`, so libmicrohttpd and the dispatcher answer it exactly as they always have.
+///
+/// Parsing allocates nothing: the head is positions in the bytes it was parsed from, which must
+/// outlive it (`Request` reads its headers from them).
 struct RequestHead {
-    let path: String
-    let query: String
-    let headers: [HTTPHeader]
+    let isHead: Bool
+    let bytes: UnsafeRawBufferPointer
+    /// The target's path: from its `/` to the `?` or the space.
+    let path: Range<Int>
+    /// After the `?`; empty when there is none.
+    let query: Range<Int>
+    /// The header lines, each with its CRLF.
+    let headerLines: Range<Int>
     /// Bytes from the request's first byte to the end of the blank line after the headers.
     let length: Int
 
-    enum Sorting {
+    enum Parsing {
         /// Not enough bytes yet to tell.
         case needMore
-        /// Not a subscription: libmicrohttpd answers it.
+        /// Not plain: libmicrohttpd answers it.
         case other
-        case subscription(RequestHead)
+        case plain(RequestHead)
     }
 
-    /// Sorts the bytes received so far. `isStreamPath` says whether a path may answer with a
-    /// stream; `limit` is how many bytes a head may take before it is left to libmicrohttpd.
-    static func sort(_ bytes: UnsafeRawBufferPointer, limit: Int, isStreamPath: (Substring) -> Bool) -> Sorting {
-        let prefix = Array("GET /".utf8)
-        for (index, byte) in prefix.enumerated() where index < bytes.count {
-            if bytes[index] != byte { return .other }
+    /// Parses the bytes received so far; `limit` is how many bytes a head may take before it is
+    /// left to libmicrohttpd.
+    static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Parsing {
+        let isHead: Bool
+        switch startsWith(bytes, "GET /") {
+        case .some(true): isHead = false
+        case nil: return .needMore
+        case .some(false):
+            switch startsWith(bytes, "HEAD /") {
+            case .some(true): isHead = true
+            case nil: return .needMore
+            case .some(false): return .other
+            }
         }
-        guard let lineEnd = find(crlf, in: bytes, from: 0) else {
-            return bytes.count < limit ? .needMore : .other
+        let incomplete: Parsing = bytes.count < limit ? .needMore : .other
+        let targetStart = isHead ? 5 : 4
+        guard let lineEnd = lineEnd(in: bytes, from: targetStart) else { return incomplete }
+        let version: StaticString = " HTTP/1.1"
+        guard lineEnd - targetStart > version.utf8CodeUnitCount,
+            matches(bytes, at: lineEnd - version.utf8CodeUnitCount, version)
+        else { return .other }
+        let targetEnd = lineEnd - version.utf8CodeUnitCount
+        var pathEnd = targetEnd
+        for index in targetStart..<targetEnd {
+            let byte = bytes[index]
+            guard isPlainTargetByte(byte) else { return .other }
+            if byte == UInt8(ascii: "?") && pathEnd == targetEnd { pathEnd = index }
         }
-        let line = bytes[0..<lineEnd]
-        guard line.count > 14, line.suffix(9).elementsEqual(" HTTP/1.1".utf8) else { return .other }
-        let target = line.dropFirst(4).dropLast(9)
-        guard target.allSatisfy(isPlainTargetByte) else { return .other }
-        let targetText = String(decoding: target, as: UTF8.self)
-        let parts = targetText.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard isStreamPath(parts[0]) else { return .other }
-        guard let headEnd = find(crlf + crlf, in: bytes, from: lineEnd) else {
-            return bytes.count < limit ? .needMore : .other
-        }
-        var headers: [HTTPHeader] = []
+        var hasHost = false
         var start = lineEnd + 2
-        while start < headEnd + 2 {
-            let end = find(crlf, in: bytes, from: start)!
-            guard let header = header(in: bytes[start..<end]) else { return .other }
-            headers.append(header)
+        while true {
+            guard let end = Self.lineEnd(in: bytes, from: start) else { return incomplete }
+            if end == start { break }  // the blank line
+            guard let colon = headerColon(in: bytes, start..<end) else { return .other }
+            let name = UnsafeRawBufferPointer(rebasing: bytes[start..<colon])
+            if equalsIgnoringCase(name, "host".utf8) {
+                hasHost = true
+            } else if asksForMore(name) {
+                return .other
+            } else if equalsIgnoringCase(name, "connection".utf8),
+                containsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[colon..<end]), "close")
+            {
+                return .other
+            }
             start = end + 2
         }
-        let framing = headers.contains { header in
-            let name = header.name.lowercased()
-            return name == "content-length" || name == "transfer-encoding"
-        }
-        // A body, or no Host: libmicrohttpd and the dispatcher refuse or read it as they always have.
-        guard !framing, headers.contains(where: { $0.name.lowercased() == "host" }) else { return .other }
-        return .subscription(
+        guard hasHost else { return .other }
+        return .plain(
             RequestHead(
-                path: String(parts[0]), query: parts.count == 2 ? String(parts[1]) : "", headers: headers,
-                length: headEnd + 4))
+                isHead: isHead, bytes: bytes, path: targetStart..<pathEnd,
+                query: pathEnd == targetEnd ? targetEnd..<targetEnd : (pathEnd + 1)..<targetEnd,
+                headerLines: (lineEnd + 2)..<start, length: start + 2))
     }
 
-    private static let crlf = Array("\r\n".utf8)
+    var method: String { isHead ? "HEAD" : "GET" }
+
+    /// The path as a String (short ones, `/banner`, are stored inline: no allocation).
+    var pathText: String { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[path]), as: UTF8.self) }
+
+    var queryText: String { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[query]), as: UTF8.self) }
+
+    /// The first header named `name` (compared ignoring case), its value trimmed.
+    func header(_ name: String) -> String? {
+        var start = headerLines.lowerBound
+        while start < headerLines.upperBound {
+            let end = Self.lineEnd(in: bytes, from: start)!
+            let colon = Self.headerColon(in: bytes, start..<end)!
+            if Self.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), name.utf8) {
+                return Self.trimmedValue(bytes, (colon + 1)..<end)
+            }
+            start = end + 2
+        }
+        return nil
+    }
+
+    /// Every header, in order (for a subscription, which keeps them).
+    var headers: [HTTPHeader] {
+        var all: [HTTPHeader] = []
+        var start = headerLines.lowerBound
+        while start < headerLines.upperBound {
+            let end = Self.lineEnd(in: bytes, from: start)!
+            let colon = Self.headerColon(in: bytes, start..<end)!
+            all.append(
+                HTTPHeader(
+                    String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), as: UTF8.self),
+                    Self.trimmedValue(bytes, (colon + 1)..<end)))
+            start = end + 2
+        }
+        return all
+    }
+
+    /// The first query parameter named `name` (`a=1&b=2`); the target needs no decoding.
+    func queryParameter(_ name: String) -> String? {
+        let query = queryText
+        for item in query.split(separator: "&") {
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if pair[0] == name { return pair.count == 2 ? String(pair[1]) : "" }
+        }
+        return nil
+    }
+
+    // MARK: Bytes
+
+    /// Whether a header asks for more than a plain read: a body, or a change of protocol.
+    private static func asksForMore(_ name: UnsafeRawBufferPointer) -> Bool {
+        equalsIgnoringCase(name, "content-length".utf8) || equalsIgnoringCase(name, "transfer-encoding".utf8)
+            || equalsIgnoringCase(name, "expect".utf8) || equalsIgnoringCase(name, "upgrade".utf8)
+    }
+
+    /// Whether `bytes` starts with `prefix`; nil when too few bytes have come to tell.
+    private static func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool? {
+        let count = min(bytes.count, prefix.utf8CodeUnitCount)
+        for index in 0..<count where bytes[index] != prefix.utf8Start[index] { return false }
+        return count == prefix.utf8CodeUnitCount ? true : nil
+    }
+
+    private static func matches(_ bytes: UnsafeRawBufferPointer, at start: Int, _ text: StaticString) -> Bool {
+        (0..<text.utf8CodeUnitCount).allSatisfy { bytes[start + $0] == text.utf8Start[$0] }
+    }
+
+    /// Where the CR of the first CRLF at or after `start` is.
+    private static func lineEnd(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var index = start
+        while index + 1 < bytes.count {
+            if bytes[index] == 0x0D && bytes[index + 1] == 0x0A { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The colon of `name: value` when the name is a token and the value visible ASCII, spaces
+    /// and tabs (which also refuses an obsolete fold, a line starting with a space).
+    private static func headerColon(in bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Int? {
+        var colon: Int?
+        for index in line {
+            let byte = bytes[index]
+            if colon == nil {
+                if byte == UInt8(ascii: ":") {
+                    guard index > line.lowerBound else { return nil }
+                    colon = index
+                } else if !isTokenByte(byte) {
+                    return nil
+                }
+            } else if !((byte >= 0x20 && byte < 0x7F) || byte == 0x09) {
+                return nil
+            }
+        }
+        return colon
+    }
+
+    private static func trimmedValue(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
+        while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
 
     /// Visible ASCII other than `%` and `+` (which would need decoding) and `#`.
     private static func isPlainTargetByte(_ byte: UInt8) -> Bool {
@@ -69,35 +194,34 @@ struct RequestHead {
             && byte != UInt8(ascii: "#")
     }
 
-    /// `name: value`, the name a token, the value visible ASCII, spaces and tabs; nil otherwise.
-    private static func header(in line: Slice<UnsafeRawBufferPointer>) -> HTTPHeader? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return nil }
-        let name = line[line.startIndex..<colon]
-        let value = line[(colon + 1)...]
-        guard name.allSatisfy(isTokenByte),
-            value.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
-        else { return nil }
-        let trimmed = value.drop { $0 == 0x20 || $0 == 0x09 }
-        var text = String(decoding: trimmed, as: UTF8.self)
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return HTTPHeader(String(decoding: name, as: UTF8.self), text)
-    }
-
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+            UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"),
+            UInt8(ascii: "~"):
             true
-        default:
-            Array("!#$&'*+-.^_`|~".utf8).contains(byte)
+        default: false
         }
     }
 
-    private static func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
-        for index in start...(bytes.count - needle.count) where bytes[index] == needle[0] {
-            if (1..<needle.count).allSatisfy({ bytes[index + $0] == needle[$0] }) { return index }
+    /// `bytes` equals `name`, ASCII letters compared ignoring case.
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ name: String.UTF8View) -> Bool {
+        bytes.count == name.count
+            && zip(bytes, name).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 | 0x20 && isLetter($1)) }
+    }
+
+    /// Whether `bytes` contains `word` (lowercase letters), ignoring case.
+    private static func containsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return (0...(bytes.count - count)).contains { start in
+            (0..<count).allSatisfy { bytes[start + $0] | 0x20 == word.utf8Start[$0] }
         }
-        return nil
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
 }

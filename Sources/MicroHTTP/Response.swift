@@ -28,6 +28,11 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The body's buffer, owned by `handle`: valid while this object holds its reference.
     private let bodyStart: UnsafeMutableRawPointer
     private let bodyCount: Int
+    /// The head as a `ReadLoop` writes it, in libmicrohttpd's words and order: the status line,
+    /// then (after the `Date` line, which the loop writes) the headers, `Content-Length` and the
+    /// blank line.
+    private let wireHead: UnsafeMutableRawBufferPointer
+    private let statusLineCount: Int
 
     /// Headers with a CR or LF in them are refused by libmicrohttpd and left out. For HEAD
     /// requests and 304 answers libmicrohttpd sends the body's length but not the body.
@@ -45,6 +50,29 @@ public final class PreparedResponse: @unchecked Sendable {
         for header in response.headers {
             _ = MHD_add_response_header(handle, header.name, header.value)
         }
+        let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""
+        let statusLine = "HTTP/1.1 \(status) \(reason)\r\n"
+        var lines = ""
+        for header in response.headers where !"\(header.name)\(header.value)".contains(where: \.isNewline) {
+            lines += "\(header.name): \(header.value)\r\n"
+        }
+        if status >= 200 && status != 204 { lines += "Content-Length: \(count)\r\n" }
+        lines += "\r\n"
+        statusLineCount = statusLine.utf8.count
+        wireHead = .allocate(byteCount: statusLineCount + lines.utf8.count, alignment: 1)
+        _ = wireHead.initializeMemory(as: UInt8.self, from: (statusLine + lines).utf8)
+    }
+
+    /// `HTTP/1.1 200 OK` and its CRLF.
+    var statusLine: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: wireHead[..<statusLineCount]) }
+
+    /// The header lines after `Date`, through the blank line.
+    var headerLines: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: wireHead[statusLineCount...]) }
+
+    /// The body as sent to a GET: none for a 304, a 204 or a 1xx, which carry none.
+    var wireBody: UnsafeRawBufferPointer {
+        status >= 200 && status != 204 && status != 304
+            ? UnsafeRawBufferPointer(start: bodyStart, count: bodyCount) : UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
     /// A copy of the body, as libmicrohttpd sends it.
@@ -55,5 +83,6 @@ public final class PreparedResponse: @unchecked Sendable {
 
     deinit {
         MHD_destroy_response(handle)
+        wireHead.deallocate()
     }
 }

@@ -161,6 +161,7 @@ public final class HTTPConnection: @unchecked Sendable {
             let sent = bytes[offset...].withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
+            if sent < 0 && errno == EINTR { continue }
             guard sent > 0 else { throw HTTPClientError.closedByPeer }
             offset += sent
         }
@@ -202,7 +203,7 @@ public final class HTTPConnection: @unchecked Sendable {
         while true {
             let result = recv(descriptor, &byte, 1, 0)
             if result == 0 { return true }
-            if result < 0 { return errno == ECONNRESET }
+            if result < 0 && errno != EINTR { return errno == ECONNRESET }
         }
     }
 
@@ -217,9 +218,12 @@ public final class HTTPConnection: @unchecked Sendable {
         while buffer.count < count { try readMore() }
     }
 
+    /// A signal interrupts a socket call that has a timeout set even under SA_RESTART: such a
+    /// call is made again, not taken for a hang-up.
     private func readMore() throws {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let count = recv(descriptor, &chunk, chunk.count, 0)
+        var count = recv(descriptor, &chunk, chunk.count, 0)
+        while count < 0 && errno == EINTR { count = recv(descriptor, &chunk, chunk.count, 0) }
         if count == 0 { throw HTTPClientError.closedByPeer }
         if count < 0 { throw errno == EAGAIN ? HTTPClientError.timedOut : HTTPClientError.closedByPeer }
         buffer.append(contentsOf: chunk[..<count])

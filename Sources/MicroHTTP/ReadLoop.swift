@@ -1,0 +1,382 @@
+import CMicroHTTPD
+import Glibc
+import Locking
+import Synchronization
+
+/// Answers keep-alive reads outside libmicrohttpd (docs/ARCHITECTURE.md, "Reads outside
+/// libmicrohttpd"). The `Acceptor` gives a loop each connection whose first request is a plain
+/// `GET` or `HEAD` (`RequestHead`) of a path the handler answers at once
+/// (`HTTPHandler.answersAtOnce`). The loop peeks at each request, asks the handler, writes its
+/// answer with one `sendmsg` and only then takes the request off the socket — until a request
+/// comes that is anything else: the connection then goes to libmicrohttpd with that request
+/// unread, and stays there.
+///
+/// Why: per request, libmicrohttpd clears the connection's 16 KiB memory pool, parses every
+/// header into it and builds the response head again; a read of a pre-built response needs none
+/// of that (docs/PERFORMANCE.md). A connection held here costs its socket and a slot in a table.
+///
+/// One thread per loop (`LoopThread`), one edge-triggered epoll. Everything in `Loop` belongs to
+/// that thread; the acceptor reaches it only through `adopt` (the inbox, under a lock) and
+/// `stop` (the wake-up eventfd).
+final class ReadLoop: @unchecked Sendable {
+    private let epoll: WakeableEpoll
+    /// The daemon connections are handed to; valid until the server stops the daemon, after this loop.
+    private let daemon: OpaquePointer
+    private let handler: any HTTPHandler
+    private let streams: StreamRegistry
+    private let idleTimeout: Duration
+    private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    /// Connections held here now: the acceptor counts them against the connection limit.
+    let connectionCount = Atomic<Int>(0)
+    private let shared = Lock(Shared())
+
+    private struct Shared {
+        /// Connections given by the acceptor, not yet taken into the loop's table.
+        var inbox: [Adopted] = []
+        var stopping = false
+        var thread: LoopThread?
+    }
+
+    private struct Adopted {
+        let descriptor: Int32
+        let address: sockaddr_storage
+        let addressLength: socklen_t
+    }
+
+    private static let wakeUpToken = UInt64.max
+
+    init(
+        daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry, configuration: ServerConfiguration
+    ) throws(HTTPServerError) {
+        self.daemon = daemon
+        self.handler = handler
+        self.streams = streams
+        idleTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
+        errorLog = configuration.errorLog
+        do {
+            epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
+        } catch {
+            throw .cannotListen(host: configuration.host, port: configuration.port, errno: error.errno)
+        }
+    }
+
+    func start() {
+        let thread = LoopThread { [self] in
+            var loop = Loop()
+            run(&loop)
+        }
+        shared.withLock { $0.thread = thread }
+    }
+
+    /// Takes a connection whose first request has arrived (peeked, not read). On the acceptor's thread.
+    func adopt(_ descriptor: Int32, address: sockaddr_storage, addressLength: socklen_t) {
+        let adopted = shared.withLock { shared in
+            guard !shared.stopping else { return false }
+            shared.inbox.append(Adopted(descriptor: descriptor, address: address, addressLength: addressLength))
+            connectionCount.add(1, ordering: .relaxed)
+            // Added under the lock, after the inbox: the loop finds it there on its first event.
+            let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+            guard epoll.watch(descriptor, token: UInt64(descriptor), events: events) else {
+                shared.inbox.removeLast()
+                connectionCount.subtract(1, ordering: .relaxed)
+                return false
+            }
+            return true
+        }
+        if !adopted { close(descriptor) }
+    }
+
+    /// Answers no more requests and closes every connection held here; returns when the loop has
+    /// ended. A request being answered is answered first.
+    func stop() {
+        let thread = shared.withLock { shared in
+            defer { shared.stopping = true }
+            return shared.stopping ? nil : shared.thread
+        }
+        guard let thread else { return }
+        epoll.signal()
+        thread.join()
+        epoll.close()
+    }
+
+    // MARK: The loop (its thread only)
+
+    private struct Loop {
+        /// By descriptor.
+        var connections: [Connection?] = []
+        /// Where requests are peeked into.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Acceptor.headLimit, alignment: 16)
+        let date = DateLine()
+        /// When the loop last woke up: the time every connection's activity is stamped with.
+        var now = ContinuousClock.now
+        var lastSweep = ContinuousClock.now
+    }
+
+    private struct Connection {
+        let address: sockaddr_storage
+        let addressLength: socklen_t
+        let isLoopback: Bool
+        /// When the last answer went, or the request being received began (the timeout's start).
+        var lastActive: ContinuousClock.Instant
+        /// Whether part of a request has arrived.
+        var isReceiving = false
+        /// What a write left unsent: nothing more is read until it has gone.
+        var unsent: [UInt8] = []
+    }
+
+    private func run(_ loop: inout Loop) {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        while !shared.withLock({ $0.stopping }) {
+            let count = epoll_wait(epoll.descriptor, &events, Int32(events.count), 1000)
+            if count < 0 {
+                if errno == EINTR { continue }
+                errorLog?(.warning, "a read loop stopped: epoll_wait failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            loop.now = .now
+            for event in events[0..<Int(count)] where event.data.u64 != Self.wakeUpToken {
+                handle(event.events, descriptor: Int32(truncatingIfNeeded: event.data.u64), &loop)
+            }
+            if loop.now - loop.lastSweep >= .seconds(1) { closeIdle(&loop) }
+        }
+        for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
+            closeConnection(Int32(descriptor), &loop)
+        }
+        takeInbox(&loop)
+        for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
+            closeConnection(Int32(descriptor), &loop)
+        }
+        loop.buffer.deallocate()
+    }
+
+    private func handle(_ events: UInt32, descriptor: Int32, _ loop: inout Loop) {
+        if !isHeld(descriptor, loop) { takeInbox(&loop) }
+        guard isHeld(descriptor, loop) else { return }  // closed earlier in this batch
+        if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            closeConnection(descriptor, &loop)
+        } else if !loop.connections[Int(descriptor)]!.unsent.isEmpty {
+            if events & EPOLLOUT.rawValue != 0 && flush(descriptor, &loop) { serve(descriptor, &loop) }
+        } else {
+            serve(descriptor, &loop)
+        }
+    }
+
+    private func isHeld(_ descriptor: Int32, _ loop: Loop) -> Bool {
+        Int(descriptor) < loop.connections.count && loop.connections[Int(descriptor)] != nil
+    }
+
+    private func takeInbox(_ loop: inout Loop) {
+        let inbox = shared.withLock { shared in
+            defer { shared.inbox.removeAll() }
+            return shared.inbox
+        }
+        for adopted in inbox {
+            let index = Int(adopted.descriptor)
+            if index >= loop.connections.count {
+                loop.connections += Array(repeating: nil, count: index + 1 - loop.connections.count)
+            }
+            let isLoopback = withUnsafePointer(to: adopted.address) { storage in
+                storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_is_loopback($0) != 0 }
+            }
+            loop.connections[index] = Connection(
+                address: adopted.address, addressLength: adopted.addressLength, isLoopback: isLoopback,
+                lastActive: loop.now)
+        }
+    }
+
+    /// Answers every whole request that has arrived, as long as each is a read answered at once.
+    private func serve(_ descriptor: Int32, _ loop: inout Loop) {
+        while true {
+            let received = recv(descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if received < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(descriptor, &loop) }
+                return
+            }
+            guard received > 0 else {
+                closeConnection(descriptor, &loop)  // the client is done
+                return
+            }
+            let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])
+            switch RequestHead.parse(bytes, limit: loop.buffer.count) {
+            case .needMore:
+                // The request's first bytes start its clock, as the idle time ends: the timeout
+                // allows as much again for the rest of its head (docs/CONFIGURATION.md).
+                if !loop.connections[Int(descriptor)]!.isReceiving {
+                    loop.connections[Int(descriptor)]!.isReceiving = true
+                    loop.connections[Int(descriptor)]!.lastActive = loop.now
+                }
+                return  // the rest raises the next edge
+            case .other:
+                handOver(descriptor, &loop)
+                return
+            case .plain(let head):
+                let path = head.pathText
+                guard handler.answersAtOnce(path) else {
+                    handOver(descriptor, &loop)
+                    return
+                }
+                guard answer(head, path: path, on: descriptor, &loop), received > head.length else { return }
+            }
+        }
+    }
+
+    /// Answers `head`, then takes it off the socket. False when the connection is no longer
+    /// being read here (closed, handed over, or output waiting).
+    private func answer(_ head: RequestHead, path: String, on descriptor: Int32, _ loop: inout Loop) -> Bool {
+        let isLoopback = loop.connections[Int(descriptor)]!.isLoopback
+        let response: PreparedResponse
+        switch handler.respond(to: Request(head, path: path, fromLoopback: isLoopback)) {
+        case .prepared(let prepared): response = prepared
+        case .response(let plain): response = PreparedResponse(plain)
+        case .deferred:
+            // Not at once after all: libmicrohttpd, which can wait, asks the handler again.
+            handOver(descriptor, &loop)
+            return false
+        case .stream(let stream):
+            streams.closed(stream)
+            handOver(descriptor, &loop)
+            return false
+        }
+        // The whole head was peeked, so it is all there to take.
+        guard recv(descriptor, nil, head.length, Int32(MSG_TRUNC | MSG_DONTWAIT)) == head.length else {
+            closeConnection(descriptor, &loop)
+            return false
+        }
+        return send(response, withBody: !head.isHead, to: descriptor, &loop)
+    }
+
+    /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`; what the socket
+    /// does not take now waits for it to be writable.
+    private func send(
+        _ response: PreparedResponse, withBody: Bool, to descriptor: Int32, _ loop: inout Loop
+    ) -> Bool {
+        let parts = (
+            response.statusLine, loop.date.line, response.headerLines,
+            withBody ? response.wireBody : UnsafeRawBufferPointer(start: nil, count: 0)
+        )
+        let total = parts.0.count + parts.1.count + parts.2.count + parts.3.count
+        let sent = Self.send(parts, to: descriptor)
+        guard sent >= 0 else {
+            closeConnection(descriptor, &loop)
+            return false
+        }
+        loop.connections[Int(descriptor)]!.lastActive = loop.now
+        loop.connections[Int(descriptor)]!.isReceiving = false
+        guard sent < total else { return true }
+        var unsent: [UInt8] = []
+        unsent.reserveCapacity(total - sent)
+        var skip = sent
+        for part in [parts.0, parts.1, parts.2, parts.3] {
+            if skip >= part.count {
+                skip -= part.count
+            } else {
+                unsent += part[skip...]
+                skip = 0
+            }
+        }
+        loop.connections[Int(descriptor)]!.unsent = unsent
+        return false
+    }
+
+    private typealias Parts = (
+        UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer
+    )
+
+    /// `sendmsg` of `parts`: the bytes sent (0 when the socket is full), or -1 when the
+    /// connection failed. A tuple, not an array: a read allocates nothing.
+    private static func send(_ parts: Parts, to descriptor: Int32) -> Int {
+        func vector(_ part: UnsafeRawBufferPointer) -> iovec {
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: part.baseAddress), iov_len: part.count)
+        }
+        var vectors = (vector(parts.0), vector(parts.1), vector(parts.2), vector(parts.3))
+        return withUnsafeMutableBytes(of: &vectors) { raw in
+            var message = msghdr()
+            message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+            message.msg_iovlen = 4
+            while true {
+                let sent = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                if sent >= 0 { return sent }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return 0
+                default: return -1
+                }
+            }
+        }
+    }
+
+    /// Writes what was left unsent; true when all of it has gone.
+    private func flush(_ descriptor: Int32, _ loop: inout Loop) -> Bool {
+        let unsent = loop.connections[Int(descriptor)]!.unsent
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        let sent = unsent.withUnsafeBytes { Self.send(($0, none, none, none), to: descriptor) }
+        guard sent >= 0 else {
+            closeConnection(descriptor, &loop)
+            return false
+        }
+        loop.connections[Int(descriptor)]!.unsent.removeFirst(sent)
+        loop.connections[Int(descriptor)]!.lastActive = loop.now
+        return sent == unsent.count
+    }
+
+    /// Gives the connection to libmicrohttpd, its next request unread.
+    private func handOver(_ descriptor: Int32, _ loop: inout Loop) {
+        guard let connection = loop.connections[Int(descriptor)] else { return }
+        loop.connections[Int(descriptor)] = nil
+        connectionCount.subtract(1, ordering: .relaxed)
+        epoll.forget(descriptor)
+        let added = withUnsafePointer(to: connection.address) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                MHD_add_connection(daemon, descriptor, $0, connection.addressLength)
+            }
+        }
+        // On failure libmicrohttpd has closed the socket (at its connection limit, or stopping).
+        if added != .YES {
+            errorLog?(.notice, "libmicrohttpd refused a connection: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func closeConnection(_ descriptor: Int32, _ loop: inout Loop) {
+        guard loop.connections[Int(descriptor)] != nil else { return }
+        loop.connections[Int(descriptor)] = nil
+        connectionCount.subtract(1, ordering: .relaxed)
+        close(descriptor)  // which also takes it out of the epoll set
+    }
+
+    /// Closes connections idle (or sending a request, or not reading their answer) for longer
+    /// than the connection timeout, as libmicrohttpd does.
+    private func closeIdle(_ loop: inout Loop) {
+        loop.lastSweep = loop.now
+        for descriptor in loop.connections.indices {
+            if let connection = loop.connections[descriptor], connection.lastActive + idleTimeout < loop.now {
+                closeConnection(Int32(descriptor), &loop)
+            }
+        }
+    }
+}
+
+/// `Date: …` and its CRLF, made again when the second changes. Owned by one loop.
+private final class DateLine {
+    private var second: time_t = -1
+    private let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+    private var count = 0
+
+    /// Valid until the next call.
+    var line: UnsafeRawBufferPointer {
+        let now = time(nil)
+        if now != second { make(now) }
+        return UnsafeRawBufferPointer(rebasing: bytes[..<count])
+    }
+
+    private func make(_ now: time_t) {
+        second = now
+        var date = [CChar](repeating: 0, count: 40)
+        let length = cmhd_http_date(&date, date.count)
+        let text = "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
+        count = text.utf8.count
+        bytes.copyBytes(from: text.utf8)
+    }
+
+    deinit { bytes.deallocate() }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import MicroHTTP
+
+/// Reads answered at once: pre-built responses, a large one, an echo of what the request said,
+/// and `/later`, which claims to answer at once but defers (libmicrohttpd must then answer it).
+final class ReadingHandler: HTTPHandler {
+    let small = PreparedResponse(
+        Response(
+            status: 200, headers: [HTTPHeader("Content-Type", "text/plain"), HTTPHeader("ETag", "\"s1\"")],
+            body: Array("small".utf8)))
+    /// Far more than a socket's send buffer: written over several calls. Built once for every test.
+    static let bigBody = [UInt8](unsafeUninitializedCapacity: 4 << 20) { buffer, count in
+        for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index % 251) }
+        count = buffer.count
+    }
+    let big = PreparedResponse(Response(status: 200, body: ReadingHandler.bigBody))
+    let laterCalls = Counter()
+
+    func answersAtOnce(_ path: String) -> Bool { path != "/echo-body" }
+
+    func respond(to request: borrowing Request) -> Reply {
+        switch request.path {
+        case "/small": return .prepared(small)
+        case "/big": return .prepared(big)
+        case "/echo":
+            let text =
+                "\(request.method) \(request.path) q=\(request.queryParameter("q") ?? "-") "
+                + "probe=\(request.header("x-probe") ?? "-") loopback=\(request.isFromLoopback)"
+            return .response(Response(status: 200, body: Array(text.utf8)))
+        case "/echo-body": return .response(Response(status: 201, body: request.body))
+        case "/later":
+            laterCalls.increment()
+            return .deferred { PreparedResponse(Response(status: 202, body: Array("later".utf8))) }
+        default: return .response(Response(status: 404))
+        }
+    }
+}
+
+@Suite("Read loops: keep-alive reads outside libmicrohttpd")
+struct ReadLoopTests {
+    static func startServer(
+        // A loaded sanitizer run can leave a test's connection idle past the usual 15 s.
+        _ handler: ReadingHandler, timeout: Int = Int(15 * sanitizerAllowance), perAddressLimit: Int = 0
+    ) throws -> HTTPServer {
+        try HTTPServer(
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, threads: 2, connectionTimeoutSeconds: timeout,
+                perAddressConnectionLimit: perAddressLimit),
+            handler: handler)
+    }
+
+    /// The same response as libmicrohttpd writes it (the connection moved there after a POST):
+    /// status, headers in order but `Date`, body.
+    @Test func aReadIsAnsweredAsLibmicrohttpdAnswersItUntilAnotherRequestComes() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        let first = try await connection.send("GET", "/small")
+        #expect(server.connectionsInReadLoops == 1)
+        let head = try await connection.send("HEAD", "/small")
+        #expect(head.status == 200 && head.header("Content-Length") == "5")
+        let echo = try await connection.send("GET", "/echo?q=7", headers: [("X-Probe", "  here ")])
+        #expect(echo.text == "GET /echo q=7 probe=here loopback=true")
+
+        let posted = try await connection.send("POST", "/echo-body", body: Array("hello".utf8))
+        #expect(posted.status == 201 && posted.text == "hello")
+        #expect(server.connectionsInReadLoops == 0, "the POST took the connection to libmicrohttpd")
+        let second = try await connection.send("GET", "/small")
+
+        func withoutDate(_ response: HTTPResponse) -> [String] {
+            response.headers.filter { $0.name != "Date" }.map { "\($0.name): \($0.value)" }
+        }
+        #expect(first.status == second.status)
+        #expect(withoutDate(first) == withoutDate(second))
+        #expect(first.body == second.body && first.text == "small")
+        #expect(first.header("Date") != nil)
+        #expect(head.headers.map(\.name) == first.headers.map(\.name))
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderAcrossTheHandOver() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        let requests =
+            "GET /small HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /echo?q=2 HTTP/1.1\r\nHost: a\r\n\r\n"
+            + "POST /echo-body HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
+            + "GET /small HTTP/1.1\r\nHost: a\r\n\r\n"
+        try await connection.write(Array(requests.utf8))
+        #expect(try await connection.readResponse().text == "small")
+        #expect(try await connection.readResponse().text == "GET /echo q=2 probe=- loopback=true")
+        #expect(try await connection.readResponse().text == "abc")
+        #expect(try await connection.readResponse().text == "small")
+    }
+
+    @Test func aHeadArrivingInPiecesIsAnswered() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        for piece in ["G", "ET /echo?q=sl", "ow HTTP/1.1\r", "\nHost: a\r\nX-Pro", "be: b\r\n", "\r\n"] {
+            try await connection.write(Array(piece.utf8))
+        }
+        #expect(try await connection.readResponse().text == "GET /echo q=slow probe=b loopback=true")
+        #expect(server.connectionsInReadLoops == 1)
+    }
+
+    /// 4 MiB do not fit in the socket: the loop keeps the rest until the client reads, and reads
+    /// the next request only after.
+    @Test func aLargeAnswerReachesAClientThatReadsItLate() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        try await connection.write(
+            Array("GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        let big = try await connection.readResponse()
+        #expect(big.body == ReadingHandler.bigBody)
+        #expect(try await connection.readResponse().text == "small")
+    }
+
+    @Test func anIdleConnectionIsClosedAfterTheTimeout() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler, timeout: 1)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        #expect(await connection.waitForClose())
+        #expect(await eventually { server.connectionsInReadLoops == 0 })
+    }
+
+    /// A handler that defers after all loses nothing: libmicrohttpd asks it again and waits.
+    @Test func anAnswerThatMustWaitIsLeftToLibmicrohttpd() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        let later = try await connection.send("GET", "/later")
+        #expect(later.status == 202 && later.text == "later")
+        #expect(handler.laterCalls.count == 2)
+        #expect(try await connection.send("GET", "/small").text == "small")
+    }
+
+    @Test func stoppingClosesTheConnectionsHeldThere() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        server.stop()
+        #expect(await connection.waitForClose())
+    }
+
+    /// libmicrohttpd alone counts connections per address: with a limit, it holds every one.
+    @Test func aPerAddressLimitKeepsEveryConnectionInLibmicrohttpd() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler, perAddressLimit: 4)
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").text == "small")
+        #expect(server.connectionsInReadLoops == 0)
+    }
+}

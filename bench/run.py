@@ -453,7 +453,7 @@ def instructions_per_read(requests, headers):
     """User-space instructions per keep-alive GET /banner, counted by valgrind's callgrind (exact,
     unlike any timing) in the service and in the C reference, each with one thread: counted only
     while `requests` reads are sent one after another on one connection, after as many to warm up.
-    Their difference is what the service's own code adds to libmicrohttpd's work."""
+    The service answers them in a read loop, outside libmicrohttpd (docs/ARCHITECTURE.md)."""
     def count(name, command, port):
         out = OUT / f"callgrind-{name}.out"
         out.unlink(missing_ok=True)
@@ -815,9 +815,10 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "",
         f"User-space instructions per keep-alive `GET /banner`, counted by valgrind's callgrind over "
         f"{instructions['requests']:,} reads on one connection, one thread each: banner-server "
-        f"**{instructions['service']:,.0f}**, the C reference {instructions['reference']:,.0f}; the service's "
-        f"own code adds {instructions['service'] - instructions['reference']:,.0f} to libmicrohttpd's work. "
-        "Most of both totals is libmicrohttpd clearing the connection's 16 KiB memory pool between requests.",
+        f"**{instructions['service']:,.0f}**, the C reference {instructions['reference']:,.0f} "
+        f"({instructions['reference'] / instructions['service']:.1f}×). Most of the reference's is "
+        "libmicrohttpd clearing the connection's 16 KiB memory pool between requests, which the service's "
+        "read loops, answering keep-alive reads outside libmicrohttpd, do not need.",
         "",
         "## Latency at a fixed rate",
         "",

@@ -20,7 +20,8 @@ public enum Rejection: Sendable, Equatable {
     case malformed(reason: String, method: String, path: String)
 }
 
-/// Answers requests. Called on libmicrohttpd's threads, so it must never block: hand slow or
+/// Answers requests. Called on the server's threads (libmicrohttpd's, the acceptor's, the read
+/// loops'), so it must never block: hand slow or
 /// actor-bound work back as `.deferred`.
 public protocol HTTPHandler: Sendable {
     func respond(to request: borrowing Request) -> Reply

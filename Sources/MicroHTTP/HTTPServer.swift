@@ -76,22 +76,26 @@ public final class HTTPServer: @unchecked Sendable {
             close(socket.descriptor)
             throw .daemonDidNotStart
         }
+        // A per-address limit is libmicrohttpd's alone: then every connection goes there.
+        let loopCount = configuration.perAddressConnectionLimit == 0 ? configuration.threads : 0
+        var loops: [ReadLoop] = []
         do {
-            // A per-address limit is libmicrohttpd's alone: then every connection goes there.
-            let loopCount = configuration.perAddressConnectionLimit == 0 ? configuration.threads : 0
-            readLoops = try (0..<loopCount).map { _ throws(HTTPServerError) in
-                try ReadLoop(daemon: started, handler: handler, streams: streams, configuration: configuration)
+            for _ in 0..<loopCount {
+                loops.append(
+                    try ReadLoop(daemon: started, handler: handler, streams: streams, configuration: configuration))
             }
             acceptor = try Acceptor(
-                listening: socket, daemon: started, handler: handler, streams: streams, readLoops: readLoops,
+                listening: socket, daemon: started, handler: handler, streams: streams, readLoops: loops,
                 configuration: configuration)
         } catch {
+            for readLoop in loops { readLoop.stop() }
             MHD_stop_daemon(started)
             Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
             logger.deallocate()
             close(socket.descriptor)
             throw error
         }
+        readLoops = loops
         daemon = Lock(DaemonHandle(pointer: started))
         for readLoop in readLoops { readLoop.start() }
         acceptor.start()

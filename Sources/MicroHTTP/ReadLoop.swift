@@ -87,15 +87,17 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     /// Answers no more requests and closes every connection held here; returns when the loop has
-    /// ended. A request being answered is answered first.
+    /// ended. A request being answered is answered first. Also for a loop never started.
     func stop() {
-        let thread = shared.withLock { shared in
+        let (first, thread) = shared.withLock { shared in
             defer { shared.stopping = true }
-            return shared.stopping ? nil : shared.thread
+            return (!shared.stopping, shared.thread)
         }
-        guard let thread else { return }
-        epoll.signal()
-        thread.join()
+        guard first else { return }
+        if let thread {
+            epoll.signal()
+            thread.join()
+        }
         epoll.close()
     }
 

@@ -27,11 +27,6 @@ struct WakeableEpoll {
         return made
     }
 
-    private init(descriptor: Int32, wakeUp: Int32) {
-        self.descriptor = descriptor
-        self.wakeUp = wakeUp
-    }
-
     /// Adds `watched` to the set (or changes what it is watched for); false when the kernel refused.
     func watch(_ watched: Int32, token: UInt64, events: UInt32, modify: Bool = false) -> Bool {
         var event = epoll_event(events: events, data: epoll_data_t(u64: token))

@@ -3,10 +3,10 @@ import Glibc
 import Locking
 
 /// Accepts every connection on the server's port and sorts it by its first request
-/// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd"): a subscription to an event stream
-/// is answered here and its socket kept here, a read the handler answers at once goes to a
-/// `ReadLoop`, everything else is handed to libmicrohttpd untouched (`MHD_add_connection`; the
-/// request was only peeked at).
+/// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd"):
+/// a subscription to an event stream is answered here and its socket kept here, a read the
+/// handler answers at once goes to a `ReadLoop`, everything else is handed to libmicrohttpd
+/// untouched (`MHD_add_connection`; the request was only peeked at).
 ///
 /// Why: libmicrohttpd gives each connection a memory pool of `connectionMemoryLimit` (16 KiB)
 /// for its whole life, which made an idle subscriber cost 15 KiB; held here, it costs a socket
@@ -108,8 +108,7 @@ final class Acceptor: @unchecked Sendable {
 
     private struct WaitingConnection {
         let descriptor: Int32
-        let address: sockaddr_storage
-        let addressLength: socklen_t
+        let peer: PeerAddress
         let deadline: ContinuousClock.Instant
     }
 
@@ -171,7 +170,7 @@ final class Acceptor: @unchecked Sendable {
                 default: return  // EAGAIN: all accepted
                 }
             }
-            let elsewhere = readLoops.reduce(0) { $0 + $1.connectionCount.load(ordering: .relaxed) }
+            let elsewhere = readLoops.connectionsHeld
             guard loop.waiting.count + loop.streams.count + elsewhere < connectionLimit else {
                 close(descriptor)  // as libmicrohttpd does at its limit
                 continue
@@ -185,7 +184,8 @@ final class Acceptor: @unchecked Sendable {
                 continue
             }
             loop.waiting[token] = WaitingConnection(
-                descriptor: descriptor, address: address, addressLength: length, deadline: .now + headTimeout)
+                descriptor: descriptor, peer: PeerAddress(storage: address, length: length),
+                deadline: .now + headTimeout)
             // The request may be there already: a peek now saves a trip through epoll.
             sort(token, &loop)
         }
@@ -235,10 +235,7 @@ final class Acceptor: @unchecked Sendable {
 
     private func subscribe(_ token: UInt64, head: RequestHead, path: String, _ loop: inout Loop) {
         let connection = loop.waiting[token]!
-        let isLoopback = withUnsafePointer(to: connection.address) { storage in
-            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_is_loopback($0) != 0 }
-        }
-        let request = Request(head, path: path, fromLoopback: isLoopback)
+        let request = Request(head, path: path, fromLoopback: connection.peer.isLoopback)
         guard case .stream(let stream) = handler.respond(to: request) else {
             handOver(token, &loop)  // libmicrohttpd asks the handler again and sends its answer
             return
@@ -270,22 +267,14 @@ final class Acceptor: @unchecked Sendable {
         epoll.forget(connection.descriptor)
         let readLoop = readLoops[loop.nextReadLoop]
         loop.nextReadLoop = (loop.nextReadLoop + 1) % readLoops.count
-        readLoop.adopt(connection.descriptor, address: connection.address, addressLength: connection.addressLength)
+        readLoop.adopt(connection.descriptor, peer: connection.peer)
     }
 
     /// Gives a waiting connection to libmicrohttpd, its request unread.
     private func handOver(_ token: UInt64, _ loop: inout Loop) {
         guard let connection = loop.waiting.removeValue(forKey: token) else { return }
         epoll.forget(connection.descriptor)
-        let added = withUnsafePointer(to: connection.address) { storage in
-            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                MHD_add_connection(daemon, connection.descriptor, $0, connection.addressLength)
-            }
-        }
-        // On failure libmicrohttpd has closed the socket (at its connection limit, or stopping).
-        if added != .YES {
-            errorLog?(.notice, "libmicrohttpd refused a connection: \(String(cString: strerror(errno)))")
-        }
+        connection.peer.handOver(connection.descriptor, to: daemon, errorLog: errorLog)
     }
 
     private func forget(_ token: UInt64, _ loop: inout Loop) {
@@ -329,17 +318,9 @@ final class Acceptor: @unchecked Sendable {
     /// The status line and headers of `stream`'s response, as libmicrohttpd would write them:
     /// `Date`, chunked transfer coding, headers with a CR or LF left out.
     static func responseHead(of stream: ResponseStream) -> [UInt8] {
-        let reason = MHD_get_reason_phrase_for(UInt32(stream.status)).map { String(cString: $0) } ?? ""
-        var head = "HTTP/1.1 \(stream.status) \(reason)\r\n"
-        var date = [CChar](repeating: 0, count: 40)
-        let dateLength = cmhd_http_date(&date, date.count)
-        if dateLength > 0 {
-            head += "Date: \(String(decoding: date[0..<dateLength].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
-        }
-        for header in stream.headers where !"\(header.name)\(header.value)".contains(where: \.isNewline) {
-            head += "\(header.name): \(header.value)\r\n"
-        }
-        head += "Transfer-Encoding: chunked\r\n\r\n"
+        let head =
+            WireHead.statusLine(stream.status) + WireHead.dateLine() + WireHead.headerLines(stream.headers)
+            + "Transfer-Encoding: chunked\r\n\r\n"
         return Array(head.utf8)
     }
 }

@@ -21,8 +21,7 @@ public enum Rejection: Sendable, Equatable {
 }
 
 /// Answers requests. Called on the server's threads (libmicrohttpd's, the acceptor's, the read
-/// loops'), so it must never block: hand slow or
-/// actor-bound work back as `.deferred`.
+/// loops'), so it must never block: hand slow or actor-bound work back as `.deferred`.
 public protocol HTTPHandler: Sendable {
     func respond(to request: borrowing Request) -> Reply
     /// The response for a request the server rejects itself. The default is plain text.

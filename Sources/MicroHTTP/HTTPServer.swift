@@ -125,9 +125,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Connections whose reads the read loops answer, right now.
-    var connectionsInReadLoops: Int {
-        readLoops.reduce(0) { $0 + $1.connectionCount.load(ordering: .relaxed) }
-    }
+    var connectionsInReadLoops: Int { readLoops.connectionsHeld }
 
     /// Requests between their first byte of handling and their completion, right now.
     public var activeRequests: Int {

@@ -39,8 +39,7 @@ final class ReadLoop: @unchecked Sendable {
 
     private struct Adopted {
         let descriptor: Int32
-        let address: sockaddr_storage
-        let addressLength: socklen_t
+        let peer: PeerAddress
     }
 
     private static let wakeUpToken = UInt64.max
@@ -69,10 +68,10 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     /// Takes a connection whose first request has arrived (peeked, not read). On the acceptor's thread.
-    func adopt(_ descriptor: Int32, address: sockaddr_storage, addressLength: socklen_t) {
+    func adopt(_ descriptor: Int32, peer: PeerAddress) {
         let adopted = shared.withLock { shared in
             guard !shared.stopping else { return false }
-            shared.inbox.append(Adopted(descriptor: descriptor, address: address, addressLength: addressLength))
+            shared.inbox.append(Adopted(descriptor: descriptor, peer: peer))
             connectionCount.add(1, ordering: .relaxed)
             // Added under the lock, after the inbox: the loop finds it there on its first event.
             let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
@@ -115,8 +114,8 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     private struct Connection {
-        let address: sockaddr_storage
-        let addressLength: socklen_t
+        let peer: PeerAddress
+        /// `peer.isLoopback`, found once rather than on every read.
         let isLoopback: Bool
         /// When the last answer went, or the request being received began (the timeout's start).
         var lastActive: ContinuousClock.Instant
@@ -141,10 +140,7 @@ final class ReadLoop: @unchecked Sendable {
             }
             if loop.now - loop.lastSweep >= .seconds(1) { closeIdle(&loop) }
         }
-        for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
-            closeConnection(Int32(descriptor), &loop)
-        }
-        takeInbox(&loop)
+        takeInbox(&loop)  // adopted too late: closed with the rest
         for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
             closeConnection(Int32(descriptor), &loop)
         }
@@ -177,12 +173,8 @@ final class ReadLoop: @unchecked Sendable {
             if index >= loop.connections.count {
                 loop.connections += Array(repeating: nil, count: index + 1 - loop.connections.count)
             }
-            let isLoopback = withUnsafePointer(to: adopted.address) { storage in
-                storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_is_loopback($0) != 0 }
-            }
             loop.connections[index] = Connection(
-                address: adopted.address, addressLength: adopted.addressLength, isLoopback: isLoopback,
-                lastActive: loop.now)
+                peer: adopted.peer, isLoopback: adopted.peer.isLoopback, lastActive: loop.now)
         }
     }
 
@@ -245,12 +237,12 @@ final class ReadLoop: @unchecked Sendable {
             closeConnection(descriptor, &loop)
             return false
         }
-        return send(response, withBody: !head.isHead, to: descriptor, &loop)
+        return deliver(response, withBody: !head.isHead, to: descriptor, &loop)
     }
 
     /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`; what the socket
     /// does not take now waits for it to be writable.
-    private func send(
+    private func deliver(
         _ response: PreparedResponse, withBody: Bool, to descriptor: Int32, _ loop: inout Loop
     ) -> Bool {
         let parts = (
@@ -310,16 +302,17 @@ final class ReadLoop: @unchecked Sendable {
 
     /// Writes what was left unsent; true when all of it has gone.
     private func flush(_ descriptor: Int32, _ loop: inout Loop) -> Bool {
-        let unsent = loop.connections[Int(descriptor)]!.unsent
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        let sent = unsent.withUnsafeBytes { Self.send(($0, none, none, none), to: descriptor) }
+        let sent = loop.connections[Int(descriptor)]!.unsent.withUnsafeBytes {
+            Self.send(($0, none, none, none), to: descriptor)
+        }
         guard sent >= 0 else {
             closeConnection(descriptor, &loop)
             return false
         }
         loop.connections[Int(descriptor)]!.unsent.removeFirst(sent)
         loop.connections[Int(descriptor)]!.lastActive = loop.now
-        return sent == unsent.count
+        return loop.connections[Int(descriptor)]!.unsent.isEmpty
     }
 
     /// Gives the connection to libmicrohttpd, its next request unread.
@@ -328,15 +321,7 @@ final class ReadLoop: @unchecked Sendable {
         loop.connections[Int(descriptor)] = nil
         connectionCount.subtract(1, ordering: .relaxed)
         epoll.forget(descriptor)
-        let added = withUnsafePointer(to: connection.address) { storage in
-            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                MHD_add_connection(daemon, descriptor, $0, connection.addressLength)
-            }
-        }
-        // On failure libmicrohttpd has closed the socket (at its connection limit, or stopping).
-        if added != .YES {
-            errorLog?(.notice, "libmicrohttpd refused a connection: \(String(cString: strerror(errno)))")
-        }
+        connection.peer.handOver(descriptor, to: daemon, errorLog: errorLog)
     }
 
     private func closeConnection(_ descriptor: Int32, _ loop: inout Loop) {
@@ -373,12 +358,15 @@ private final class DateLine {
 
     private func make(_ now: time_t) {
         second = now
-        var date = [CChar](repeating: 0, count: 40)
-        let length = cmhd_http_date(&date, date.count)
-        let text = "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
+        let text = WireHead.dateLine()
         count = text.utf8.count
         bytes.copyBytes(from: text.utf8)
     }
 
     deinit { bytes.deallocate() }
+}
+
+extension [ReadLoop] {
+    /// Connections these loops hold now (for the connection limit).
+    var connectionsHeld: Int { reduce(0) { $0 + $1.connectionCount.load(ordering: .relaxed) } }
 }

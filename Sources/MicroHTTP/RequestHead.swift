@@ -93,32 +93,35 @@ struct RequestHead {
 
     /// The first header named `name` (compared ignoring case), its value trimmed.
     func header(_ name: String) -> String? {
-        var start = headerLines.lowerBound
-        while start < headerLines.upperBound {
-            let end = Self.lineEnd(in: bytes, from: start)!
-            let colon = Self.headerColon(in: bytes, start..<end)!
-            if Self.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), name.utf8) {
-                return Self.trimmedValue(bytes, (colon + 1)..<end)
-            }
-            start = end + 2
+        var found: String?
+        forEachHeader { headerName, value in
+            guard Self.equalsIgnoringCase(headerName, name.utf8) else { return true }
+            found = Self.trimmedValue(bytes, value)
+            return false
         }
-        return nil
+        return found
     }
 
     /// Every header, in order (for a subscription, which keeps them).
     var headers: [HTTPHeader] {
         var all: [HTTPHeader] = []
+        forEachHeader { name, value in
+            all.append(HTTPHeader(String(decoding: name, as: UTF8.self), Self.trimmedValue(bytes, value)))
+            return true
+        }
+        return all
+    }
+
+    /// Calls `body` with each header line's name and the range of its value (untrimmed), until it
+    /// returns false. `parse` checked every line, so each has its CRLF and colon.
+    private func forEachHeader(_ body: (_ name: UnsafeRawBufferPointer, _ value: Range<Int>) -> Bool) {
         var start = headerLines.lowerBound
         while start < headerLines.upperBound {
             let end = Self.lineEnd(in: bytes, from: start)!
             let colon = Self.headerColon(in: bytes, start..<end)!
-            all.append(
-                HTTPHeader(
-                    String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), as: UTF8.self),
-                    Self.trimmedValue(bytes, (colon + 1)..<end)))
+            guard body(UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), (colon + 1)..<end) else { return }
             start = end + 2
         }
-        return all
     }
 
     /// The first query parameter named `name` (`a=1&b=2`); the target needs no decoding.

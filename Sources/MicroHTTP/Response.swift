@@ -50,12 +50,8 @@ public final class PreparedResponse: @unchecked Sendable {
         for header in response.headers {
             _ = MHD_add_response_header(handle, header.name, header.value)
         }
-        let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""
-        let statusLine = "HTTP/1.1 \(status) \(reason)\r\n"
-        var lines = ""
-        for header in response.headers where !"\(header.name)\(header.value)".contains(where: \.isNewline) {
-            lines += "\(header.name): \(header.value)\r\n"
-        }
+        let statusLine = WireHead.statusLine(status)
+        var lines = WireHead.headerLines(response.headers)
         if status >= 200 && status != 204 { lines += "Content-Length: \(count)\r\n" }
         lines += "\r\n"
         statusLineCount = statusLine.utf8.count
@@ -84,5 +80,32 @@ public final class PreparedResponse: @unchecked Sendable {
     deinit {
         MHD_destroy_response(handle)
         wireHead.deallocate()
+    }
+}
+
+/// The lines of a response head as libmicrohttpd writes them, for the responses this server
+/// writes itself (a `ReadLoop`'s answers, the heads of streams the `Acceptor` holds).
+enum WireHead {
+    /// `HTTP/1.1 200 OK` and its CRLF.
+    static func statusLine(_ status: Int) -> String {
+        let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""
+        return "HTTP/1.1 \(status) \(reason)\r\n"
+    }
+
+    /// `Date: …` for now and its CRLF; empty if the clock cannot be read.
+    static func dateLine() -> String {
+        var date = [CChar](repeating: 0, count: 40)
+        let length = cmhd_http_date(&date, date.count)
+        guard length > 0 else { return "" }
+        return "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
+    }
+
+    /// Each header and its CRLF; one with a CR or LF in it is left out, as libmicrohttpd refuses it.
+    static func headerLines(_ headers: [HTTPHeader]) -> String {
+        var lines = ""
+        for header in headers where !"\(header.name)\(header.value)".contains(where: \.isNewline) {
+            lines += "\(header.name): \(header.value)\r\n"
+        }
+        return lines
     }
 }

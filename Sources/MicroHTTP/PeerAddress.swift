@@ -1,0 +1,31 @@
+import CMicroHTTPD
+import Glibc
+
+/// A client's address as `accept` gave it: what the acceptor and the read loops keep of a
+/// connection until libmicrohttpd takes it (`handOver`), and whether it is this host.
+struct PeerAddress {
+    let storage: sockaddr_storage
+    let length: socklen_t
+
+    var isLoopback: Bool {
+        withUnsafePointer(to: storage) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { cmhd_address_is_loopback($0) != 0 }
+        }
+    }
+
+    /// Gives the connection on `descriptor` to libmicrohttpd, whatever it has not read yet
+    /// unread; the caller no longer watches it. On failure libmicrohttpd has closed the socket (at
+    /// its connection limit, or stopping), which is logged.
+    func handOver(
+        _ descriptor: Int32, to daemon: OpaquePointer, errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    ) {
+        let added = withUnsafePointer(to: storage) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                MHD_add_connection(daemon, descriptor, $0, length)
+            }
+        }
+        if added != .YES {
+            errorLog?(.notice, "libmicrohttpd refused a connection: \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -165,8 +165,10 @@ struct MicroHTTPServerTests {
         let handler = GatedHandler()
         let server = try startServer(handler)
         defer { server.stop() }
-        let port = server.port
-        async let response = httpRequest(port: port, "GET", "/slow")
+        // Generous: under the whole suite the work's task can wait seconds for a thread, and the
+        // socket's timeout is this test's deadline.
+        let connection = try HTTPConnection(port: server.port, timeoutSeconds: 30)
+        async let response = connection.send("GET", "/slow")
         #expect(await eventually { server.activeRequests == 1 })
         await handler.release()
         let answer = try await response

@@ -175,7 +175,7 @@ struct AdminAPITests {
     /// Ten editors send a change based on the same revision at once: one wins, nine are told
     /// someone else changed it, and the carousel holds the winner's change only.
     @Test func concurrentWritesWithTheSameIfMatchHaveOneWinner() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let etag = try #require(try await Self.create(live).header("ETag"))
         let statuses = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for editor in 1...10 {
@@ -231,7 +231,7 @@ struct RoleTests {
     }
 
     @Test func aLiveRemoteLookingRequestIsRefused() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let response = try await live.request(
             "DELETE", "/carousels/default", headers: [("Forwarded", "for=203.0.113.9")])
         #expect(response.status == 403)
@@ -242,7 +242,7 @@ struct RoleTests {
 @Suite("Admin changes are pushed")
 struct AdminEventTests {
     @Test func subscribersOfACarouselAreToldOfItsEditsAndItsEnd() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         _ = try await AdminAPITests.create(live)
         let connection = try HTTPConnection(port: live.port)
         let head = try await connection.openStream("/carousels/lobby/banner/events")

@@ -19,7 +19,7 @@ func stateOf(_ event: ServerSentEvent?) throws -> [String: Any] {
 @Suite("Server-Sent Events")
 struct EventStreamTests {
     @Test func theFirstEventIsTheCurrentState() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         _ = try await live.request("POST", "/banner/next")
         let (head, events) = try await subscribe(live)
         #expect(head.status == 200)
@@ -34,7 +34,7 @@ struct EventStreamTests {
     }
 
     @Test func everyCommandIsAnEventWithItsVersionAsId() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let (_, events) = try await subscribe(live)
         _ = try await events.nextEvent()
         _ = try await live.request("POST", "/banner/next")
@@ -53,7 +53,7 @@ struct EventStreamTests {
     }
 
     @Test func automaticAdvancesAreEventsToo() async throws {
-        let live = try LiveService(interval: .milliseconds(100))
+        let live = try await LiveService(interval: .milliseconds(100))
         let (_, events) = try await subscribe(live)
         let first = try stateOf(try await events.nextEvent())
         var previous = first
@@ -72,7 +72,7 @@ struct EventStreamTests {
     }
 
     @Test func heartbeatsKeepAnIdleStreamTalking() async throws {
-        let live = try LiveService(heartbeat: .milliseconds(50))
+        let live = try await LiveService(heartbeat: .milliseconds(50))
         let (_, events) = try await subscribe(live)
         _ = try await events.nextEvent()
         let heartbeat = try await events.next()
@@ -81,7 +81,7 @@ struct EventStreamTests {
     }
 
     @Test func threeHundredSubscribersAllReceiveAChange() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         var subscribers: [EventStreamReader] = []
         for _ in 0..<300 {
             let (_, events) = try await subscribe(live)
@@ -97,7 +97,7 @@ struct EventStreamTests {
     }
 
     @Test func subscribersThatHangUpAreReleasedAndLaterBroadcastsCarryOn() async throws {
-        let live = try LiveService(heartbeat: .milliseconds(50))
+        let live = try await LiveService(heartbeat: .milliseconds(50))
         var leaving: [EventStreamReader] = []
         for _ in 0..<20 {
             let (_, events) = try await subscribe(live)
@@ -117,7 +117,7 @@ struct EventStreamTests {
     }
 
     @Test func stoppingTheServiceEndsEveryStream() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         var subscribers: [EventStreamReader] = []
         for _ in 0..<10 {
             let (_, events) = try await subscribe(live)
@@ -132,7 +132,7 @@ struct EventStreamTests {
     }
 
     @Test func aStreamFromAnAllowedOriginCarriesCORSHeaders() async throws {
-        let live = try LiveService(corsOrigins: ["https://shop.example.com"])
+        let live = try await LiveService(corsOrigins: ["https://shop.example.com"])
         let (head, _) = try await subscribe(live, headers: [("Origin", "https://shop.example.com")])
         #expect(head.header("Access-Control-Allow-Origin") == "https://shop.example.com")
         let (stranger, _) = try await subscribe(live, headers: [("Origin", "https://evil.example")])
@@ -140,7 +140,7 @@ struct EventStreamTests {
     }
 
     @Test func onlyGetOpensAStream() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let response = try await live.request("POST", "/banner/events")
         #expect(response.status == 405)
         #expect(response.header("Allow") == "GET")
@@ -150,7 +150,7 @@ struct EventStreamTests {
 @Suite("Conditional reads over HTTP")
 struct LiveConditionalTests {
     @Test func aPollerGets304UntilTheCarouselMoves() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let poller = try HTTPConnection(port: live.port)
         let first = try await poller.send("GET", "/banner")
         let etag = try #require(first.header("ETag"))

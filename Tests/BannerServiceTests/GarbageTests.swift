@@ -79,7 +79,7 @@ struct GarbageTests {
     ]
 
     @Test func nothingOnTheWireCrashesTheServiceOrChangesTheCarousel() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let before = try await live.state()
         for (name, bytes) in Self.inputs {
             let connection = try HTTPConnection(port: live.port, timeoutSeconds: 1)

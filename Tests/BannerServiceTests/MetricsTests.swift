@@ -79,7 +79,7 @@ struct MetricsTests {
 
     /// A carousel advancing by itself: each advance counted, and how late its timer fired.
     @Test func advancesAreCountedWithTheirTimersLateness() async throws {
-        let live = try LiveService(interval: .milliseconds(200))
+        let live = try await LiveService(interval: .milliseconds(200))
         var samples: [String: Double] = [:]
         // Generous: with the whole suite running, a poll can take seconds and the timer's queue
         // waits its turn for a thread as long.
@@ -101,7 +101,7 @@ struct MetricsTests {
     /// `make test` installs), with subscribers and the process' figures in it. A stream asked for as
     /// a connection's first request is held by the service; one on a used connection by libmicrohttpd.
     @Test func promtoolAcceptsTheLiveOutput() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         let fresh = try HTTPConnection(port: live.port)
         #expect(try await fresh.openStream("/banner/events").status == 200)
         let used = try HTTPConnection(port: live.port)
@@ -133,7 +133,7 @@ struct MetricsTests {
     /// A real Prometheus (Debian's 2.42) scrapes the service every second: a PromQL query over its
     /// HTTP API sees the requests made.
     @Test func prometheusScrapesTheServiceAndCountsItsRequests() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         for _ in 0..<3 { #expect(try await live.request("GET", "/banner").status == 200) }
         let directory = try temporaryDirectory()
         let configuration = directory.appendingPathComponent("prometheus.yml")

@@ -71,7 +71,7 @@ struct ScheduleAPITests {
     }
 
     @Test func aTakeoverNeedsTheAdminRole() async throws {
-        let live = try LiveService(token: "control-secret", adminToken: "admin-secret")
+        let live = try await LiveService(token: "control-secret", adminToken: "admin-secret")
         let body = #"{"banner": "b1"}"#
         let json = ("Content-Type", "application/json")
         let anonymous = try await live.request("POST", "/carousels/default/takeover", headers: [json], body: body)
@@ -160,7 +160,7 @@ struct ScheduleBoundaryTests {
     /// loaded that setting it up took longer than the lead, it starts again on a fresh carousel
     /// with twice the lead.)
     @Test func aBannerJoiningInTwoSecondsIsPushedAtTheInstantPromised() async throws {
-        let live = try LiveService()
+        let live = try await LiveService()
         for lead in [2, 4, 8, 16, 32] {
             let name = "soon-\(lead)"
             let created = try await live.request(

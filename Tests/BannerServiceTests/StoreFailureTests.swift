@@ -11,7 +11,7 @@ import Testing
 struct StoreFailureTests {
     @Test func aWriteWhileAnotherProgramHoldsTheStoreIs503AndChangesNothing() async throws {
         let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
-        let live = try LiveService(store: .sqlite(path: path))
+        let live = try await LiveService(store: .sqlite(path: path))
         let before = try await live.state()
         let intruder = try SQLiteConnection(path: path)
         try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
@@ -43,7 +43,7 @@ struct StoreFailureTests {
         #expect(await mount.waitForExit(seconds: 10) == 0, "\(mount.standardError)")
         let path = mountPoint.appendingPathComponent("carousel.db").path
         do {
-            let live = try LiveService(store: .sqlite(path: path))
+            let live = try await LiveService(store: .sqlite(path: path))
             // Plain write(2) until ENOSPC, and one close: a descriptor closed twice could be a
             // number another test's server has reused for its listening socket.
             let filler = mountPoint.appendingPathComponent("filler")

@@ -41,9 +41,9 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
         case .router:
             RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
         case .live:
-            try LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
+            try await LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
         case .postgres:
-            try LiveService(
+            try await LiveService(
                 banners: banners, token: token, corsOrigins: corsOrigins,
                 store: .postgres(uri: await PostgresServer.shared().createDatabase()))
         }

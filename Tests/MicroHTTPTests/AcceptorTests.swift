@@ -129,7 +129,7 @@ struct AcceptorTests {
     @Test func otherRequestsKeepTheirConnectionAliveAndMayStreamLater() async throws {
         let handler = SortingHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         for _ in 0..<3 {
             let response = try await connection.send("GET", "/other")
@@ -148,7 +148,7 @@ struct AcceptorTests {
     @Test func aSubscriptionAnsweredOtherwiseIsAnsweredByLibmicrohttpd() async throws {
         let handler = SortingHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let refused = try await connection.send("GET", "/refused")
         #expect(refused.status == 404)
@@ -161,7 +161,7 @@ struct AcceptorTests {
     @Test func aClientThatHangsUpIsReleasedAtOnce() async throws {
         let handler = SortingHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         var connection: HTTPConnection? = try HTTPConnection(port: server.port)
         _ = try await connection?.openStream("/stream")
         let stream = try #require(handler.streaming.latest)
@@ -174,7 +174,7 @@ struct AcceptorTests {
     @Test func aSubscriptionSentInPiecesIsServed() async throws {
         let handler = SortingHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         for piece in ["GET /str", "eam HTTP/1.1\r\nHo", "st: 127.0.0.1\r\n", "\r\n"] {
             try await connection.write(Array(piece.utf8))
@@ -194,7 +194,7 @@ struct AcceptorTests {
         let server = try HTTPServer(
             configuration: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1, connectionTimeoutSeconds: 1),
             handler: handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let silent = try HTTPConnection(port: server.port)
         #expect(await silent.waitForClose())
         #expect(try await HTTPConnection(port: server.port).send("GET", "/other").status == 200)

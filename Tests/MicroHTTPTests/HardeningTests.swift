@@ -23,7 +23,7 @@ struct HardeningTests {
     func ambiguousFramingIsRefusedWithoutCallingTheHandler(_ headers: String, _ reason: String) async throws {
         let handler = EchoHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         try await connection.write(Array("POST /x HTTP/1.1\r\nHost: x\r\n\(headers)\r\n{}".utf8))
         let response = try await connection.readResponse()
@@ -36,7 +36,7 @@ struct HardeningTests {
     @Test func http11WithoutHostIsRefused() async throws {
         let handler = EchoHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         try await connection.write(Array("GET /x HTTP/1.1\r\n\r\n".utf8))
         #expect(try await connection.readResponse().status == 400)
@@ -47,7 +47,7 @@ struct HardeningTests {
 
     @Test func aClientTricklingItsHeadersIsCutAfterTheTimeoutWhileOthersAreServed() async throws {
         let server = try startServer(EchoHandler(), connectionTimeout: 1)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let slow = try HTTPConnection(port: server.port)
         var cut = false
         for byte in Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8) + Array(repeating: 97, count: 200) {
@@ -71,7 +71,7 @@ struct HardeningTests {
     @Test func aClientTricklingItsBodyIsCutToo() async throws {
         let handler = EchoHandler()
         let server = try startServer(handler, connectionTimeout: 1)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let slow = try HTTPConnection(port: server.port)
         try await slow.write(Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8))
         #expect(
@@ -83,7 +83,7 @@ struct HardeningTests {
 
     @Test func eightHundredIdleConnectionsDoNotStopANewClient() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let idle = try (0..<800).map { _ in try HTTPConnection(port: server.port) }
         #expect(try await httpRequest(port: server.port, "GET", "/after").status == 200)
         #expect(idle.allSatisfy { !$0.isClosedByPeer })
@@ -92,7 +92,7 @@ struct HardeningTests {
     @Test func aStreamOutlivesTheIdleTimeout() async throws {
         let handler = StreamingHandler()
         let server = try startServer(handler, connectionTimeout: 1)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/events")
         let stream = try #require(handler.latest)
@@ -105,7 +105,7 @@ struct HardeningTests {
 
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheTimeout() async throws {
         let server = try startServer(EchoHandler(), connectionTimeout: 1)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.send("GET", "/x")
         #expect(await connection.waitForClose())

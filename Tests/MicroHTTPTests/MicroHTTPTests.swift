@@ -66,11 +66,17 @@ func startServer(
         handler: handler)
 }
 
+/// Stops `server` on a thread of its own once the test is done with it: stopping joins the
+/// server's threads, which must not hold up the pool every test's tasks share (`offThePool`).
+func stopLater(_ server: HTTPServer) {
+    DispatchQueue(label: "stopLater").async { server.stop() }
+}
+
 @Suite("MicroHTTP server")
 struct MicroHTTPServerTests {
     @Test func bindsAnEphemeralPortAndReportsIt() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         #expect(server.port > 0)
         let response = try await httpRequest(port: server.port, "GET", "/hello")
         #expect(response.status == 200)
@@ -78,7 +84,7 @@ struct MicroHTTPServerTests {
 
     @Test func passesMethodPathHeadersAndBodyToTheHandler() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let response = try await connection.send(
             "POST", "/things?debug=1", headers: [("x-test", "yes")], body: Array("payload".utf8))
@@ -87,7 +93,7 @@ struct MicroHTTPServerTests {
 
     @Test func keepsTheConnectionAliveAcrossRequests() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         for path in ["/one", "/two", "/three"] {
             let response = try await connection.send("GET", path)
@@ -99,7 +105,7 @@ struct MicroHTTPServerTests {
 
     @Test func requestsWithAndWithoutBodiesAlternateOnOneConnection() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("POST", "/a", body: Array("one".utf8)).text == "POST /a x-test=- body=one")
         #expect(try await connection.send("GET", "/b").text == "GET /b x-test=- body=")
@@ -109,7 +115,7 @@ struct MicroHTTPServerTests {
     @Test func headersLargerThanTheConnectionMemoryAre431AndTheServerCarriesOn() async throws {
         let handler = EchoHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let large = String(repeating: "a", count: 10_000)
         let refused = try await httpRequest(port: server.port, "GET", "/", headers: [("Cookie", large)])
         #expect(refused.status == 431)
@@ -120,7 +126,7 @@ struct MicroHTTPServerTests {
 
     @Test func headGetsTheHeadersWithoutTheBody() async throws {
         let server = try startServer(EchoHandler())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let head = try await connection.send("HEAD", "/x")
         #expect(head.status == 200)
@@ -132,7 +138,7 @@ struct MicroHTTPServerTests {
     @Test func aDeclaredBodyOverTheCapIsRefusedWithoutCallingTheHandler() async throws {
         let handler = EchoHandler()
         let server = try startServer(handler, maxBodySize: 16)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let response = try await httpRequest(port: server.port, "POST", "/x", body: Array(repeating: 65, count: 17))
         #expect(response.status == 413)
         #expect(handler.calls.count == 0)
@@ -141,7 +147,7 @@ struct MicroHTTPServerTests {
     @Test func aChunkedBodyOverTheCapIsRefused() async throws {
         let handler = EchoHandler()
         let server = try startServer(handler, maxBodySize: 16)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let chunk = String(repeating: "a", count: 10)
         try await connection.write(
@@ -155,7 +161,7 @@ struct MicroHTTPServerTests {
 
     @Test func aBodyAtTheCapIsAccepted() async throws {
         let server = try startServer(EchoHandler(), maxBodySize: 16)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let response = try await httpRequest(port: server.port, "POST", "/x", body: Array(repeating: 65, count: 16))
         #expect(response.status == 200)
         #expect(response.text.hasSuffix(String(repeating: "A", count: 16)))
@@ -164,7 +170,7 @@ struct MicroHTTPServerTests {
     @Test func aDeferredAnswerIsSentWhenTheWorkCompletes() async throws {
         let handler = GatedHandler()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         // Generous: under the whole suite the work's task can wait seconds for a thread, and the
         // socket's timeout is this test's deadline.
         let connection = try HTTPConnection(port: server.port, timeoutSeconds: 30)
@@ -180,7 +186,7 @@ struct MicroHTTPServerTests {
         let handler = GatedHandler()
         await handler.release()
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/a").text == "released /a")
         #expect(try await connection.send("GET", "/b").text == "released /b")
@@ -210,7 +216,7 @@ struct MicroHTTPServerTests {
 
     @Test func aPortInUseIsATypedErrorNamingTheAddress() async throws {
         let first = try startServer(EchoHandler())
-        defer { first.stop() }
+        defer { stopLater(first) }
         #expect(throws: HTTPServerError.cannotListen(host: "127.0.0.1", port: first.port, errno: EADDRINUSE)) {
             try startServer(EchoHandler(), port: first.port)
         }
@@ -239,7 +245,7 @@ struct MicroHTTPServerTests {
             func respond(to request: borrowing Request) -> Reply { .prepared(prepared) }
         }
         let server = try startServer(Fixed())
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         for _ in 0..<50 {
             #expect(try await connection.send("GET", "/").text == "same bytes")

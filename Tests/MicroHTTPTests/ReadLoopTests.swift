@@ -57,7 +57,7 @@ struct ReadLoopTests {
     @Test func aReadIsAnsweredAsLibmicrohttpdAnswersItUntilAnotherRequestComes() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let first = try await connection.send("GET", "/small")
         #expect(server.connectionsInReadLoops == 1)
@@ -84,7 +84,7 @@ struct ReadLoopTests {
     @Test func pipelinedRequestsAreAnsweredInOrderAcrossTheHandOver() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let requests =
             "GET /small HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /echo?q=2 HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -100,7 +100,7 @@ struct ReadLoopTests {
     @Test func aHeadArrivingInPiecesIsAnswered() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/small").status == 200)
         for piece in ["G", "ET /echo?q=sl", "ow HTTP/1.1\r", "\nHost: a\r\nX-Pro", "be: b\r\n", "\r\n"] {
@@ -115,7 +115,7 @@ struct ReadLoopTests {
     @Test func aLargeAnswerReachesAClientThatReadsItLate() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/small").status == 200)
         try await connection.write(
@@ -128,7 +128,7 @@ struct ReadLoopTests {
     @Test func anIdleConnectionIsClosedAfterTheTimeout() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler, timeout: 1)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/small").status == 200)
         #expect(await connection.waitForClose())
@@ -139,7 +139,7 @@ struct ReadLoopTests {
     @Test func anAnswerThatMustWaitIsLeftToLibmicrohttpd() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/small").status == 200)
         let later = try await connection.send("GET", "/later")
@@ -161,7 +161,7 @@ struct ReadLoopTests {
     @Test func aPerAddressLimitKeepsEveryConnectionInLibmicrohttpd() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler, perAddressLimit: 4)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         #expect(try await connection.send("GET", "/small").text == "small")
         #expect(server.connectionsInReadLoops == 0)

@@ -44,7 +44,7 @@ struct ResponseStreamTests {
     {
         let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         let head = try await connection.openStream("/stream")
         #expect(head.status == 200)
@@ -67,7 +67,7 @@ struct ResponseStreamTests {
     {
         let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")
         let stream = try #require(handler.latest)
@@ -87,7 +87,7 @@ struct ResponseStreamTests {
     {
         let handler = StreamingHandler(holder: holder)
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         var connection: HTTPConnection? = try HTTPConnection(port: server.port)
         _ = try await connection?.openStream("/stream")
         let stream = try #require(handler.latest)
@@ -105,7 +105,7 @@ struct ResponseStreamTests {
     @Test(arguments: StreamHolder.allCases) func aClientTooSlowToReadIsCutOff(_ holder: StreamHolder) async throws {
         let handler = StreamingHandler(maxQueuedBytes: 512 * 1024, holder: holder)
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")  // and never reads the body
         let stream = try #require(handler.latest)
@@ -128,7 +128,7 @@ struct ResponseStreamTests {
     {
         let handler = StreamingHandler(maxQueuedBytes: 8 * 1024 * 1024, holder: holder)
         let server = try startServer(handler)
-        defer { server.stop() }
+        defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port)
         _ = try await connection.openStream("/stream")
         let stream = try #require(handler.latest)
@@ -185,6 +185,29 @@ struct StreamRegistryTests {
             #expect(Array(buffer[..<max(0, count)]) == Array("first;change;".utf8))
         }
         #expect(registry.count(in: "carousel") == count)
+    }
+
+    /// Streams leave from anywhere in their group (the last one takes the place of one that left):
+    /// a broadcast then reaches each stream left once, and none that left.
+    @Test func aBroadcastSkipsStreamsThatLeft() {
+        let registry = StreamRegistry()
+        let streams = (0..<10).map { _ in ResponseStream(headers: []) }
+        for stream in streams { registry.add(stream, to: "carousel", first: []) }
+        // The first, the last (by then moved to the first place), and two from the middle.
+        let leaving = [0, 9, 4, 5]
+        for index in leaving { registry.closed(streams[index]) }
+        registry.broadcast(Array("change;".utf8), to: "carousel")
+        for (index, stream) in streams.enumerated() {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+            if leaving.contains(index) {
+                #expect(count < 0, "stream \(index) left: nothing to read")
+            } else {
+                #expect(Array(buffer[..<max(0, count)]) == Array("change;".utf8), "stream \(index)")
+            }
+        }
+        #expect(registry.count(in: "carousel") == 6)
+        #expect(registry.count == 6)
     }
 }
 

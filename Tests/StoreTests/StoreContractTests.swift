@@ -14,11 +14,18 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// A fresh store; opening one waits on the disk or the server, off the pool (`offThePool`).
     func make() async throws -> any CarouselStore {
         switch self {
         case .memory: MemoryStore()
-        case .sqlite: try SQLiteStore(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
-        case .postgres: try PostgresStore(uri: await PostgresServer.shared().createDatabase())
+        case .sqlite:
+            try await offThePool {
+                try SQLiteStore(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
+            }
+        case .postgres:
+            try await offThePool { [uri = try await PostgresServer.shared().createDatabase()] in
+                try PostgresStore(uri: uri)
+            }
         }
     }
 }

@@ -66,6 +66,10 @@ public final class HTTPConnection: @unchecked Sendable {
         var timeout = timeval(tv_sec: Int(Double(timeoutSeconds) * sanitizerAllowance), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // Each write goes out as written (a request in pieces stays in pieces), not held back by
+        // Nagle's algorithm until the server acknowledges the one before.
+        var noDelay: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

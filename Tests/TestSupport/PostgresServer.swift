@@ -10,9 +10,9 @@ import Locking
 /// whose other end only this process holds, and stops the server when the pipe closes.
 ///
 /// Each test that stops its server launches one of its own; the others share `shared()`, a
-/// database each. Every call runs its programs on a Dispatch thread, never on the cooperative
-/// pool: that pool has a thread per core, and a test blocking one for the seconds initdb takes
-/// (more under a sanitizer) starves every other test running beside it.
+/// database each. Every call runs its programs off the pool of Swift's tasks (`offThePool`): that
+/// pool has a thread per core, and a test blocking one for the seconds initdb takes (more under a
+/// sanitizer) starves every other test running beside it.
 public final class PostgresServer: Sendable {
     public let port: Int
     public let directory: URL
@@ -45,7 +45,7 @@ public final class PostgresServer: Sendable {
         // Closing the lifeline stops the server (its watcher sends SIGINT); the folder goes once
         // it has, on a Dispatch thread rather than whichever thread let go of this object.
         let (directory, lifeline) = (directory, lifeline.withLock { $0.take() })
-        DispatchQueue.global().async {
+        DispatchQueue(label: "PostgresServer.deinit").async {
             if let lifeline {
                 close(lifeline.pipe)
                 var status: Int32 = 0
@@ -64,7 +64,7 @@ public final class PostgresServer: Sendable {
 
     /// A new, empty database; its URI.
     public func createDatabase() async throws -> String {
-        try await Self.offThePool { try self.createDatabaseNow() }
+        try await offThePool { try self.createDatabaseNow() }
     }
 
     private func createDatabaseNow() throws -> String {
@@ -82,7 +82,7 @@ public final class PostgresServer: Sendable {
     /// Runs SQL on `database` with psql; its output (unaligned, tuples only).
     @discardableResult
     public func psql(_ sql: String, database: String) async throws -> String {
-        try await Self.offThePool { try self.psqlNow(sql, database: database) }
+        try await offThePool { try self.psqlNow(sql, database: database) }
     }
 
     private func psqlNow(_ sql: String, database: String) throws -> String {
@@ -93,7 +93,7 @@ public final class PostgresServer: Sendable {
 
     /// Starts the server again and waits until it accepts connections.
     public func start() async throws {
-        try await Self.offThePool { try self.startNow() }
+        try await offThePool { try self.startNow() }
     }
 
     private func startNow() throws {
@@ -135,7 +135,7 @@ public final class PostgresServer: Sendable {
     /// Stops the server (fast shutdown) and waits until it has; its watcher too (a child left
     /// unreaped would make Swift Testing's process monitor spin).
     public func stop() async throws {
-        try await Self.offThePool { try self.stopNow() }
+        try await offThePool { try self.stopNow() }
     }
 
     private func stopNow() throws {
@@ -152,15 +152,6 @@ public final class PostgresServer: Sendable {
     }
 
     // MARK: Running PostgreSQL's programs
-
-    /// `work`, which blocks, run on a Dispatch thread.
-    private static func offThePool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws
-        -> Result
-    {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try work() }) }
-        }
-    }
 
     /// A program of the newest PostgreSQL installed (`/usr/lib/postgresql/15/bin/initdb`).
     private static func binary(_ name: String) throws -> String {

@@ -157,11 +157,17 @@ public final class ServerProcess: @unchecked Sendable {
         return exitStatus.withLock { $0 }
     }
 
+    /// Kills a process still running and reaps it on a thread of its own: the kernel may take a
+    /// while to tear down a server with many threads, and whichever thread lets go of this object
+    /// may be one of the pool's (`offThePool`).
     deinit {
         if isRunning {
-            kill(processIdentifier, SIGKILL)
-            var status: Int32 = 0
-            waitpid(processIdentifier, &status, 0)
+            let process = processIdentifier
+            kill(process, SIGKILL)
+            DispatchQueue(label: "ServerProcess.reap").async {
+                var status: Int32 = 0
+                while waitpid(process, &status, 0) < 0 && errno == EINTR {}
+            }
         }
     }
 }

@@ -1,15 +1,27 @@
 import CMicroHTTPD
 import Glibc
 
-/// One chunk of a chunked body written straight to a stream's socket, framed as libmicrohttpd
-/// frames its chunks (`<hex length>\r\n<bytes>\r\n`), in one non-blocking `sendmsg`
-/// (docs/ARCHITECTURE.md, "Event streams").
+/// An event on its way to many streams: its bytes, and the same bytes framed as one chunk of a
+/// chunked body (`<hex length>\r\n<bytes>\r\n`, as libmicrohttpd frames its chunks). A broadcast
+/// frames it once, and every subscriber's write or queue shares that one array.
+struct FramedChunk: Sendable {
+    let bytes: [UInt8]
+    let frame: [UInt8]
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        frame = DirectWrite.frame(bytes)
+    }
+}
+
+/// One chunk of a chunked body written straight to a stream's socket, in one non-blocking `send`
+/// of its frame (docs/ARCHITECTURE.md, "Event streams").
 ///
 /// `chunk` is how a stream idle inside libmicrohttpd takes an event without a resume and an epoll
 /// round trip: only when the chunk surely fits whole (at most `maxBytes`, and the client has
 /// acknowledged everything sent before: an empty send buffer takes 4 KiB at the very least);
 /// otherwise nothing is written and libmicrohttpd sends it, as it sends any body, when the socket
-/// drains. `framed` is how a stream on the acceptor's socket writes: as much as the socket takes,
+/// drains. `write` is how a stream on the acceptor's socket writes: as much as the socket takes,
 /// the rest queued by the stream.
 enum DirectWrite {
     enum Outcome: Equatable {
@@ -24,46 +36,29 @@ enum DirectWrite {
 
     static let maxBytes = 4096 - 32
 
-    static func chunk(_ bytes: [UInt8], to descriptor: Int32) -> Outcome {
+    static func chunk(_ chunk: FramedChunk, to descriptor: Int32) -> Outcome {
         // The client behind, or no telling (-1): libmicrohttpd sends it.
-        guard bytes.count <= maxBytes, cmhd_unacknowledged_bytes(descriptor) == 0 else { return .notNow }
-        let sent = framed(bytes, to: descriptor)
-        if sent == frameLength(of: bytes.count) { return .written }
+        guard chunk.bytes.count <= maxBytes, cmhd_unacknowledged_bytes(descriptor) == 0 else { return .notNow }
+        let sent = write(chunk.frame, to: descriptor)
+        if sent == chunk.frame.count { return .written }
         return sent == 0 ? .notNow : .cutShort
     }
 
-    /// Writes `bytes` framed as one chunk, as much as the socket takes at once: the bytes of the
-    /// frame written (0 when the socket is full), or -1 when the socket failed (the client left).
-    static func framed(_ bytes: [UInt8], to descriptor: Int32) -> Int {
-        // Up to 16 hex digits and CRLF.
-        var header: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let headerLength = withUnsafeMutableBytes(of: &header) { writeSize(of: bytes.count, into: $0) }
-        var trailer: UInt16 = 0x0A0D  // "\r\n" in memory order
-        return withUnsafeMutableBytes(of: &header) { headerBytes in
-            withUnsafeMutableBytes(of: &trailer) { trailerBytes in
-                bytes.withUnsafeBytes { body in
-                    var parts = [
-                        iovec(iov_base: headerBytes.baseAddress, iov_len: headerLength),
-                        iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count),
-                        iovec(iov_base: trailerBytes.baseAddress, iov_len: 2),
-                    ]
-                    return parts.withUnsafeMutableBufferPointer { vector in
-                        var message = msghdr()
-                        message.msg_iov = vector.baseAddress
-                        message.msg_iovlen = vector.count
-                        while true {
-                            let sent = sendmsg(descriptor, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                            if sent >= 0 { return sent }
-                            if errno == EINTR { continue }
-                            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
-                        }
-                    }
-                }
+    /// Writes as much of `bytes` as the socket takes at once: the count written (0 when the socket
+    /// is full), or -1 when the socket failed (the client left).
+    @inline(__always)
+    static func write(_ bytes: [UInt8], to descriptor: Int32) -> Int {
+        bytes.withUnsafeBytes { buffer in
+            while true {
+                let sent = send(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                if sent >= 0 { return sent }
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
             }
         }
     }
 
-    /// `bytes` framed as one chunk, in one array (for a queue).
+    /// `bytes` framed as one chunk, in one array.
     static func frame(_ bytes: [UInt8]) -> [UInt8] {
         var frame = [UInt8](repeating: 0, count: frameLength(of: bytes.count))
         frame.withUnsafeMutableBytes { buffer in
@@ -76,12 +71,11 @@ enum DirectWrite {
     }
 
     /// The whole frame's length: size line, bytes, CRLF.
-    static func frameLength(of count: Int) -> Int {
+    private static func frameLength(of count: Int) -> Int {
         hexDigits(of: count) + 2 + count + 2
     }
 
-    /// The length in hex and CRLF, written without a String (this runs once per subscriber per
-    /// event); returns how many bytes that took.
+    /// The length in hex and CRLF, written without a String; returns how many bytes that took.
     private static func writeSize(of count: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let digits = hexDigits(of: count)
         for position in 0..<digits {

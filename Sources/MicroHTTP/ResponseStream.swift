@@ -69,6 +69,11 @@ public final class ResponseStream: Sendable {
     /// or when this chunk would take the backlog past `maxQueuedBytes` (then the stream ends).
     @discardableResult
     public func send(_ chunk: [UInt8]) -> Bool {
+        send(FramedChunk(chunk))
+    }
+
+    /// `send`, for a chunk framed once for many streams (a broadcast).
+    func send(_ chunk: FramedChunk) -> Bool {
         state.withLock { state in
             guard !state.isClosed else { return false }
             if state.socket != nil { return Self.send(chunk, onOwnSocket: &state, limit: maxQueuedBytes) }
@@ -85,7 +90,8 @@ public final class ResponseStream: Sendable {
                 }
             }
             let wasFinished = state.queue.isFinished
-            let queued = state.queue.enqueue(chunk, limit: maxQueuedBytes)
+            // libmicrohttpd frames what its content reader hands over.
+            let queued = state.queue.enqueue(chunk.bytes, limit: maxQueuedBytes)
             // Queued, or just cut off for being too slow: either way the reader has work.
             if queued || !wasFinished { Self.wake(&state) }
             return queued
@@ -132,14 +138,13 @@ public final class ResponseStream: Sendable {
     func attach(to socket: OwnSocket, head: [UInt8]) {
         state.withLock { state in
             precondition(state.connection == nil && state.socket == nil, "a stream is attached once")
-            let waiting = state.queue.takeAll()
+            // One write for the head and what was queued (a subscriber's first event).
+            var first = head
+            for chunk in state.queue.takeAll() { first += DirectWrite.frame(chunk) }
+            if state.queue.isFinished { first += Self.lastChunk }
             var queue = StreamQueue()
-            _ = queue.enqueue(head, limit: .max)
-            for chunk in waiting { _ = queue.enqueue(DirectWrite.frame(chunk), limit: .max) }
-            if state.queue.isFinished {
-                _ = queue.enqueue(Self.lastChunk, limit: .max)
-                queue.finish()
-            }
+            _ = queue.enqueue(first, limit: .max)
+            if state.queue.isFinished { queue.finish() }
             state.queue = queue
             state.socket = socket
             Self.flush(&state)
@@ -173,20 +178,21 @@ public final class ResponseStream: Sendable {
         state.withLock { Self.closeOwnSocket(&$0) }
     }
 
-    private static func send(_ chunk: [UInt8], onOwnSocket state: inout State, limit: Int) -> Bool {
-        guard !state.queue.isFinished, let socket = state.socket else { return false }
+    private static func send(_ chunk: FramedChunk, onOwnSocket state: inout State, limit: Int) -> Bool {
+        // Only the descriptor: a copy of the whole `OwnSocket` would retain its closure per event.
+        guard !state.queue.isFinished, let descriptor = state.socket?.descriptor else { return false }
         if state.queue.isEmpty {
-            let sent = DirectWrite.framed(chunk, to: socket.descriptor)
-            if sent == DirectWrite.frameLength(of: chunk.count) { return true }
+            let sent = DirectWrite.write(chunk.frame, to: descriptor)
+            if sent == chunk.frame.count { return true }
             guard sent >= 0 else {
                 closeOwnSocket(&state)
                 return false
             }
             // The socket is full now: the acceptor hears when it drains (edge-triggered EPOLLOUT).
-            _ = state.queue.enqueue(Array(DirectWrite.frame(chunk)[sent...]), limit: .max)
+            _ = state.queue.enqueue(sent == 0 ? chunk.frame : Array(chunk.frame[sent...]), limit: .max)
             return true
         }
-        guard state.queue.enqueue(DirectWrite.frame(chunk), limit: limit) else {
+        guard state.queue.enqueue(chunk.frame, limit: limit) else {
             closeOwnSocket(&state)  // too slow to read: cut off; it reconnects and starts afresh
             return false
         }

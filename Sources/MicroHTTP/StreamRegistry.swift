@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Locking
+import Synchronization
 
 /// Every response stream open on a server, in named groups: the one registry of open streams.
 /// Whoever builds the service makes it and hands it to the `HTTPServer`, which ends every stream
@@ -11,14 +12,42 @@ public final class StreamRegistry: Sendable {
     private let open = Lock(OpenStreams())
 
     private struct OpenStreams {
-        var groups: [String: [ObjectIdentifier: ResponseStream]] = [:]
+        var groups: [String: Group] = [:]
         /// The group of each open stream.
         var membership: [ObjectIdentifier: String] = [:]
         var stopping = false
 
         mutating func insert(_ stream: ResponseStream, into group: String) {
-            groups[group, default: [:]][ObjectIdentifier(stream)] = stream
+            groups[group, default: Group()].insert(stream)
             membership[ObjectIdentifier(stream)] = group
+        }
+
+        mutating func remove(_ stream: ResponseStream) {
+            guard let name = membership.removeValue(forKey: ObjectIdentifier(stream)) else { return }
+            groups[name]?.remove(stream)
+            if groups[name]?.streams.isEmpty == true { groups[name] = nil }
+        }
+    }
+
+    /// One group's streams, in an array that a broadcast walks as it is (no copy of 10,000
+    /// references, each retained and released); each stream's place in it, so that one leaves in
+    /// constant time.
+    private struct Group {
+        private(set) var streams: [ResponseStream] = []
+        private var places: [ObjectIdentifier: Int] = [:]
+
+        mutating func insert(_ stream: ResponseStream) {
+            places[ObjectIdentifier(stream)] = streams.count
+            streams.append(stream)
+        }
+
+        /// The last stream moves into the gap.
+        mutating func remove(_ stream: ResponseStream) {
+            guard let place = places.removeValue(forKey: ObjectIdentifier(stream)) else { return }
+            let last = streams.removeLast()
+            guard place < streams.count else { return }
+            streams[place] = last
+            places[ObjectIdentifier(last)] = place
         }
     }
 
@@ -45,48 +74,65 @@ public final class StreamRegistry: Sendable {
     /// Queues `chunk` on every stream of `group`. A stream whose client went away finds out at
     /// this send and closes.
     public func broadcast(_ chunk: [UInt8], to group: String) {
+        let framed = FramedChunk(chunk)
         open.withLock { open in
-            guard let streams = open.groups[group] else { return }
-            Self.send(chunk, to: Array(streams.values))
+            guard let streams = open.groups[group]?.streams else { return }
+            Self.send(framed, to: streams)
         }
     }
 
     /// Subscribers per writing thread below which one thread writes them all.
     private static let streamsPerWriter = 512
+    /// Streams a writing thread takes at a time from those left: a thread whose core is also busy
+    /// with something else (a read, a proxy in front) takes fewer, and all finish together.
+    private static let streamsPerTake = 64
     private static let writers = ServerConfiguration.onlineCores
 
     /// One write per stream, on every core at once when there are many: each write is mostly the
     /// kernel's work, which runs in parallel on different sockets (docs/ARCHITECTURE.md).
-    private static func send(_ chunk: [UInt8], to streams: [ResponseStream]) {
+    private static func send(_ chunk: FramedChunk, to streams: [ResponseStream]) {
         let workers = min(writers, streams.count / streamsPerWriter)
         guard workers > 1 else {
-            for stream in streams { stream.send(chunk) }
+            send(chunk, to: streams[...])
             return
         }
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let share = streams.count / workers
-            let start = worker * share
-            let end = worker == workers - 1 ? streams.count : start + share
-            for index in start..<end { streams[index].send(chunk) }
+        let taken = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let start = taken.wrappingAdd(streamsPerTake, ordering: .relaxed).oldValue
+                guard start < streams.count else { return }
+                send(chunk, to: streams[start..<min(start + streamsPerTake, streams.count)])
+            }
+        }
+    }
+
+    /// The array holds every stream for the whole loop: touching each one's reference count too
+    /// would cost a write to one more cold cache line per subscriber.
+    private static func send(_ chunk: FramedChunk, to streams: ArraySlice<ResponseStream>) {
+        streams.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: Unmanaged<ResponseStream>.self) { streams in
+                for stream in streams { _ = stream._withUnsafeGuaranteedRef { $0.send(chunk) } }
+            }
         }
     }
 
     /// Queues `chunk` on every open stream, whatever its group (a heartbeat).
     public func broadcastToAll(_ chunk: [UInt8]) {
+        let framed = FramedChunk(chunk)
         open.withLock { open in
-            Self.send(chunk, to: open.groups.values.flatMap(\.values))
+            for group in open.groups.values { Self.send(framed, to: group.streams) }
         }
     }
 
     /// Ends the streams of `group` (what they followed is gone); their clients see the end.
     public func finish(group: String) {
-        let streams = open.withLock { $0.groups[group].map { Array($0.values) } ?? [] }
+        let streams = open.withLock { $0.groups[group]?.streams ?? [] }
         for stream in streams { stream.finish() }
     }
 
     /// Streams open in `group` now.
     public func count(in group: String) -> Int {
-        open.withLock { $0.groups[group]?.count ?? 0 }
+        open.withLock { $0.groups[group]?.streams.count ?? 0 }
     }
 
     /// Streams open now, in every group.
@@ -99,7 +145,7 @@ public final class StreamRegistry: Sendable {
     public var countByHolder: (ownSocket: Int, libmicrohttpd: Int) {
         open.withLock { open in
             let own = open.groups.values.reduce(0) { total, group in
-                total + group.values.reduce(0) { $0 + ($1.isOnOwnSocket ? 1 : 0) }
+                total + group.streams.reduce(0) { $0 + ($1.isOnOwnSocket ? 1 : 0) }
             }
             return (own, open.membership.count - own)
         }
@@ -165,12 +211,7 @@ public final class StreamRegistry: Sendable {
     /// A stream's connection is done with it: libmicrohttpd released its response, or the
     /// acceptor's socket was closed.
     func closed(_ stream: ResponseStream) {
-        open.withLock { open in
-            let key = ObjectIdentifier(stream)
-            if let group = open.membership.removeValue(forKey: key) {
-                open.groups[group]?.removeValue(forKey: key)
-            }
-        }
+        open.withLock { $0.remove(stream) }
         stream.close()
     }
 
@@ -178,7 +219,7 @@ public final class StreamRegistry: Sendable {
     func finishAll() {
         let streams = open.withLock { open in
             open.stopping = true
-            return open.groups.values.flatMap(\.values)
+            return open.groups.values.flatMap(\.streams)
         }
         for stream in streams { stream.finish() }
     }

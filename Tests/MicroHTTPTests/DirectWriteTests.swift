@@ -75,15 +75,16 @@ private struct Errno: Error {
 struct DirectWriteTests {
     @Test func aChunkIsFramedAsLibmicrohttpdFramesIt() throws {
         let pair = try SocketPair()
-        #expect(DirectWrite.chunk(Array("hello, screens".utf8), to: pair.server) == .written)
+        #expect(DirectWrite.chunk(FramedChunk(Array("hello, screens".utf8)), to: pair.server) == .written)
         #expect(pair.read(19) == Array("e\r\nhello, screens\r\n".utf8))
     }
 
     @Test func aChunkTooLargeToSurelyFitIsLeftToLibmicrohttpd() throws {
         let pair = try SocketPair()
         let large = [UInt8](repeating: 65, count: DirectWrite.maxBytes + 1)
-        #expect(DirectWrite.chunk(large, to: pair.server) == .notNow)
-        #expect(DirectWrite.chunk(Array("next".utf8), to: pair.server) == .written, "nothing of it was sent")
+        #expect(DirectWrite.chunk(FramedChunk(large), to: pair.server) == .notNow)
+        #expect(
+            DirectWrite.chunk(FramedChunk(Array("next".utf8)), to: pair.server) == .written, "nothing of it was sent")
         #expect(pair.read(9) == Array("4\r\nnext\r\n".utf8))
     }
 
@@ -92,7 +93,7 @@ struct DirectWriteTests {
         // Fill the client's receive buffer and the server's send buffer: the client reads nothing.
         let filler = [UInt8](repeating: 66, count: 65536)
         while filler.withUnsafeBytes({ send(pair.server, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
-        #expect(DirectWrite.chunk(Array("late".utf8), to: pair.server) == .notNow)
+        #expect(DirectWrite.chunk(FramedChunk(Array("late".utf8)), to: pair.server) == .notNow)
     }
 
     @Test func aClientThatLeftCutsTheStreamShort() throws {
@@ -101,7 +102,7 @@ struct DirectWriteTests {
         var outcome = DirectWrite.Outcome.written
         // The reset may take a moment to arrive: a first write can still be taken.
         for _ in 0..<100 where outcome == .written {
-            outcome = DirectWrite.chunk(Array("anyone?".utf8), to: pair.server)
+            outcome = DirectWrite.chunk(FramedChunk(Array("anyone?".utf8)), to: pair.server)
         }
         #expect(outcome == .cutShort)
     }
@@ -113,17 +114,16 @@ struct DirectWriteLengthTests {
     func theLengthIsWrittenInHex(_ count: Int) throws {
         let pair = try SocketPair()
         let body = [UInt8](repeating: 120, count: count)
-        #expect(DirectWrite.chunk(body, to: pair.server) == .written)
+        #expect(DirectWrite.chunk(FramedChunk(body), to: pair.server) == .written)
         let header = Array(String(count, radix: 16).utf8) + Array("\r\n".utf8)
         #expect(pair.read(header.count + count + 2) == header + body + Array("\r\n".utf8))
     }
 
-    /// What a stream on the acceptor's socket queues is the same frame, whatever its size.
+    /// What a stream on the acceptor's socket writes and queues is the same frame, whatever its size.
     @Test(arguments: [1, 15, 16, 4096, 70000])
     func aQueuedFrameIsTheFrameWritten(_ count: Int) {
         let body = [UInt8](repeating: 120, count: count)
-        let frame = DirectWrite.frame(body)
+        let frame = FramedChunk(body).frame
         #expect(frame == Array(String(count, radix: 16).utf8) + Array("\r\n".utf8) + body + Array("\r\n".utf8))
-        #expect(frame.count == DirectWrite.frameLength(of: count))
     }
 }

@@ -24,7 +24,9 @@ public struct ServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int
     /// Largest request body accepted; a larger one is answered 413 without being read whole.
     public var maxBodySize: Int
-    /// Length of the kernel's queue of connections not yet accepted.
+    /// Length of the kernel's queue of connections not yet accepted. The kernel caps it at
+    /// `net.core.somaxconn` (4,096 by default). A client that finds the queue full tries again
+    /// after 1 s, then 2 s and 4 s more: screens reconnecting at once after a restart need room.
     public var listenBacklog: Int
     /// libmicrohttpd's MHD_USE_TURBO: read and write before asking epoll, saving syscalls.
     public var turbo: Bool
@@ -44,7 +46,7 @@ public struct ServerConfiguration: Sendable {
         perAddressConnectionLimit: Int = 0,
         connectionMemoryLimit: Int = 16 * 1024,
         maxBodySize: Int = 16 * 1024,
-        listenBacklog: Int = 1024,
+        listenBacklog: Int = 16384,
         turbo: Bool = false,
         shutdownGracePeriod: Duration = .seconds(2),
         errorLog: (@Sendable (ServerLogLevel, String) -> Void)? = nil

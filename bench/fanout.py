@@ -4,7 +4,9 @@ the same client (bench/tools/sse_fanout.c) in the same run, at several subscribe
 
 For each count and each target: N subscribers connect and get their first event; the target's
 memory with all of them idle, less its memory before they came, per subscriber; then `changes`
-times `POST /banner/next` and the time from sending it until each subscriber has the new event.
+times `POST /banner/next` and the time from sending it until each subscriber has the new event,
+and the target's CPU time over those changes per event delivered (steadier than the delays, which
+depend on how the kernel places the client beside the server on the same two cores).
 The service runs on the memory store here: what is measured is delivery (a command's SQLite
 write is timed elsewhere)."""
 
@@ -20,8 +22,13 @@ def measure(target, subscribers, changes, client, rss_kib):
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = process.stderr.readline()  # "ready" once every subscriber has its first event
     idle = rss_kib(target.pids)
+    cpu_before = target.cpu_seconds()
     try:
-        output, errors = process.communicate("\n", timeout=600)
+        process.stdin.write("\n")
+        process.stdin.flush()
+        output = process.stdout.readline()  # once every change has reached every subscriber
+        cpu = target.cpu_seconds() - cpu_before
+        _, errors = process.communicate("\n", timeout=600)  # then it closes the connections
     except subprocess.TimeoutExpired:
         process.kill()
         raise
@@ -29,6 +36,7 @@ def measure(target, subscribers, changes, client, rss_kib):
         raise RuntimeError(f"sse_fanout against {target.label} printed nothing ({ready.strip()} {errors.strip()})")
     figures = json.loads(output)
     figures["idle_kib_per_subscriber"] = (idle - before) / max(1, figures["connected"])
+    figures["cpu_us_per_delivery"] = cpu * 1e6 / max(1, figures["deliveries"])
     return figures
 
 
@@ -63,9 +71,10 @@ def fan_out(counts, changes, rounds, start_service, start_reference, client, rss
         rows.append(row)
         service, reference = row["service"], row["reference"]
         print(f"  fan-out to {count:,}: service p50 {service['p50_ms']:.1f} p99 {service['p99_ms']:.1f} ms, "
+              f"{service['cpu_us_per_delivery']:.1f} µs CPU per event, "
               f"{service['idle_kib_per_subscriber']:.1f} KiB/subscriber; C reference p50 {reference['p50_ms']:.1f} "
-              f"p99 {reference['p99_ms']:.1f} ms; ratios {ratios_text(row)}, "
-              f"median {median['ratio']:.2f}", flush=True)
+              f"p99 {reference['p99_ms']:.1f} ms, {reference['cpu_us_per_delivery']:.1f} µs CPU per event; "
+              f"ratios {ratios_text(row)}, median {median['ratio']:.2f}", flush=True)
     return rows
 
 
@@ -83,11 +92,13 @@ def render(rows, changes):
         "10,000 ≤ 1.0× the reference; at most 8 KiB of service memory per idle subscriber (RSS with every "
         "subscriber connected, less RSS before). Each count is run several times, the service and the "
         "reference alternating (the one client shares the two cores with them): the row shows the run of the "
-        "median ratio, the ratios of every run, and the service's deliveries over all of them.",
+        "median ratio, the ratios of every run, and the service's deliveries over all of them. CPU per event: "
+        "the server's CPU time over the changes (all its threads, user and kernel) per event delivered.",
         "",
         "| subscribers | service p50 ms | p99 ms | max ms | delivered | C reference p50 ms | p99 ms | max ms "
-        "| p99 ratio (median) | ratios of the runs | service KiB per idle subscriber | reference KiB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        "| p99 ratio (median) | ratios of the runs | CPU µs per event: service | reference "
+        "| service KiB per idle subscriber | reference KiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for row in rows:
         service, reference = row["service"], row["reference"]
@@ -96,6 +107,7 @@ def render(rows, changes):
             f"| {row['delivered']:,}/{row['expected']:,} | {reference['p50_ms']:.1f} "
             f"| {reference['p99_ms']:.1f} | {reference['max_ms']:.1f} "
             f"| {service['p99_ms'] / reference['p99_ms']:.2f}× | {ratios_text(row)} "
+            f"| {service['cpu_us_per_delivery']:.1f} | {reference['cpu_us_per_delivery']:.1f} "
             f"| {service['idle_kib_per_subscriber']:.1f} "
             f"| {reference['idle_kib_per_subscriber']:.1f} |")
     return lines

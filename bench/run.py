@@ -546,7 +546,7 @@ def main():
     parser.add_argument("--subscribers", type=lambda text: [int(count) for count in text.split(",")],
                         default=[5000, 10000, 16000], help="event-stream subscriber counts in the fan-out, comma-separated")
     parser.add_argument("--changes", type=int, default=5, help="changes broadcast in the fan-out")
-    parser.add_argument("--fanout-rounds", type=int, default=3, help="runs of each target at each fan-out count")
+    parser.add_argument("--fanout-rounds", type=int, default=5, help="runs of each target at each fan-out count")
     parser.add_argument("--flip-pages", type=int, default=8, help="browser windows in the flip-spread measurement")
     parser.add_argument("--flips", type=int, default=100, help="flips timed in the flip-spread measurement")
     parser.add_argument("--flip-runs", type=int, default=3,

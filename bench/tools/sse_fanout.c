@@ -12,7 +12,9 @@
  *
  * With --pause, once every subscriber has its first event it writes "ready" on stderr and waits
  * for a line on stdin before the first change: the caller measures the server's memory with
- * every subscriber connected and idle.
+ * every subscriber connected and idle. After the last change it prints its JSON line and waits
+ * for another line before it closes the connections: the caller reads the server's CPU time spent
+ * on the changes alone.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -202,5 +204,10 @@ int main(int argc, char **argv) {
     printf(", \"changes\": %d, \"deliveries\": %zu, \"expected\": %d, \"lost\": %d, "
            "\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f}\n",
            change < 0 ? 0 : change, delivered, connected * changes, lost, p50, p99, max);
+    fflush(stdout);
+    if (pause) {
+        char line[16];
+        if (fgets(line, sizeof line, stdin) == NULL) { /* the caller is gone: close all the same */ }
+    }
     return delivered == (size_t)connected * (size_t)changes ? 0 : 1;
 }

@@ -46,15 +46,16 @@ enum DirectWrite {
 
     /// Writes as much of `bytes` as the socket takes at once: the count written (0 when the socket
     /// is full), or -1 when the socket failed (the client left).
-    @inline(__always)
     static func write(_ bytes: [UInt8], to descriptor: Int32) -> Int {
-        bytes.withUnsafeBytes { buffer in
-            while true {
-                let sent = send(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                if sent >= 0 { return sent }
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
-            }
+        bytes.withUnsafeBytes { write($0, to: descriptor) }
+    }
+
+    static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int {
+        while true {
+            let sent = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            if sent >= 0 { return sent }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
         }
     }
 

@@ -203,15 +203,7 @@ public final class ResponseStream: Sendable {
     /// stream is all written, or when the socket failed.
     private static func flush(_ state: inout State) {
         guard let socket = state.socket else { return }
-        let written = state.queue.drain { bytes in
-            while true {
-                let sent = Glibc.send(
-                    socket.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                if sent >= 0 { return sent }
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
-            }
-        }
+        let written = state.queue.drain { DirectWrite.write($0, to: socket.descriptor) }
         if !written || (state.queue.isEmpty && state.queue.isFinished) { closeOwnSocket(&state) }
     }
 

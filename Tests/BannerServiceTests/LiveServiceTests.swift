@@ -41,7 +41,7 @@ final class LiveService: Sendable {
     /// Stopping waits for the server's threads: on a thread of its own, after the test.
     deinit {
         let service = service
-        DispatchQueue(label: "LiveService.stop").async { service.stop() }
+        offThePoolLater { service.stop() }
     }
 
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) async throws

@@ -69,7 +69,7 @@ func startServer(
 /// Stops `server` on a thread of its own once the test is done with it: stopping joins the
 /// server's threads, which must not hold up the pool every test's tasks share (`offThePool`).
 func stopLater(_ server: HTTPServer) {
-    DispatchQueue(label: "stopLater").async { server.stop() }
+    offThePoolLater { server.stop() }
 }
 
 @Suite("MicroHTTP server")

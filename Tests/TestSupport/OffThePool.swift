@@ -14,3 +14,9 @@ public func offThePool<Result: Sendable>(_ work: @escaping @Sendable () throws -
         DispatchQueue(label: "offThePool").async { continuation.resume(with: Swift.Result { try work() }) }
     }
 }
+
+/// `work`, which blocks, started on a thread of its own and not waited for: cleaning up after a
+/// test (stopping a server, reaping a process), from a `deinit` or a `defer` that cannot wait.
+public func offThePoolLater(_ work: @escaping @Sendable () -> Void) {
+    DispatchQueue(label: "offThePoolLater").async(execute: work)
+}

@@ -43,9 +43,9 @@ public final class PostgresServer: Sendable {
 
     deinit {
         // Closing the lifeline stops the server (its watcher sends SIGINT); the folder goes once
-        // it has, on a Dispatch thread rather than whichever thread let go of this object.
+        // it has, on a thread of its own rather than whichever thread let go of this object.
         let (directory, lifeline) = (directory, lifeline.withLock { $0.take() })
-        DispatchQueue(label: "PostgresServer.deinit").async {
+        offThePoolLater {
             if let lifeline {
                 close(lifeline.pipe)
                 var status: Int32 = 0

@@ -164,7 +164,7 @@ public final class ServerProcess: @unchecked Sendable {
         if isRunning {
             let process = processIdentifier
             kill(process, SIGKILL)
-            DispatchQueue(label: "ServerProcess.reap").async {
+            offThePoolLater {
                 var status: Int32 = 0
                 while waitpid(process, &status, 0) < 0 && errno == EINTR {}
             }

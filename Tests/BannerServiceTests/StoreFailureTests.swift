@@ -14,7 +14,9 @@ struct StoreFailureTests {
         let live = try await LiveService(store: .sqlite(path: path))
         let before = try await live.state()
         let intruder = try SQLiteConnection(path: path)
-        try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
+        // The intruder waits its turn: the service may be writing at that moment (play counts).
+        intruder.waitWhileBusy(upTo: .seconds(60))
+        try intruder.execute("BEGIN IMMEDIATE")
         let refused = try await live.request("POST", "/banner/next")
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == "5")

@@ -17,8 +17,8 @@ public final class PostgresServer: Sendable {
     public let port: Int
     public let directory: URL
     private let databases = Lock(0)
-    /// The running server's watcher: the shell and the write end of its lifeline pipe.
-    private let lifeline = Lock<(shell: pid_t, pipe: Int32)?>(nil)
+    /// The shell that started the running server and stops it when the pipe to it closes.
+    private let watcher = Lock<Watcher?>(nil)
 
     /// A server of the tests' process, started on first use, for tests that do not stop it.
     public static func shared() async throws -> PostgresServer {
@@ -42,15 +42,11 @@ public final class PostgresServer: Sendable {
     }
 
     deinit {
-        // Closing the lifeline stops the server (its watcher sends SIGINT); the folder goes once
+        // Ending the watcher stops the server (it sends SIGINT); the folder goes once
         // it has, on a thread of its own rather than whichever thread let go of this object.
-        let (directory, lifeline) = (directory, lifeline.withLock { $0.take() })
+        let (directory, watcher) = (directory, watcher.withLock { $0.take() })
         offThePoolLater {
-            if let lifeline {
-                close(lifeline.pipe)
-                var status: Int32 = 0
-                while waitpid(lifeline.shell, &status, 0) < 0 && errno == EINTR {}
-            }
+            watcher?.end()
             try? FileManager.default.removeItem(at: directory)
         }
     }
@@ -109,17 +105,8 @@ public final class PostgresServer: Sendable {
         let shell =
             server.map(shellQuoted).joined(separator: " ")
             + " >> \(log) 2>&1 & server=$!; read line; kill -INT $server 2>/dev/null"
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw PostgresServerError("pipe: \(String(cString: strerror(errno)))") }
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held here alone, not by other children
-        var watcher: pid_t = 0
-        let spawned = spawnShell(shell, standardInput: ends[0], pid: &watcher)
-        close(ends[0])
-        guard spawned else {
-            close(ends[1])
-            throw PostgresServerError("cannot start /bin/sh for PostgreSQL")
-        }
-        lifeline.withLock { $0 = (watcher, ends[1]) }
+        guard let started = Watcher(shell) else { throw PostgresServerError("cannot start /bin/sh for PostgreSQL") }
+        watcher.withLock { $0 = started }
         let deadline = ContinuousClock.now + .seconds(60)
         let isReady =
             Self.asUser.map(shellQuoted)
@@ -140,10 +127,7 @@ public final class PostgresServer: Sendable {
 
     private func stopNow() throws {
         try run(Self.binary("pg_ctl"), "stop", "-w", "-t", "60", "-m", "fast", "-D", data)
-        guard let watcher = lifeline.withLock({ $0.take() }) else { return }
-        close(watcher.pipe)
-        var status: Int32 = 0
-        while waitpid(watcher.shell, &status, 0) < 0 && errno == EINTR {}
+        watcher.withLock { $0.take() }?.end()
     }
 
     /// The server's log so far, for failure messages.

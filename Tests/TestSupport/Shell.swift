@@ -36,3 +36,35 @@ func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
     let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
     _ = addCloseFrom(&actions, 3)
 }
+
+/// A shell that outlives nothing of the test process's: it reads a pipe whose write end only
+/// this process holds, so the pipe reaches its end when this process lets go of it or dies, however
+/// it dies (a crash, a SIGKILL, an interrupted run). `command` then learns of it from its `read`.
+struct Watcher: Sendable {
+    let shell: pid_t
+    private let pipe: Int32
+
+    /// Starts `/bin/sh -c command`, its standard input the read end of the pipe. Nil when no pipe
+    /// or no shell could be had.
+    init?(_ command: String) {
+        var ends: [Int32] = [-1, -1]
+        guard Glibc.pipe(&ends) == 0 else { return nil }
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held here alone, not by other children
+        var shell: pid_t = 0
+        let spawned = spawnShell(command, standardInput: ends[0], pid: &shell)
+        close(ends[0])
+        guard spawned else {
+            close(ends[1])
+            return nil
+        }
+        (self.shell, self.pipe) = (shell, ends[1])
+    }
+
+    /// Sends `line` (when given), closes the pipe and waits for the shell to exit.
+    func end(saying line: String? = nil) {
+        if let line { _ = (line + "\n").withCString { write(pipe, $0, strlen($0)) } }
+        close(pipe)
+        var status: Int32 = 0
+        while waitpid(shell, &status, 0) < 0 && errno == EINTR {}
+    }
+}

@@ -267,7 +267,7 @@ final class Acceptor: @unchecked Sendable {
         epoll.forget(connection.descriptor)
         let readLoop = readLoops[loop.nextReadLoop]
         loop.nextReadLoop = (loop.nextReadLoop + 1) % readLoops.count
-        readLoop.adopt(connection.descriptor, peer: connection.peer)
+        readLoop.adopt(connection.descriptor, isLoopback: connection.peer.isLoopback)
     }
 
     /// Gives a waiting connection to libmicrohttpd, its request unread.

@@ -1,11 +1,26 @@
 import CMicroHTTPD
 import Glibc
 
-/// A client's address as `accept` gave it: what the acceptor and the read loops keep of a
-/// connection until libmicrohttpd takes it (`handOver`), and whether it is this host.
+/// A client's address, as `accept` or `getpeername` gives it: what libmicrohttpd is handed with a
+/// connection (`handOver`), and whether it is this host.
 struct PeerAddress {
     let storage: sockaddr_storage
     let length: socklen_t
+
+    init(storage: sockaddr_storage, length: socklen_t) {
+        (self.storage, self.length) = (storage, length)
+    }
+
+    /// The address of the client connected on `descriptor`; nil when it is no longer connected.
+    init?(peerOf descriptor: Int32) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        guard found == 0 else { return nil }
+        (self.storage, self.length) = (storage, length)
+    }
 
     var isLoopback: Bool {
         withUnsafePointer(to: storage) { storage in

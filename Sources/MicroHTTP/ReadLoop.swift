@@ -39,7 +39,7 @@ final class ReadLoop: @unchecked Sendable {
 
     private struct Adopted {
         let descriptor: Int32
-        let peer: PeerAddress
+        let isLoopback: Bool
     }
 
     private static let wakeUpToken = UInt64.max
@@ -68,10 +68,10 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     /// Takes a connection whose first request has arrived (peeked, not read). On the acceptor's thread.
-    func adopt(_ descriptor: Int32, peer: PeerAddress) {
+    func adopt(_ descriptor: Int32, isLoopback: Bool) {
         let adopted = shared.withLock { shared in
             guard !shared.stopping else { return false }
-            shared.inbox.append(Adopted(descriptor: descriptor, peer: peer))
+            shared.inbox.append(Adopted(descriptor: descriptor, isLoopback: isLoopback))
             connectionCount.add(1, ordering: .relaxed)
             // Added under the lock, after the inbox: the loop finds it there on its first event.
             let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
@@ -113,9 +113,9 @@ final class ReadLoop: @unchecked Sendable {
         var lastSweep = ContinuousClock.now
     }
 
+    /// Kept small: the table is indexed by descriptor, so it has a slot for every descriptor
+    /// number up to the highest held (the client's address is asked for again at hand-over).
     private struct Connection {
-        let peer: PeerAddress
-        /// `peer.isLoopback`, found once rather than on every read.
         let isLoopback: Bool
         /// When the last answer went, or the request being received began (the timeout's start).
         var lastActive: ContinuousClock.Instant
@@ -173,8 +173,7 @@ final class ReadLoop: @unchecked Sendable {
             if index >= loop.connections.count {
                 loop.connections += Array(repeating: nil, count: index + 1 - loop.connections.count)
             }
-            loop.connections[index] = Connection(
-                peer: adopted.peer, isLoopback: adopted.peer.isLoopback, lastActive: loop.now)
+            loop.connections[index] = Connection(isLoopback: adopted.isLoopback, lastActive: loop.now)
         }
     }
 
@@ -317,11 +316,15 @@ final class ReadLoop: @unchecked Sendable {
 
     /// Gives the connection to libmicrohttpd, its next request unread.
     private func handOver(_ descriptor: Int32, _ loop: inout Loop) {
-        guard let connection = loop.connections[Int(descriptor)] else { return }
+        guard loop.connections[Int(descriptor)] != nil else { return }
+        guard let peer = PeerAddress(peerOf: descriptor) else {
+            closeConnection(descriptor, &loop)  // the client has gone (getpeername: ENOTCONN)
+            return
+        }
         loop.connections[Int(descriptor)] = nil
         connectionCount.subtract(1, ordering: .relaxed)
         epoll.forget(descriptor)
-        connection.peer.handOver(descriptor, to: daemon, errorLog: errorLog)
+        peer.handOver(descriptor, to: daemon, errorLog: errorLog)
     }
 
     private func closeConnection(_ descriptor: Int32, _ loop: inout Loop) {

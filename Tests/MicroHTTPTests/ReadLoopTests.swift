@@ -70,6 +70,8 @@ struct ReadLoopTests {
         #expect(posted.status == 201 && posted.text == "hello")
         #expect(server.connectionsInReadLoops == 0, "the POST took the connection to libmicrohttpd")
         let second = try await connection.send("GET", "/small")
+        let echoed = try await connection.send("GET", "/echo")
+        #expect(echoed.text == "GET /echo q=- probe=- loopback=true", "libmicrohttpd was handed the client's address")
 
         func withoutDate(_ response: HTTPResponse) -> [String] {
             response.headers.filter { $0.name != "Date" }.map { "\($0.name): \($0.value)" }

@@ -63,6 +63,8 @@ public final class PostgresStore: CarouselStore {
             _ = try on(admin) { _ throws(PostgresError) in }
         } catch {
             if case .unusable = error { throw error }
+            // Why, until the listener (started later) has tried for itself: `/readyz` says it.
+            if case .unavailable(let reason) = error { status.withLock { $0.unreachable = reason } }
         }
     }
 

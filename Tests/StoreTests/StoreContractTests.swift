@@ -356,3 +356,23 @@ struct SchemaOneTests {
         try Self.checkMigrated(store)
     }
 }
+
+/// A PostgreSQL store opened while its server is down (docs/STORE.md): no error, and why it is
+/// not usable yet is known at once, before its listener has tried for itself (`/readyz` says it).
+@Suite("PostgreSQL store before its server is up")
+struct PostgresUnreachableTests {
+    @Test func aStoreOpenedWhileNothingListensSaysWhyAtOnce() throws {
+        let port = try freeLoopbackPort()  // freed again: nothing listens there
+        let store = try PostgresStore(uri: "postgres://banner@127.0.0.1:\(port)/carousels")
+        defer { store.close() }
+        let reason = try #require(store.unreachable)
+        #expect(reason.contains("127.0.0.1:\(port)/carousels cannot be reached"), "\(reason)")
+        #expect(reason.contains("Connection refused"), "\(reason)")
+        #expect {
+            try store.loadAll()
+        } throws: { error in
+            guard case .unavailable(let detail) = error as? StoreError else { return false }
+            return detail == reason
+        }
+    }
+}

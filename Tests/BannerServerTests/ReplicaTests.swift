@@ -183,7 +183,8 @@ struct DatabaseOutageTests {
     @Test func readsGoOnWritesAre503AndEverythingComesBackWithNoAcknowledgedWriteMissing() async throws {
         let server = try await PostgresServer.launch()
         let (processes, ports) = try await ReplicaTests.replicas(2, on: server)
-        #expect(try await httpRequest(port: ports[0], "GET", "/readyz").status == 200)
+        // Ready once its listener has connected too, a moment after it listens.
+        #expect(try await eventually { try await httpRequest(port: ports[0], "GET", "/readyz").status == 200 })
         let start = try await ReplicaTests.state(ports[0]).version
         let load = Task { () -> Int in
             var acknowledged = 0

@@ -8,8 +8,8 @@ public func temporaryDirectory() throws -> URL {
 }
 
 /// The folder that holds every temporary directory of this test process, removed when the
-/// process ends, however it ends: a shell started with it waits on a pipe whose other end only
-/// this process holds. Tests left their folders behind before, and PostgreSQL's (databases of
+/// process ends, however it ends: its `Watcher` reads a pipe whose other end only this process
+/// holds. Tests left their folders behind before, and PostgreSQL's (databases of
 /// 8 MB each) filled a CI machine's disk. The shell first lets the PostgreSQL servers in the
 /// folder finish their shutdown (each removes its postmaster.pid last; their own watchers stop
 /// them at the same moment) and unmounts the tmpfs a store-failure test may have left mounted.
@@ -27,16 +27,8 @@ private let testFolder: Result<URL, any Error> = Result {
             while read mount; do umount -l "$mount"; done
         rm -rf \(quoted)
         """
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-    _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)  // held by this process alone, for its whole life
-    var watcher: pid_t = 0
-    let spawned = spawnShell(cleanUp, standardInput: ends[0], pid: &watcher)
-    close(ends[0])
-    guard spawned else {
-        close(ends[1])
-        throw POSIXError(.ECHILD)
-    }
+    // Never ended: its pipe stays open for this process's whole life.
+    guard Watcher(cleanUp) != nil else { throw POSIXError(.ECHILD) }
     return folder
 }
 

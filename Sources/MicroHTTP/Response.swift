@@ -100,11 +100,14 @@ enum WireHead {
         return "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
     }
 
-    /// Each header and its CRLF; one with a CR or LF in it is left out, as libmicrohttpd refuses it.
+    /// Each header and its CRLF; one with a CR or LF byte in it is left out, as libmicrohttpd
+    /// refuses it (other line separators, such as U+2028, it sends as they are, and so does this).
     static func headerLines(_ headers: [HTTPHeader]) -> String {
+        let breaksLine = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
         var lines = ""
-        for header in headers where !"\(header.name)\(header.value)".contains(where: \.isNewline) {
-            lines += "\(header.name): \(header.value)\r\n"
+        for header in headers where !header.name.utf8.contains(where: breaksLine) {
+            guard !header.value.utf8.contains(where: breaksLine) else { continue }
+            lines += header.name + ": " + header.value + "\r\n"
         }
         return lines
     }

@@ -17,6 +17,14 @@ final class ReadingHandler: HTTPHandler {
         count = buffer.count
     }
     let big = PreparedResponse(Response(status: 200, body: ReadingHandler.bigBody))
+    /// Headers libmicrohttpd refuses (a CR or LF) and takes (any other line separator).
+    let odd = PreparedResponse(
+        Response(
+            status: 200,
+            headers: [
+                HTTPHeader("X-Split", "a\r\nInjected: yes"), HTTPHeader("X-Separator", "a\u{2028}b\u{85}c"),
+                HTTPHeader("X-Bare\n", "b"), HTTPHeader("X-Fine", "ok"),
+            ], body: Array("odd".utf8)))
     let laterCalls = Counter()
 
     func answersAtOnce(_ path: String) -> Bool { path != "/echo-body" }
@@ -25,6 +33,7 @@ final class ReadingHandler: HTTPHandler {
         switch request.path {
         case "/small": return .prepared(small)
         case "/big": return .prepared(big)
+        case "/odd": return .prepared(odd)
         case "/echo":
             let text =
                 "\(request.method) \(request.path) q=\(request.queryParameter("q") ?? "-") "
@@ -81,6 +90,23 @@ struct ReadLoopTests {
         #expect(first.body == second.body && first.text == "small")
         #expect(first.header("Date") != nil)
         #expect(head.headers.map(\.name) == first.headers.map(\.name))
+    }
+
+    /// A header libmicrohttpd would refuse is left out here too, and one it takes is kept.
+    @Test func headersAreWrittenAsLibmicrohttpdWritesThem() async throws {
+        let server = try Self.startServer(ReadingHandler())
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port)
+        let here = try await connection.send("GET", "/odd")
+        #expect(server.connectionsInReadLoops == 1)
+        _ = try await connection.send("POST", "/echo-body", body: Array("x".utf8))
+        let there = try await connection.send("GET", "/odd")
+        #expect(server.connectionsInReadLoops == 0)
+        let names = { (response: HTTPResponse) in response.headers.map(\.name).filter { $0 != "Date" } }
+        #expect(names(here) == ["X-Separator", "X-Fine", "Content-Length"])
+        #expect(names(here) == names(there))
+        #expect(here.header("X-Separator") == "a\u{2028}b\u{85}c")
+        #expect(here.header("X-Separator") == there.header("X-Separator"))
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrderAcrossTheHandOver() async throws {

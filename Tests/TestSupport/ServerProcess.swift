@@ -14,7 +14,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// Output readers not yet at the end of their pipe: once 0, all the output is in.
     private let openReaders = Lock(2)
     /// Kills the process if the test process dies first (an interrupted or crashed run would
-    /// otherwise leave its servers running); told to leave it alone when this object goes.
+    /// otherwise leave its servers running); dismissed when this object goes.
     private let watcher: Watcher?
 
     /// `banner-server`, built next to the test bundle by `swift build --build-tests`.
@@ -76,7 +76,7 @@ public final class ServerProcess: @unchecked Sendable {
             throw POSIXError(POSIXErrorCode(rawValue: status) ?? .ENOENT)
         }
         processIdentifier = pid
-        watcher = Watcher("read line || kill -KILL \(pid) 2>/dev/null")
+        watcher = Watcher("read line; kill -KILL \(pid) 2>/dev/null")
         collect(standardOutput[0]) { output, bytes in output.standardOutput += bytes }
         collect(standardError[0]) { output, bytes in output.standardError += bytes }
     }
@@ -163,7 +163,7 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Kills a process still running and reaps it on a thread of its own: the kernel may take a
     /// while to tear down a server with many threads, and whichever thread lets go of this object
-    /// may be one of the pool's (`offThePool`). Its watcher is sent away once it is reaped.
+    /// may be one of the pool's (`offThePool`). Its watcher is dismissed once it is reaped.
     deinit {
         let (process, running, watcher) = (processIdentifier, isRunning, watcher)
         if running { kill(process, SIGKILL) }
@@ -172,7 +172,7 @@ public final class ServerProcess: @unchecked Sendable {
                 var status: Int32 = 0
                 while waitpid(process, &status, 0) < 0 && errno == EINTR {}
             }
-            watcher?.end(saying: "reaped")
+            watcher?.dismiss()
         }
     }
 }

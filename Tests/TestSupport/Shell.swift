@@ -60,10 +60,21 @@ struct Watcher: Sendable {
         (self.shell, self.pipe) = (shell, ends[1])
     }
 
-    /// Sends `line` (when given), closes the pipe and waits for the shell to exit.
-    func end(saying line: String? = nil) {
-        if let line { _ = (line + "\n").withCString { write(pipe, $0, strlen($0)) } }
+    /// Closes the pipe, as the end of this process would, and waits for the shell to have acted.
+    func end() {
         close(pipe)
+        reap()
+    }
+
+    /// Stops the shell before it can act (no write to the pipe: a shell gone already would
+    /// raise SIGPIPE here), then closes the pipe.
+    func dismiss() {
+        kill(shell, SIGKILL)  // still our unreaped child: the number cannot have been reused
+        close(pipe)
+        reap()
+    }
+
+    private func reap() {
         var status: Int32 = 0
         while waitpid(shell, &status, 0) < 0 && errno == EINTR {}
     }

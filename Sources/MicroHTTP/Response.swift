@@ -105,8 +105,8 @@ enum WireHead {
     static func headerLines(_ headers: [HTTPHeader]) -> String {
         let breaksLine = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
         var lines = ""
-        for header in headers where !header.name.utf8.contains(where: breaksLine) {
-            guard !header.value.utf8.contains(where: breaksLine) else { continue }
+        for header in headers
+        where !header.name.utf8.contains(where: breaksLine) && !header.value.utf8.contains(where: breaksLine) {
             lines += header.name + ": " + header.value + "\r\n"
         }
         return lines

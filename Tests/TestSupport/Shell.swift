@@ -41,7 +41,7 @@ func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
 /// this process holds, so the pipe reaches its end when this process lets go of it or dies, however
 /// it dies (a crash, a SIGKILL, an interrupted run). `command` then learns of it from its `read`.
 struct Watcher: Sendable {
-    let shell: pid_t
+    private let shell: pid_t
     private let pipe: Int32
 
     /// Starts `/bin/sh -c command`, its standard input the read end of the pipe. Nil when no pipe

@@ -55,19 +55,23 @@ browser-deps: deps
 		$(APT_INSTALL) $(BROWSER_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(BROWSER_PACKAGES); }; \
 	fi
 
-# Test tools from PyPI live in a virtual environment of their own under .build/.
+# Test tools from PyPI live in a virtual environment of their own under .build/, at the exact
+# versions of Tests/requirements.txt (installed again whenever that file changes).
 VENV         := .build/venv
 SCHEMATHESIS := $(VENV)/bin/schemathesis
+PY_REQUIREMENTS := Tests/requirements.txt
 
-## openapi-deps: schemathesis from PyPI into $(VENV) when missing (and Debian's python3-venv for it)
-openapi-deps:
-	@if [ ! -x $(SCHEMATHESIS) ]; then \
-		python3 -m venv $(VENV) 2>/dev/null || { echo "installing python3-venv"; \
-			$(APT_INSTALL) python3-venv || { $(SUDO) apt-get update && $(APT_INSTALL) python3-venv; }; \
-			rm -rf $(VENV); python3 -m venv $(VENV); }; \
-		echo "installing schemathesis into $(VENV)"; \
-		$(VENV)/bin/pip install --quiet --disable-pip-version-check schemathesis; \
-	fi
+## openapi-deps: the pinned test tools from PyPI (Tests/requirements.txt) into $(VENV) when missing
+## or changed (and Debian's python3-venv for it)
+openapi-deps: $(VENV)/installed
+
+$(VENV)/installed: $(PY_REQUIREMENTS)
+	@python3 -m venv $(VENV) 2>/dev/null || { echo "installing python3-venv"; \
+		$(APT_INSTALL) python3-venv || { $(SUDO) apt-get update && $(APT_INSTALL) python3-venv; }; \
+		rm -rf $(VENV); python3 -m venv $(VENV); }
+	@echo "installing $(PY_REQUIREMENTS) into $(VENV)"
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r $(PY_REQUIREMENTS)
+	@touch $@
 
 ## build: the release binary, .build/release/banner-server
 build: deps

@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache="$root/.build/container"
 rootfs="$cache/rootfs-bookworm"
-mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+mirror=$("$root/Tests/container/debian-mirror.sh")  # the one apt uses here; DEBIAN_MIRROR overrides it
 binary="$root/.build/static/release/banner-server"
 user=carousel
 

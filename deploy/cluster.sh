@@ -92,7 +92,10 @@ $upstreams        keepalive 32;
             proxy_pass http://replicas;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_set_header Host \$host;
+            # The Host the client named, port included: without an admin token the replicas
+            # trust only a request that names this host and comes from a page of its own origin
+            # (docs/API.md, roles), and the admin page's Origin carries the port.
+            proxy_set_header Host \$http_host;
             # Event streams: passed on as they come, held open between heartbeats.
             proxy_buffering off;
             proxy_read_timeout 1h;

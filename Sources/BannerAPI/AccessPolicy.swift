@@ -39,12 +39,59 @@ public struct AccessPolicy: Sendable {
         // A proxy on this host makes every client look local; what it forwarded is not.
         let forwarded = request.header("Forwarded") != nil || request.header("X-Forwarded-For") != nil
         guard request.isFromLoopback && !forwarded else {
-            throw Problem(
-                status: 403,
-                detail: "admin requests are accepted from this host only while no admin token is set; set "
-                    + "CAROUSEL_ADMIN_TOKEN (or CAROUSEL_ADMIN_TOKEN_FILE) on the service and send "
-                    + "Authorization: Bearer <token>")
+            throw Self.forbidden("admin requests are accepted from this host only while no admin token is set")
         }
+        // A loopback peer may still be a browser on this host running another site's script: a
+        // DNS name rebound to 127.0.0.1 (its Host is that name), or a page of another origin
+        // (its Origin, or Sec-Fetch-Site, says so). Neither may borrow this host's trust.
+        let host = request.header("Host")
+        guard let host, Self.isLoopbackHost(host) else {
+            throw Self.forbidden(
+                "an admin request without a token must name this host (localhost, 127.0.0.1 or [::1]) in Host, "
+                    + "not '\(host ?? "")'")
+        }
+        if let origin = request.header("Origin"), !Self.isOrigin(origin, of: host) {
+            throw Self.forbidden(
+                "an admin request without a token must not come from a page of another origin ('\(origin)')")
+        }
+        if request.header("Sec-Fetch-Site")?.lowercased() == "cross-site" {
+            throw Self.forbidden("an admin request without a token must not come from a page of another site")
+        }
+    }
+
+    private static func forbidden(_ reason: String) -> Problem {
+        Problem(
+            status: 403,
+            detail: "\(reason); set CAROUSEL_ADMIN_TOKEN (or CAROUSEL_ADMIN_TOKEN_FILE) on the service and send "
+                + "Authorization: Bearer <token>")
+    }
+
+    /// `localhost`, `127.0.0.1` or `[::1]`, with any port.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let port = name[name.index(after: close)...]
+            guard port.isEmpty || isPort(port) else { return false }
+            return name[...close] == "[::1]"
+        }
+        if let colon = name.firstIndex(of: ":") {
+            guard isPort(name[colon...]) else { return false }
+            name = name[..<colon]
+        }
+        return name == "localhost" || name == "127.0.0.1"
+    }
+
+    /// `:` and 1–5 digits.
+    private static func isPort(_ text: Substring) -> Bool {
+        text.first == ":" && (2...6).contains(text.count) && text.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// Whether `origin` is the origin of a page served from `host` (scheme, host and port).
+    private static func isOrigin(_ origin: String, of host: String) -> Bool {
+        let origin = origin.lowercased()
+        let host = host.lowercased()
+        return origin == "http://\(host)" || origin == "https://\(host)"
     }
 
     private static func unauthorized(_ detail: String) -> Problem {

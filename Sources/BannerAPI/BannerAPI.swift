@@ -81,6 +81,7 @@ public struct BannerAPI: HTTPHandler {
         let started = monotonicNanoseconds()
         var template: RouteTemplate?
         let reply = answer(request, template: &template)
+        guard request.sends(reply) else { return reply }  // counted where it is asked again and sent
         let route = RequestMetrics.route(template)
         let method = request.method
         let status: Int
@@ -102,10 +103,11 @@ public struct BannerAPI: HTTPHandler {
 
     private func answer(_ request: borrowing Request, template: inout RouteTemplate?) -> Reply {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
-        let origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
+        var origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do throws(Problem) {
             let route = try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled)
             template = route.template
+            if route.action.needsAdmin { origin = nil }  // CORS never grants admin routes
             switch route.action {
             case .read(let resource):
                 guard
@@ -133,8 +135,8 @@ public struct BannerAPI: HTTPHandler {
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
                 return .stream(try carousel(route).events.subscribe(headers: cors.headers(for: origin)))
-            case .preflight(let allow):
-                return .response(preflight(allow: allow, origin: origin))
+            case .preflight(let allow, let crossOrigin):
+                return .response(preflight(allow: allow, crossOrigin: crossOrigin, origin: origin))
             case .listCarousels:
                 return .response(list(origin: origin))
             case .definition:
@@ -163,7 +165,7 @@ public struct BannerAPI: HTTPHandler {
                 let live = try carousel(route)
                 let parsed = try CommandBody.command(for: command, request: request, state: live.engine.snapshot)
                 let label = "\(request.method) \(request.path)"
-                return .deferred { await perform(parsed, on: live, label: label, origin: origin) }
+                return .deferred { [origin] in await perform(parsed, on: live, label: label, origin: origin) }
             case .timeline:
                 let live = try carousel(route)
                 let limit = try TimelineView.limit(request.queryParameter("limit"))
@@ -212,22 +214,29 @@ public struct BannerAPI: HTTPHandler {
                 try access.authorizeAdmin(request)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)
                 let label = "\(request.method) \(request.path)"
-                return .deferred { await administer(change, on: nil, ifMatch: nil, label: label, origin: origin) }
+                return .deferred { [origin] in
+                    await administer(change, on: nil, ifMatch: nil, label: label, origin: origin)
+                }
             case .admin(let admin):
                 try access.authorizeAdmin(request)
                 let live = try carousel(route)
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
                 let label = "\(request.method) \(request.path)"
                 let ifMatch = request.header("If-Match")
-                return .deferred { await administer(change, on: live, ifMatch: ifMatch, label: label, origin: origin) }
+                return .deferred { [origin] in
+                    await administer(change, on: live, ifMatch: ifMatch, label: label, origin: origin)
+                }
             }
         } catch {
             template = template ?? Routes.template(of: request.path)
-            let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
-            logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
             var problem = error
             problem.headers += cors.headers(for: origin)
-            return .response(problem.response)
+            let reply = Reply.response(problem.response)
+            if request.sends(reply) {  // else logged where it is asked again and sent
+                let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
+                logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
+            }
+            return reply
         }
     }
 
@@ -261,12 +270,14 @@ public struct BannerAPI: HTTPHandler {
             body: object.bytes + [UInt8(ascii: "\n")])
     }
 
-    /// 204 with the path's methods; the CORS grant only for an allowed origin.
-    private func preflight(allow: String, origin: String?) -> Response {
-        var headers = [HTTPHeader("Allow", allow)] + cors.headers(for: origin)
-        if origin != nil {
+    /// 204 with the path's methods; the CORS grant only for an allowed origin, and only of the
+    /// methods other origins may use (`crossOrigin`: none of the admin role's).
+    private func preflight(allow: String, crossOrigin: String?, origin: String?) -> Response {
+        let granted = crossOrigin == nil ? nil : origin
+        var headers = [HTTPHeader("Allow", allow)] + cors.headers(for: granted)
+        if granted != nil, let crossOrigin {
             headers += [
-                HTTPHeader("Access-Control-Allow-Methods", allow),
+                HTTPHeader("Access-Control-Allow-Methods", crossOrigin),
                 HTTPHeader("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders),
                 HTTPHeader("Access-Control-Max-Age", "600"),
             ]
@@ -285,6 +296,10 @@ public struct BannerAPI: HTTPHandler {
         case .malformed(let reason, let method, let path):
             logger.notice("\(method) \(path) refused: 400 \(reason)")
             return Problem.badRequest(reason).response
+        case .unknownTransferCoding(let coding, let method, let path):
+            let detail = "Transfer-Encoding '\(coding)' is not supported; send the body with Content-Length or chunked"
+            logger.notice("\(method) \(path) refused: 501 \(detail)")
+            return Problem(status: 501, detail: detail).response
         }
     }
 

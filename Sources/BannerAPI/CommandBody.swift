@@ -5,7 +5,7 @@ import MicroHTTP
 
 /// Turns a command request's body into a `CarouselCommand`, or the 400/415/422 that explains
 /// what is wrong with it. A body is optional where no field is required; when present it must
-/// be a JSON object (Content-Type JSON, or none) with only the fields the endpoint defines.
+/// be a JSON object (with a JSON Content-Type) with only the fields the endpoint defines.
 enum CommandBody {
     /// - Parameter state: the carousel's latest state: what an index or a banner id is checked against.
     static func command(for route: CommandRoute, request: borrowing Request, state: Carousel) throws(Problem)
@@ -111,17 +111,25 @@ enum CommandBody {
         }
     }
 
-    /// The body as JSON (400 when it is not, 415 when it says it is something else than JSON or
-    /// `alsoAccepting`); nil for an empty body. Whitespace alone is not JSON: 400, as any other
+    /// The body as JSON (400 when it is not, 415 when its `Content-Type` is not a JSON media type
+    /// or `alsoAccepting`); nil for an empty body. Whitespace alone is not JSON: 400, as any other
     /// malformed body.
+    ///
+    /// A body without a `Content-Type` is 415 unless `alsoAccepting` is given (views, which
+    /// screens send as text): a browser sends a body of a type that is not JSON from a page of any
+    /// origin without asking first (no CORS preflight), so a command or an admin write that took
+    /// one could be made by any site a visitor of this host has open (docs/API.md, roles).
     static func document(of request: borrowing Request, alsoAccepting other: String? = nil) throws(Problem)
         -> JSONValue?
     {
         if request.body.isEmpty { return nil }
-        if let contentType = request.header("Content-Type"), !isJSON(contentType),
-            other.map({ mediaType(of: contentType) == $0 }) != true
-        {
-            throw Problem(status: 415, detail: "Content-Type '\(contentType)' is not JSON; send application/json")
+        if let contentType = request.header("Content-Type") {
+            if !isJSON(contentType) && other.map({ mediaType(of: contentType) == $0 }) != true {
+                throw Problem(status: 415, detail: "Content-Type '\(contentType)' is not JSON; send application/json")
+            }
+        } else if other == nil {
+            throw Problem(
+                status: 415, detail: "a request body needs Content-Type: application/json (or another JSON media type)")
         }
         do {
             return try JSONParser.parse(request.body)

@@ -34,6 +34,7 @@ struct Problem: Error {
         case 415: "Unsupported Media Type"
         case 422: "Unprocessable Content"
         case 500: "Internal Server Error"
+        case 501: "Not Implemented"
         case 503: "Service Unavailable"
         default: "HTTP \(status)"
         }

@@ -13,8 +13,9 @@ enum Action: Sendable, Equatable {
     /// `GET /metrics`: Prometheus' text format (docs/METRICS.md).
     case metrics
     case events
-    /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods.
-    case preflight(allow: String)
+    /// A CORS preflight (OPTIONS, when CORS is on); `allow` lists the path's methods,
+    /// `crossOrigin` those other origins may use (none of the admin role's), nil when none.
+    case preflight(allow: String, crossOrigin: String?)
     case command(CommandRoute)
     /// `GET /carousels`
     case listCarousels
@@ -33,6 +34,18 @@ enum Action: Sendable, Equatable {
     /// `GET /carousels/{name}/stats`: plays, views and clicks (the admin role).
     case stats
     case admin(AdminRoute)
+}
+
+extension Action {
+    /// Whether the admin role is needed. Admin routes are for tokens and for the admin page's
+    /// own origin: CORS never grants them (docs/API.md, CORS).
+    var needsAdmin: Bool {
+        switch self {
+        case .createCarousel, .admin, .stats: true
+        case .command(let command): command.needsAdmin
+        default: false
+        }
+    }
 }
 
 /// The endpoints that change the carousel's state: moves, pause and resume (the control role);
@@ -164,7 +177,12 @@ enum Routes {
         }
         let allowed = (methods.map(\.method) + (preflight ? ["OPTIONS"] : [])).joined(separator: ", ")
         if preflight && method == "OPTIONS" {
-            return Route(action: .preflight(allow: allowed), carousel: carousel, template: template)
+            let crossOrigin = methods.filter { !$0.action.needsAdmin }.map(\.method)
+            return Route(
+                action: .preflight(
+                    allow: allowed,
+                    crossOrigin: crossOrigin.isEmpty ? nil : (crossOrigin + ["OPTIONS"]).joined(separator: ", ")),
+                carousel: carousel, template: template)
         }
         throw Problem(
             status: 405, detail: "\(path) does not allow \(method); allowed: \(allowed)",

@@ -82,6 +82,7 @@ public final class CarouselService: Sendable {
             threads: configuration.threads ?? ServerConfiguration.onlineCores,
             connectionTimeoutSeconds: configuration.connectionTimeout, connectionLimit: configuration.maxConnections,
             connectionMemoryLimit: configuration.connectionMemory, maxBodySize: configuration.maxBody,
+            fastPaths: configuration.fastPaths,
             errorLog: { [logger] level, message in logger.log(level == .warning ? .warning : .notice, message) })
         let server: HTTPServer
         do {

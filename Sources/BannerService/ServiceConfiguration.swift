@@ -39,6 +39,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// Memory per connection for the request line, headers and response headers, in bytes;
     /// request headers may use about half of it.
     public var connectionMemory = 16_384
+    /// Whether reads and event streams are answered outside libmicrohttpd (`--fast-paths`).
+    public var fastPaths = true
     /// Largest request body accepted, in bytes.
     public var maxBody = 16_384
 

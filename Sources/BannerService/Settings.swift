@@ -107,6 +107,21 @@ struct Setting: Sendable {
             textRule: "must be a whole number of bytes",
             set: { $0.maxBody = $1 }),
         Setting(
+            flag: "--fast-paths", metavariable: "MODE", variable: "CAROUSEL_FAST_PATHS", field: "fastPaths",
+            defaultValue: "on",
+            help: "on, or off: libmicrohttpd answers everything (no acceptor, no read loops); same bytes either way",
+            fromText: { value throws(FieldProblem) in
+                switch value {
+                case "on": return { $0.fastPaths = true }
+                case "off": return { $0.fastPaths = false }
+                default: throw FieldProblem("'\(value)' is not on or off")
+                }
+            },
+            fromJSON: { value, path throws(FieldError) in
+                let fastPaths = try JSONKind<Bool>.bool.read(value, at: path)
+                return { $0.fastPaths = fastPaths }
+            }),
+        Setting(
             flag: nil, metavariable: "", variable: nil, field: "banners", defaultValue: "[]",
             help: "the banners, in order", fromText: nil,
             fromJSON: { value, path throws(FieldError) in

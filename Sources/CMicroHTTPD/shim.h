@@ -48,6 +48,12 @@ struct cmhd_daemon_options {
     void *completed_context;
     MHD_NotifyConnectionCallback connection_notified;
     void *connection_notified_context;
+    /// Called with each request's target as received (MHD_OPTION_URI_LOG_CALLBACK); returns NULL.
+    void *(*target_received)(void *context, const char *target, struct MHD_Connection *connection);
+    void *target_received_context;
+    /// -1 when the daemon takes connections only from MHD_add_connection; else the listening
+    /// socket it accepts on itself.
+    int listen_socket;
     struct cmhd_logger *logger;
 };
 
@@ -62,6 +68,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct cmhd_daemon_opti
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_context,
         MHD_OPTION_NOTIFY_CONNECTION, options->connection_notified, options->connection_notified_context,
+        MHD_OPTION_URI_LOG_CALLBACK, options->target_received, options->target_received_context,
+        options->listen_socket >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, options->listen_socket,
         MHD_OPTION_END);
 }
 

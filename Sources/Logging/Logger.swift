@@ -46,7 +46,32 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
-        sink("\(clock().rfc3339) \(level) [\(label)] \(message())")
+        sink("\(clock().rfc3339) \(level) [\(label)] \(Self.oneLine(message()))")
+    }
+
+    /// `message` with every control character escaped (`\n`, `\u{1b}`, …), and the Unicode line
+    /// and paragraph separators: a log line is one line, whatever a client put in a path, a
+    /// header or a body that a message quotes, so no request can forge a line of its own.
+    static func oneLine(_ message: String) -> String {
+        func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                || scalar.value == 0x2029
+        }
+        guard message.unicodeScalars.contains(where: isUnsafe) else { return message }
+        var escaped = ""
+        for scalar in message.unicodeScalars {
+            if isUnsafe(scalar) {
+                switch scalar {
+                case "\n": escaped += "\\n"
+                case "\r": escaped += "\\r"
+                case "\t": escaped += "\\t"
+                default: escaped += "\\u{\(String(scalar.value, radix: 16))}"
+                }
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }

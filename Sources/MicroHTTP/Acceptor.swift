@@ -69,7 +69,7 @@ final class Acceptor: @unchecked Sendable {
 
     /// Starts the loop on a thread of its own.
     func start() {
-        let thread = LoopThread { [self] in
+        let thread = LoopThread(name: "http-acceptor") { [self] in
             var loop = Loop()
             run(&loop)
         }
@@ -235,7 +235,7 @@ final class Acceptor: @unchecked Sendable {
 
     private func subscribe(_ token: UInt64, head: RequestHead, path: String, _ loop: inout Loop) {
         let connection = loop.waiting[token]!
-        let request = Request(head, path: path, fromLoopback: connection.peer.isLoopback)
+        let request = Request(head, path: path, fromLoopback: connection.peer.isLoopback, sending: .streamsOnly)
         guard case .stream(let stream) = handler.respond(to: request) else {
             handOver(token, &loop)  // libmicrohttpd asks the handler again and sends its answer
             return

@@ -19,6 +19,11 @@ final class ConnectionWatchdog: Sendable {
         let deadline = Atomic<Int64>(0)
         /// Between a request's first handler call and its completion (`Dispatcher.activeRequests`).
         let inRequest = Atomic<Bool>(false)
+        /// The current request's target as libmicrohttpd read it, before it split off the query
+        /// or decoded anything: the length of its C string, for `Dispatcher` to tell whether the
+        /// client sent a NUL in it. -1 before the first request. Written and read on the
+        /// connection's worker thread only.
+        let targetLength = Atomic<Int>(-1)
 
         init(descriptor: Int32) {
             self.descriptor = descriptor

@@ -49,9 +49,16 @@ final class Dispatcher: Sendable {
             watchdog.waitForRequest(watch)  // the headers are in; now the body
         }
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
-        if let problem = Self.framingProblem(of: connection, hasLength: declaredLength != nil, version: version) {
-            let rejection = Rejection.malformed(
-                reason: problem, method: String(cString: method), path: String(cString: path))
+        var targetLength = -1
+        withWatch(of: connection) { targetLength = $0.targetLength.load(ordering: .relaxed) }
+        if let problem = Self.framingProblem(of: connection, path: path, targetLength: targetLength, version: version) {
+            let rejection: Rejection =
+                switch problem {
+                case .malformed(let reason):
+                    .malformed(reason: reason, method: String(cString: method), path: String(cString: path))
+                case .unknownTransferCoding(let coding):
+                    .unknownTransferCoding(coding, method: String(cString: method), path: String(cString: path))
+                }
             return refuse(slot.exchange(), rejection, on: connection)
         }
         if let declaredLength, let length = Int(String(cString: declaredLength)), length > maxBodySize {
@@ -60,41 +67,86 @@ final class Dispatcher: Sendable {
         return .YES
     }
 
-    /// What libmicrohttpd 0.9.75 lets through but a proxy in front of us may read differently
-    /// (request smuggling): several Content-Length headers, or one with Transfer-Encoding. Also
-    /// HTTP/1.1 without Host, which RFC 9112 says to refuse.
+    private enum FramingProblem {
+        case malformed(String)
+        case unknownTransferCoding(String)
+    }
+
+    /// What libmicrohttpd 0.9.75 lets through but RFC 9112 says to refuse, or a proxy in front of
+    /// us may read differently (request smuggling): several Content-Length headers, or one with
+    /// Transfer-Encoding; a header name with a space before its colon (libmicrohttpd keeps it as
+    /// another name, so `Content-Length : 5` framed nothing and its body was read as the next
+    /// request); a transfer coding other than chunked (libmicrohttpd waited for the connection to
+    /// close); several Host headers, or none in HTTP/1.1; a NUL in the target (libmicrohttpd's
+    /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`).
     private static func framingProblem(
-        of connection: OpaquePointer, hasLength: Bool, version: UnsafePointer<CChar>?
-    ) -> String? {
-        if hasLength {
-            if countHeaders(named: "content-length", on: connection) > 1 {
-                return "several Content-Length headers; send exactly one"
-            }
-            if MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Transfer-Encoding") != nil {
-                return "both Content-Length and Transfer-Encoding; send one of them"
-            }
+        of connection: OpaquePointer, path: UnsafePointer<CChar>, targetLength: Int, version: UnsafePointer<CChar>?
+    ) -> FramingProblem? {
+        let headers = HeaderCensus(of: connection)
+        if let name = headers.invalidName {
+            return .malformed("header name '\(name)' is not a token (a space before the colon?)")
         }
-        if let version, strcmp(version, "HTTP/1.1") == 0,
-            MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Host") == nil
-        {
-            return "HTTP/1.1 request without a Host header"
+        if headers.contentLengths > 1 { return .malformed("several Content-Length headers; send exactly one") }
+        if headers.contentLengths == 1 && headers.transferEncoding != nil {
+            return .malformed("both Content-Length and Transfer-Encoding; send one of them")
+        }
+        if let coding = headers.transferEncoding, coding.lowercased() != "chunked" {
+            return .unknownTransferCoding(coding)
+        }
+        if headers.hosts > 1 { return .malformed("several Host headers; send exactly one") }
+        if let version, strcmp(version, "HTTP/1.1") == 0, headers.hosts == 0 {
+            return .malformed("HTTP/1.1 request without a Host header")
+        }
+        // The target as received ends where the version begins (libmicrohttpd wrote a NUL over
+        // the space between them, ConnectionWatchdog.Watch.targetLength); a C string that ends
+        // sooner ended at a NUL the client sent.
+        if let version, version.pointee != 0, targetLength >= 0, path + targetLength + 1 != version {
+            return .malformed("a NUL byte in the request target")
         }
         return nil
     }
 
-    private static func countHeaders(named lowercaseName: String, on connection: OpaquePointer) -> Int {
-        var found = (name: lowercaseName, count: 0)
-        withUnsafeMutablePointer(to: &found) { context in
-            _ = MHD_get_connection_values(
-                connection, MHD_ValueKind.HEADER_KIND,
-                { context, _, key, _ in
-                    guard let context, let key else { return .YES }
-                    let found = context.assumingMemoryBound(to: (name: String, count: Int).self)
-                    if String(cString: key).lowercased() == found.pointee.name { found.pointee.count += 1 }
-                    return .YES
-                }, context)
+    /// One pass over the request's headers: what `framingProblem` needs to know.
+    private struct HeaderCensus {
+        var contentLengths = 0
+        var hosts = 0
+        var transferEncoding: String?
+        var invalidName: String?
+
+        init(of connection: OpaquePointer) {
+            withUnsafeMutablePointer(to: &self) { census in
+                _ = MHD_get_connection_values(
+                    connection, MHD_ValueKind.HEADER_KIND,
+                    { context, _, key, value in
+                        guard let context, let key else { return .YES }
+                        let census = context.assumingMemoryBound(to: HeaderCensus.self)
+                        census.pointee.count(name: key, value: value)
+                        return .YES
+                    }, census)
+            }
         }
-        return found.count
+
+        private mutating func count(name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
+            if strcasecmp(name, "Content-Length") == 0 {
+                contentLengths += 1
+            } else if strcasecmp(name, "Host") == 0 {
+                hosts += 1
+            } else if strcasecmp(name, "Transfer-Encoding") == 0 {
+                let coding = value.map { String(cString: $0) } ?? ""
+                transferEncoding = transferEncoding.map { "\($0), \(coding)" } ?? coding
+            } else if invalidName == nil && !Self.isToken(name) {
+                invalidName = String(cString: name)
+            }
+        }
+
+        private static func isToken(_ name: UnsafePointer<CChar>) -> Bool {
+            var index = 0
+            while name[index] != 0 {
+                guard RequestHead.isTokenByte(UInt8(bitPattern: name[index])) else { return false }
+                index += 1
+            }
+            return index > 0
+        }
     }
 
     /// An upload call: a piece of the body. It is kept while the body fits under the cap. A body

@@ -18,6 +18,9 @@ public enum Rejection: Sendable, Equatable {
     /// headers, Content-Length with Transfer-Encoding, HTTP/1.1 without Host): answered 400,
     /// and the connection is closed, since where the next request starts is unknown.
     case malformed(reason: String, method: String, path: String)
+    /// A `Transfer-Encoding` other than chunked (RFC 9112 §6.1: 501); the connection is closed,
+    /// since where the body ends is unknown.
+    case unknownTransferCoding(String, method: String, path: String)
 }
 
 /// Answers requests. Called on the server's threads (libmicrohttpd's, the acceptor's, the read
@@ -58,6 +61,10 @@ extension HTTPHandler {
             Response(
                 status: 400, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
                 body: Array("\(reason)\n".utf8))
+        case .unknownTransferCoding(let coding, _, _):
+            Response(
+                status: 501, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("transfer coding '\(coding)' is not supported; send chunked or Content-Length\n".utf8))
         }
     }
 }

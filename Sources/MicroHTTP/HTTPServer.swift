@@ -15,9 +15,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The running daemon; nil once stopped.
     private let daemon: Lock<DaemonHandle?>
     /// Accepts every connection; hands all but event-stream subscriptions and reads answered at
-    /// once to the daemon.
-    private let acceptor: Acceptor
-    /// Answer keep-alive reads outside the daemon, one per worker thread.
+    /// once to the daemon. Nil without fast paths: the daemon accepts on the socket itself.
+    private let acceptor: Acceptor?
+    /// Answer keep-alive reads outside the daemon, one per worker thread (none without fast paths).
     private let readLoops: [ReadLoop]
 
     private struct DaemonHandle: @unchecked Sendable {
@@ -51,10 +51,12 @@ public final class HTTPServer: @unchecked Sendable {
 
         let dispatcherPointer = Unmanaged.passRetained(dispatcher).toOpaque()
         logger.initialize(to: cmhd_logger(sink: forwardLibraryMessage, context: dispatcherPointer))
-        // The acceptor owns the listening socket and adds connections (docs/ARCHITECTURE.md).
+        // With fast paths the acceptor owns the listening socket and adds connections; without,
+        // the daemon accepts on it (docs/ARCHITECTURE.md, "The fast paths").
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue
+        if configuration.fastPaths { flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue }
         if configuration.turbo { flags |= MHD_USE_TURBO.rawValue }
         var options = cmhd_daemon_options(
             flags: flags,
@@ -69,6 +71,9 @@ public final class HTTPServer: @unchecked Sendable {
             completed_context: dispatcherPointer,
             connection_notified: handleConnectionNotice,
             connection_notified_context: dispatcherPointer,
+            target_received: noteTarget,
+            target_received_context: nil,
+            listen_socket: configuration.fastPaths ? -1 : socket.descriptor,
             logger: logger)
         guard let started = cmhd_start_daemon(&options) else {
             Unmanaged<Dispatcher>.fromOpaque(dispatcherPointer).release()
@@ -77,16 +82,21 @@ public final class HTTPServer: @unchecked Sendable {
             throw .daemonDidNotStart
         }
         // A per-address limit is libmicrohttpd's alone: then every connection goes there.
-        let loopCount = configuration.perAddressConnectionLimit == 0 ? configuration.threads : 0
+        let loopCount =
+            configuration.fastPaths && configuration.perAddressConnectionLimit == 0 ? configuration.threads : 0
         var loops: [ReadLoop] = []
         do {
-            for _ in 0..<loopCount {
+            for number in 0..<loopCount {
                 loops.append(
-                    try ReadLoop(daemon: started, handler: handler, streams: streams, configuration: configuration))
+                    try ReadLoop(
+                        number: number, daemon: started, handler: handler, streams: streams,
+                        configuration: configuration))
             }
-            acceptor = try Acceptor(
-                listening: socket, daemon: started, handler: handler, streams: streams, readLoops: loops,
-                configuration: configuration)
+            acceptor =
+                configuration.fastPaths
+                ? try Acceptor(
+                    listening: socket, daemon: started, handler: handler, streams: streams, readLoops: loops,
+                    configuration: configuration) : nil
         } catch {
             for readLoop in loops { readLoop.stop() }
             MHD_stop_daemon(started)
@@ -98,7 +108,7 @@ public final class HTTPServer: @unchecked Sendable {
         readLoops = loops
         daemon = Lock(DaemonHandle(pointer: started))
         for readLoop in readLoops { readLoop.start() }
-        acceptor.start()
+        acceptor?.start()
     }
 
     /// Stops accepting connections, ends every stream, lets requests in progress finish (up to
@@ -109,7 +119,13 @@ public final class HTTPServer: @unchecked Sendable {
         daemon.withLock { handle in
             guard let daemon = handle?.pointer else { return }
             dispatcher.finishAllStreams()
-            acceptor.stop()  // no new connections; closes the listening socket
+            // No new connections: the listening socket is closed.
+            if let acceptor {
+                acceptor.stop()
+            } else {
+                let listening = MHD_quiesce_daemon(daemon)
+                if listening >= 0 { close(listening) }
+            }
             for readLoop in readLoops { readLoop.stop() }  // answers the reads in hand, closes the rest
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()
@@ -219,6 +235,19 @@ private let handleConnectionNotice: MHD_NotifyConnectionCallback = { context, co
         socketContext.pointee = nil
     }
 }
+
+/// A request's target, as received: its length, for `Dispatcher.begin` to find a NUL the client
+/// sent in it (libmicrohttpd hands the target on as a C string, which ends at the first NUL).
+/// Returns nil: the request's slot stays empty until the access handler's first call.
+private let noteTarget:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) ->
+        UnsafeMutableRawPointer? = { _, target, connection in
+            guard let target, let connection, let context = cmhd_connection_context(connection) else { return nil }
+            Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                $0.targetLength.store(strlen(target), ordering: .relaxed)
+            }
+            return nil
+        }
 
 private let forwardLibraryMessage: cmhd_log_sink = { context, message in
     guard let message else { return }

@@ -26,6 +26,8 @@ final class ReadLoop: @unchecked Sendable {
     private let streams: StreamRegistry
     private let idleTimeout: Duration
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
+    /// Which loop of the server's this is: its thread is `http-read-<number>`.
+    private let number: Int
     /// Connections held here now: the acceptor counts them against the connection limit.
     let connectionCount = Atomic<Int>(0)
     private let shared = Lock(Shared())
@@ -45,8 +47,10 @@ final class ReadLoop: @unchecked Sendable {
     private static let wakeUpToken = UInt64.max
 
     init(
-        daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry, configuration: ServerConfiguration
+        number: Int, daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry,
+        configuration: ServerConfiguration
     ) throws(HTTPServerError) {
+        self.number = number
         self.daemon = daemon
         self.handler = handler
         self.streams = streams
@@ -60,7 +64,7 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     func start() {
-        let thread = LoopThread { [self] in
+        let thread = LoopThread(name: "http-read-\(number)") { [self] in
             var loop = Loop()
             run(&loop)
         }
@@ -209,7 +213,11 @@ final class ReadLoop: @unchecked Sendable {
                     handOver(descriptor, &loop)
                     return
                 }
-                guard answer(head, path: path, on: descriptor, &loop), received > head.length else { return }
+                // Another request may wait behind this one: in the bytes peeked, or, when they
+                // filled the buffer, still in the socket (no new edge would announce it).
+                guard answer(head, path: path, on: descriptor, &loop),
+                    received > head.length || received == loop.buffer.count
+                else { return }
             }
         }
     }
@@ -219,7 +227,7 @@ final class ReadLoop: @unchecked Sendable {
     private func answer(_ head: RequestHead, path: String, on descriptor: Int32, _ loop: inout Loop) -> Bool {
         let isLoopback = loop.connections[Int(descriptor)]!.isLoopback
         let response: PreparedResponse
-        switch handler.respond(to: Request(head, path: path, fromLoopback: isLoopback)) {
+        switch handler.respond(to: Request(head, path: path, fromLoopback: isLoopback, sending: .answersAtOnceOnly)) {
         case .prepared(let prepared): response = prepared
         case .response(let plain): response = PreparedResponse(plain)
         case .deferred:

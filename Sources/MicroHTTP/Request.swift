@@ -23,7 +23,26 @@ public struct Request: ~Copyable {
     /// The path without the query string, as sent (`/banner/next`).
     public let path: String
     public let body: [UInt8]
+    /// Which replies the server that asks sends. The acceptor sends only a stream, a read loop
+    /// only an answer at once; any other reply is dropped and libmicrohttpd asks the handler
+    /// again, where it sends everything. A handler counts and logs only a reply it `sends`, so a
+    /// request is counted once, where it is answered.
+    public let sending: Sending
     private let headers: Headers
+
+    public enum Sending: Sendable {
+        case everything, streamsOnly, answersAtOnceOnly
+    }
+
+    /// Whether the server sends `reply` from where it asked (see `sending`).
+    public func sends(_ reply: Reply) -> Bool {
+        switch (sending, reply) {
+        case (.everything, _), (.streamsOnly, .stream), (.answersAtOnceOnly, .prepared),
+            (.answersAtOnceOnly, .response):
+            true
+        default: false
+        }
+    }
 
     private enum Headers {
         /// Valid for the duration of the handler call that receives the request.
@@ -47,22 +66,41 @@ public struct Request: ~Copyable {
         self.method = method
         self.path = String(parts[0])
         self.body = body
+        sending = .everything
         self.headers = .list(headers, query: query, fromLoopback: fromLoopback)
     }
 
     init(method: String, path: String, body: [UInt8], connection: OpaquePointer) {
         self.method = method
-        self.path = path
+        self.path = Self.originForm(path)
         self.body = body
+        sending = .everything
         self.headers = .connection(connection)
     }
 
-    /// A plain GET or HEAD peeked at outside libmicrohttpd (`ReadLoop`).
-    init(_ head: RequestHead, path: String, fromLoopback: Bool) {
+    /// A plain GET or HEAD peeked at outside libmicrohttpd (`Acceptor`, `ReadLoop`).
+    init(_ head: RequestHead, path: String, fromLoopback: Bool, sending: Sending) {
         method = head.method
         self.path = path
         body = []
+        self.sending = sending
         headers = .peeked(head, fromLoopback: fromLoopback)
+    }
+
+    /// The path of an absolute-form target (`http://host:8080/banner` → `/banner`), which RFC
+    /// 9112 §3.2.2 says a server must accept; any other path as it is.
+    static func originForm(_ path: String) -> String {
+        let utf8 = path.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "/") else { return path }
+        for scheme in ["http://", "https://"]
+        where utf8.count >= scheme.utf8.count
+            && zip(utf8, scheme.utf8).allSatisfy({ asciiCaseInsensitiveEqual($0, $1) })
+        {
+            let authorityAndPath = path.utf8.dropFirst(scheme.utf8.count)
+            guard let slash = authorityAndPath.firstIndex(of: UInt8(ascii: "/")) else { return "/" }
+            return String(path[slash...])
+        }
+        return path
     }
 
     /// The first header with this name; names compare case-insensitively, as HTTP says.

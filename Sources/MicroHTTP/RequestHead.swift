@@ -46,7 +46,9 @@ struct RequestHead {
         }
         let incomplete: Parsing = bytes.count < limit ? .needMore : .other
         let targetStart = isHead ? 5 : 4
-        guard let lineEnd = lineEnd(in: bytes, from: targetStart) else { return incomplete }
+        guard let lineEnd = lineEnd(in: bytes, from: targetStart) else {
+            return hasBareLineFeed(bytes, from: targetStart) ? .other : incomplete
+        }
         let version: StaticString = " HTTP/1.1"
         guard lineEnd - targetStart > version.utf8CodeUnitCount,
             matches(bytes, at: lineEnd - version.utf8CodeUnitCount, version)
@@ -61,11 +63,14 @@ struct RequestHead {
         var hasHost = false
         var start = lineEnd + 2
         while true {
-            guard let end = Self.lineEnd(in: bytes, from: start) else { return incomplete }
+            guard let end = Self.lineEnd(in: bytes, from: start) else {
+                return hasBareLineFeed(bytes, from: start) ? .other : incomplete
+            }
             if end == start { break }  // the blank line
             guard let colon = headerColon(in: bytes, start..<end) else { return .other }
             let name = UnsafeRawBufferPointer(rebasing: bytes[start..<colon])
             if equalsIgnoringCase(name, "host".utf8) {
+                guard !hasHost else { return .other }  // two Hosts: libmicrohttpd's path refuses them
                 hasHost = true
             } else if asksForMore(name) {
                 return .other
@@ -163,6 +168,18 @@ struct RequestHead {
         return nil
     }
 
+    /// Whether a LF without its CR has come at or after `start`: libmicrohttpd reads such a head
+    /// (RFC 9112 §2.2 lets a server take a bare LF as a line end); waiting here for a CRLF that
+    /// never comes would leave the request unanswered until the idle timeout.
+    private static func hasBareLineFeed(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Bool {
+        var index = start
+        while index < bytes.count {
+            if bytes[index] == 0x0A && (index == 0 || bytes[index - 1] != 0x0D) { return true }
+            index += 1
+        }
+        return false
+    }
+
     /// The colon of `name: value` when the name is a token and the value visible ASCII, spaces
     /// and tabs (which also refuses an obsolete fold, a line starting with a space).
     private static func headerColon(in bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Int? {
@@ -197,7 +214,7 @@ struct RequestHead {
             && byte != UInt8(ascii: "#")
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),

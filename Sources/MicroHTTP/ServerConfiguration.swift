@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     /// `net.core.somaxconn` (4,096 by default). A client that finds the queue full tries again
     /// after 1 s, then 2 s and 4 s more: screens reconnecting at once after a restart need room.
     public var listenBacklog: Int
+    /// Whether the acceptor and the read loops answer event streams and keep-alive reads outside
+    /// libmicrohttpd (docs/ARCHITECTURE.md). Off, libmicrohttpd listens on the socket itself and
+    /// answers everything; the bytes on the wire are the same either way.
+    public var fastPaths: Bool
     /// libmicrohttpd's MHD_USE_TURBO: read and write before asking epoll, saving syscalls.
     public var turbo: Bool
     /// On `stop()`, how long requests in progress may take to finish before they are cut off.
@@ -47,6 +51,7 @@ public struct ServerConfiguration: Sendable {
         connectionMemoryLimit: Int = 16 * 1024,
         maxBodySize: Int = 16 * 1024,
         listenBacklog: Int = 16384,
+        fastPaths: Bool = true,
         turbo: Bool = false,
         shutdownGracePeriod: Duration = .seconds(2),
         errorLog: (@Sendable (ServerLogLevel, String) -> Void)? = nil
@@ -60,6 +65,7 @@ public struct ServerConfiguration: Sendable {
         self.connectionMemoryLimit = connectionMemoryLimit
         self.maxBodySize = maxBodySize
         self.listenBacklog = listenBacklog
+        self.fastPaths = fastPaths
         self.turbo = turbo
         self.shutdownGracePeriod = shutdownGracePeriod
         self.errorLog = errorLog

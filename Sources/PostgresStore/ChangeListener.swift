@@ -54,7 +54,7 @@ final class ChangeListener: Sendable {
             return true
         }
         guard start else { return }
-        let started = LoopThread { [self] in listen(report) }
+        let started = LoopThread(name: "store-listener") { [self] in listen(report) }
         thread.withLock { $0 = started }
     }
 

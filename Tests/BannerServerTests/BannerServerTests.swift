@@ -23,6 +23,50 @@ struct BannerServerTests {
         #expect(await server.waitForExit(seconds: 5) == 0)
     }
 
+    /// `top -H`, `perf` and a stack dump say which thread is busy; with `--fast-paths off` there
+    /// is no acceptor and no read loop, and libmicrohttpd answers (the same bytes, checked by
+    /// the differential test).
+    @Test(arguments: ["on", "off"])
+    func theHTTPThreadsAreNamedAndTheFastPathsExistOnlyWhenOn(_ fastPaths: String) async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: [
+            "--config", config.path, "--threads", "2", "--fast-paths", fastPaths,
+        ])
+        let port = try await server.waitForPort()
+        #expect(try await httpRequest(port: port, "GET", "/banner").status == 200)
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.processIdentifier)/task")
+        let names = tasks.compactMap {
+            try? String(contentsOfFile: "/proc/\(server.processIdentifier)/task/\($0)/comm", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let fastPathThreads = names.filter { $0 == "http-acceptor" || $0.hasPrefix("http-read-") }.sorted()
+        #expect(fastPathThreads == (fastPaths == "on" ? ["http-acceptor", "http-read-0", "http-read-1"] : []))
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
+    /// A decoded path with a line break in it is logged on one line: no request forges a line.
+    @Test func aPathCannotForgeALogLine() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path, "--log-level", "notice"])
+        let port = try await server.waitForPort()
+        let forged = "/nope%0a2026-12-03T06:00:00.000Z%20critical%20[banner-server]%20forged"
+        #expect(try await httpRequest(port: port, "POST", forged).status == 404)
+        #expect(await server.standardErrorShows("refused: 404"))
+        let lines = server.standardError.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("2026-12-03T06:00:00.000Z") })
+        #expect(lines.contains { $0.contains("POST /nope\\n2026-12-03T06:00:00.000Z critical [banner-server] forged") })
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
+    @Test func aFastPathsValueOtherThanOnOrOffExits2() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path, "--fast-paths", "maybe"])
+        #expect(await server.waitForExit(seconds: 10) == 2)
+        #expect(server.standardError.contains("--fast-paths: 'maybe' is not on or off"))
+    }
+
     @Test func sigtermWithAnIdleKeepAliveConnectionExitsZeroWithinFiveSeconds() async throws {
         let config = try temporaryFile(contents: validConfiguration)
         let server = try ServerProcess(arguments: ["--config", config.path])

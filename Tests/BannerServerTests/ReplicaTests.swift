@@ -158,7 +158,7 @@ struct ReplicaTests {
         _ = try await first.waitForPort()
         first.signal(SIGTERM)
         #expect(await first.waitForExit(seconds: 10) == 0)
-        let database = String(uri.split(separator: "/").last!)
+        let database = PostgresServer.database(in: uri)
         try await server.psql("UPDATE banner_store SET value = '99' WHERE key = 'schema_version'", database: database)
         let newer = try Self.replica(uri)
         #expect(await newer.waitForExit(seconds: 10) == 2)

@@ -230,6 +230,66 @@ struct RoleTests {
             await harness.send("DELETE", "/carousels/default", headers: admin, fromLoopback: false).status == 204)
     }
 
+    /// Without an admin token a loopback peer is trusted only when it names this host: a DNS
+    /// name an attacker rebound to 127.0.0.1 reaches this host with its own name in Host.
+    @Test(arguments: [
+        ("localhost", true), ("localhost:8080", true), ("LocalHost:1", true), ("127.0.0.1", true),
+        ("127.0.0.1:65535", true), ("[::1]", true), ("[::1]:8080", true), ("evil.example", false),
+        ("evil.example:8080", false), ("127.0.0.2", false), ("localhost.evil.example", false), ("localhost:", false),
+        ("localhost:80:80", false), ("[::1]x", false), ("", false),
+    ])
+    func withoutAnAdminTokenTheRequestMustNameThisHost(_ host: String, _ trusted: Bool) async {
+        let harness = RouterHarness()
+        let response = await harness.send("DELETE", "/carousels/default", headers: [("Host", host)])
+        #expect(response.status == (trusted ? 204 : 403))
+        if !trusted {
+            #expect(response.problemDetail?.contains("must name this host") == true)
+            #expect(await harness.send("GET", "/carousels/default").status == 200, "nothing was deleted")
+        }
+    }
+
+    /// A page of another origin open in a browser on this host is not this host's operator.
+    @Test(arguments: [
+        ([("Origin", "http://evil.example")], false), ([("Origin", "null")], false),
+        ([("Origin", "http://localhost:3000")], false), ([("Sec-Fetch-Site", "cross-site")], false),
+        ([("Origin", "http://localhost:8080")], true), ([("Origin", "https://localhost:8080")], true),
+        ([("Sec-Fetch-Site", "same-origin")], true), ([("Sec-Fetch-Site", "none")], true),
+    ])
+    func withoutAnAdminTokenAPageOfAnotherOriginIsRefused(_ headers: [(String, String)], _ trusted: Bool) async {
+        let harness = RouterHarness()
+        let response = await harness.sendJSON(
+            "POST", "/carousels/default/takeover", #"{"banner": "b1"}"#,
+            headers: [("Host", "localhost:8080")] + headers)
+        #expect(response.status == (trusted ? 200 : 403), "\(headers)")
+        let state = await harness.send("GET", "/banner")
+        #expect(((try? state.json)?["takeover"] is NSNull) == !trusted)
+    }
+
+    /// The attacks as a browser would send them, over HTTP: a cross-origin form post without a
+    /// JSON type, and a rebound DNS name. Nothing changes.
+    @Test(arguments: [Transport.live, .libmicrohttpd])
+    func crossOriginAndReboundWritesChangeNothing(_ transport: Transport) async throws {
+        let live = try await transport.start()
+        let before = try await live.request("GET", "/carousels").body
+        let create = #"{"name": "evil", "banners": [{"id": "a", "image": "https://evil.example/a.png"}]}"#
+        let formPost = try await live.request(
+            "POST", "/carousels", headers: [("Origin", "http://evil.example")], body: create)
+        #expect(formPost.status == 403)
+        let untyped = try await live.request("POST", "/carousels", headers: [], body: create)
+        #expect(untyped.status == 415)
+        let crossOrigin = try await live.request(
+            "POST", "/carousels/default/takeover",
+            headers: [("Origin", "http://evil.example"), ("Content-Type", "application/json")],
+            body: #"{"banner": {"id": "x", "image": "https://evil.example/x.png"}}"#)
+        #expect(crossOrigin.status == 403)
+        let rebound = try await live.request(
+            "POST", "/carousels", headers: [("Host", "evil.example"), ("Content-Type", "application/json")],
+            body: create)
+        #expect(rebound.status == 403)
+        #expect(try await live.request("GET", "/carousels").body == before)
+        #expect(try await live.request("GET", "/banner").json["takeover"] is NSNull)
+    }
+
     @Test func aLiveRemoteLookingRequestIsRefused() async throws {
         let live = try await LiveService()
         let response = try await live.request(

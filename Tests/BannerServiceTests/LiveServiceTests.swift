@@ -15,9 +15,10 @@ final class LiveService: Sendable {
     init(
         banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
         adminToken: String? = nil, heartbeat: Duration = .seconds(15), corsOrigins: [String] = [],
-        store: StoreLocation? = nil
+        store: StoreLocation? = nil, fastPaths: Bool = true
     ) async throws {
         var configuration = ServiceConfiguration()
+        configuration.fastPaths = fastPaths
         configuration.store =
             try store ?? .sqlite(path: temporaryDirectory().appendingPathComponent("carousel.db").path)
         configuration.adminToken = adminToken

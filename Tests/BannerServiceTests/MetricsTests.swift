@@ -19,10 +19,13 @@ struct MetricsTests {
         return samples
     }
 
-    @Test(arguments: [Transport.router, .live])
+    /// Counted once, where a request is answered: a subscription refused on the acceptor's
+    /// thread is answered by libmicrohttpd, which asks the handler again.
+    @Test(arguments: [Transport.router, .live, .libmicrohttpd])
     func requestsAreCountedByRouteTemplateMethodAndStatus(_ transport: Transport) async throws {
         let service = try await transport.start()
         for _ in 0..<3 { #expect(try await service.request("GET", "/banner").status == 200) }
+        for _ in 0..<5 { #expect(try await service.request("GET", "/carousels/nope/banner/events").status == 404) }
         #expect(try await service.request("GET", "/carousels/no-such-one/banner").status == 404)
         #expect(try await service.request("GET", "/random/x9f3").status == 404)
         #expect(try await service.request("POST", "/banner/next").status == 200)  // a deferred answer
@@ -35,6 +38,9 @@ struct MetricsTests {
         #expect(
             samples[#"banner_http_requests_total{route="/carousels/{name}/banner",method="GET",status="404"}"#] == 1)
         #expect(samples[#"banner_http_requests_total{route="other",method="GET",status="404"}"#] == 1)
+        #expect(
+            samples[#"banner_http_requests_total{route="/carousels/{name}/banner/events",method="GET",status="404"}"#]
+                == 5)
         #expect(samples[#"banner_http_requests_total{route="/banner/next",method="POST",status="200"}"#] == 1)
         #expect(samples[#"banner_http_request_duration_seconds_count{route="/banner"}"#] == 3)
         #expect(samples[#"banner_http_request_duration_seconds_bucket{route="/banner",le="+Inf"}"#] == 3)

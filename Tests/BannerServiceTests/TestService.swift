@@ -28,6 +28,9 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
     /// `banner-server`'s service on 127.0.0.1 and a free port, over raw sockets, on a fresh SQLite
     /// store.
     case live
+    /// The same with fast paths off (`--fast-paths off`): libmicrohttpd listens and answers every
+    /// request, as the design card draws it; the same checks hold (docs/ARCHITECTURE.md).
+    case libmicrohttpd
     /// The same on a fresh database of the tests' PostgreSQL server (docs/STORE.md, several
     /// processes): the contract holds whatever the store.
     case postgres
@@ -42,6 +45,8 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
             RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
         case .live:
             try await LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
+        case .libmicrohttpd:
+            try await LiveService(banners: banners, token: token, corsOrigins: corsOrigins, fastPaths: false)
         case .postgres:
             try await LiveService(
                 banners: banners, token: token, corsOrigins: corsOrigins,

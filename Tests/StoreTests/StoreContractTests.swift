@@ -339,7 +339,7 @@ struct SchemaOneTests {
     @Test func aPostgreSQLDatabaseOfSchemaOneIsMigratedKeepingItsCarousels() async throws {
         let server = try await PostgresServer.shared()
         let uri = try await server.createDatabase()
-        let database = String(uri.split(separator: "/").last ?? "")
+        let database = PostgresServer.database(in: uri)
         _ = try await server.psql(
             """
             CREATE TABLE banner_store (key text PRIMARY KEY, value text NOT NULL);

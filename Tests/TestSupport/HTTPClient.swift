@@ -114,8 +114,7 @@ public final class HTTPConnection: @unchecked Sendable {
     /// Sends a GET and reads only the head of the response, for a body that streams (chunked).
     public func openStream(_ path: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
         try await onQueue {
-            var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            let head = Self.head("GET", path, headers)
             try self.writeNow(Array((head + "\r\n").utf8))
             return try self.readResponseNow(toHead: true)
         }
@@ -151,12 +150,19 @@ public final class HTTPConnection: @unchecked Sendable {
     private func sendNow(
         _ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?
     ) throws -> HTTPResponse {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        var head = Self.head(method, path, headers)
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         try writeNow(Array(head.utf8) + (body ?? []))
         return try readResponseNow(toHead: method == "HEAD")
+    }
+
+    /// The request line and headers, with `Host: 127.0.0.1` unless `headers` name a Host.
+    private static func head(_ method: String, _ path: String, _ headers: [(String, String)]) -> String {
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        return head
     }
 
     private func writeNow(_ bytes: [UInt8]) throws {
@@ -193,6 +199,23 @@ public final class HTTPConnection: @unchecked Sendable {
             return HTTPResponse(status: status, headers: headers, body: body)
         }
         throw HTTPClientError.protocolViolation("response without Content-Length")
+    }
+
+    /// Every byte the server sends until it closes the connection (or resets it), or, with
+    /// `done`, until `done` holds for what has come (for a stream, which stays open). Raw: for
+    /// comparing two servers byte for byte.
+    public func readRaw(until done: (@Sendable ([UInt8]) -> Bool)? = nil) async throws -> [UInt8] {
+        try await onQueue {
+            while !(done?(self.buffer) ?? false) {
+                do {
+                    try self.readMore()
+                } catch HTTPClientError.closedByPeer {
+                    break
+                }
+            }
+            defer { self.buffer.removeAll() }
+            return self.buffer
+        }
     }
 
     /// True when the server has closed its side (a read returns end of file without waiting).

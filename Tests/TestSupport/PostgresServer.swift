@@ -53,9 +53,16 @@ public final class PostgresServer: Sendable {
 
     private var data: String { directory.appendingPathComponent("data").path }
 
-    /// The URI of `database` on this server.
+    /// The URI of `database` on this server. Without GSS encryption, which this server does not
+    /// offer: libpq would first ask Kerberos, whose library aborts the process (k5_mutex_lock)
+    /// when it exits while a store is still connecting, after the last test.
     public func uri(database: String = "postgres") -> String {
-        "postgres://banner@127.0.0.1:\(port)/\(database)"
+        "postgres://banner@127.0.0.1:\(port)/\(database)?gssencmode=disable"
+    }
+
+    /// The database a URI of `uri(database:)` names.
+    public static func database(in uri: String) -> String {
+        String(uri.split(separator: "?")[0].split(separator: "/").last ?? "")
     }
 
     /// A new, empty database; its URI.

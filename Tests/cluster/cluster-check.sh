@@ -49,6 +49,13 @@ curl -sf -X POST "$base/banner/next" >/dev/null || fail "POST /banner/next throu
 wait_for "$(( (index + 1) % count )) True"
 say "moved through nginx: every replica shows banner $(( (index + 1) % count ))"
 curl -sf "$base/readyz" >/dev/null || fail "GET /readyz is not 200"
+# Admin without a token through nginx: the admin page's own origin may, another origin or a
+# rebound DNS name may not.
+admin() { curl -s -o /dev/null -w '%{http_code}' -X PATCH "$base/carousels/default" --json '{"interval": 3600}' "$@"; }
+[ "$(admin -H "Origin: $base")" = 200 ] || fail "an admin write from the page's own origin through nginx was refused"
+[ "$(admin -H 'Origin: http://evil.example')" = 403 ] || fail "an admin write from another origin was not refused"
+[ "$(admin -H 'Host: evil.example')" = 403 ] || fail "an admin write naming another host was not refused"
+say "admin through nginx: this host's page may write, another origin or host may not"
 
 kill -TERM $cluster
 for _ in $(seq 300); do kill -0 $cluster 2>/dev/null || break; sleep 0.1; done

@@ -126,7 +126,7 @@ test-sanitize: deps test-deps
 test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestLine
+FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestHead FuzzRequestLine
 # SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.
 FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table

@@ -47,6 +47,7 @@ let package = Package(
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP"]),
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
+        .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking"]),
         .executableTarget(
             name: "FuzzRequestLine",
             dependencies: ["BannerAPI", "Definitions", "Store", "Carousel", "Logging", "MicroHTTP"]),

@@ -29,6 +29,8 @@ final class Acceptor: @unchecked Sendable {
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     private let connectionLimit: Int
     private let headTimeout: Duration
+    /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
+    private let poolSize: Int
     private let shared = Lock(Shared())
 
     private struct Shared {
@@ -55,6 +57,7 @@ final class Acceptor: @unchecked Sendable {
         errorLog = configuration.errorLog
         connectionLimit = configuration.connectionLimit
         headTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
+        poolSize = configuration.connectionMemoryLimit
         do {
             epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
         } catch {
@@ -215,7 +218,8 @@ final class Acceptor: @unchecked Sendable {
             forget(token, &loop)  // the client left before sending a request
             return
         }
-        switch RequestHead.parse(UnsafeRawBufferPointer(rebasing: loop.buffer[..<received]), limit: loop.buffer.count)
+        let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])
+        switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize)
         {
         case .needMore:
             return

@@ -28,6 +28,8 @@ final class ReadLoop: @unchecked Sendable {
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     /// Which loop of the server's this is: its thread is `http-read-<number>`.
     private let number: Int
+    /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
+    private let poolSize: Int
     /// Connections held here now: the acceptor counts them against the connection limit.
     let connectionCount = Atomic<Int>(0)
     private let shared = Lock(Shared())
@@ -51,6 +53,7 @@ final class ReadLoop: @unchecked Sendable {
         configuration: ServerConfiguration
     ) throws(HTTPServerError) {
         self.number = number
+        poolSize = configuration.connectionMemoryLimit
         self.daemon = daemon
         self.handler = handler
         self.streams = streams
@@ -195,7 +198,7 @@ final class ReadLoop: @unchecked Sendable {
                 return
             }
             let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])
-            switch RequestHead.parse(bytes, limit: loop.buffer.count) {
+            switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize) {
             case .needMore:
                 // The request's first bytes start its clock, as the idle time ends: the timeout
                 // allows as much again for the rest of its head (docs/CONFIGURATION.md).

@@ -79,6 +79,9 @@ struct DifferentialTests {
         Exchange("a head of 8 KiB", head(ofSize: 8192) + last),
         Exchange("a head just over 8 KiB", head(ofSize: 8193) + last),
         Exchange("a head over libmicrohttpd's limit", head(ofSize: 12000) + last),
+        // Near the end of libmicrohttpd's pool: a record per parameter (RequestHead.recordCost).
+        Exchange(
+            "many query parameters", head("/banner?" + Array(repeating: "a", count: 235).joined(separator: "&")) + last),
         Exchange("an event stream", head("/banner/events"), stream: true),
         Exchange(
             "an event stream with CORS", head("/carousels/default/banner/events", "Origin: \(shop)\r\n"), stream: true),

@@ -40,17 +40,22 @@ def measure(target, subscribers, changes, client, rss_kib):
     return figures
 
 
-def fan_out(counts, changes, rounds, start_service, start_reference, client, rss_kib):
+def fan_out(counts, changes, rounds, start_service, start_reference, client, rss_kib, start_plain=None):
     """Rows of {subscribers, service, reference, ratios} for each subscriber count: `rounds` runs of
     each target, alternating and the order rotating (the one client shares the cores with them, so
-    one run says little); `service` and `reference` are the run of the median ratio."""
+    one run says little); `service` and `reference` are the run of the median ratio. With
+    `start_plain` (the service with fast paths off), it runs in every round too: `plain` and
+    `plain_ratios` say what libmicrohttpd alone does, and so what the fast paths buy."""
     rows = []
     for count in counts:
         runs = []
         for number in range(rounds):
             targets = [("service", start_service), ("reference", start_reference)]
+            if start_plain:
+                targets.append(("plain", start_plain))
+            number %= len(targets)
             run = {}
-            for key, start in targets[number % 2:] + targets[:number % 2]:
+            for key, start in targets[number:] + targets[:number]:
                 target = start()
                 try:
                     run[key] = measure(target, count, changes, client, rss_kib)
@@ -62,12 +67,21 @@ def fan_out(counts, changes, rounds, start_service, start_reference, client, rss
                           f"{figures['expected']} events ({figures['connected']} of {count} subscribers connected; "
                           "is the open-file limit too low?)", flush=True)
             run["ratio"] = run["service"]["p99_ms"] / run["reference"]["p99_ms"]
+            if start_plain:
+                run["plain_ratio"] = run["plain"]["p99_ms"] / run["reference"]["p99_ms"]
             runs.append(run)
         median = sorted(runs, key=lambda run: run["ratio"])[len(runs) // 2]
         row = {"subscribers": count, "service": median["service"], "reference": median["reference"],
                "ratios": [run["ratio"] for run in runs],
                "delivered": sum(run["service"]["deliveries"] for run in runs),
                "expected": sum(run["service"]["expected"] for run in runs)}
+        if start_plain:
+            plain = sorted(runs, key=lambda run: run["plain_ratio"])[len(runs) // 2]
+            row.update(plain=plain["plain"], plain_ratios=[run["plain_ratio"] for run in runs],
+                       plain_delivered=sum(run["plain"]["deliveries"] for run in runs))
+            print(f"  fan-out to {count:,}, fast paths off: p50 {plain['plain']['p50_ms']:.1f} "
+                  f"p99 {plain['plain']['p99_ms']:.1f} ms, {plain['plain']['idle_kib_per_subscriber']:.1f} "
+                  f"KiB/subscriber, median ratio {plain['plain_ratio']:.2f}", flush=True)
         rows.append(row)
         service, reference = row["service"], row["reference"]
         print(f"  fan-out to {count:,}: service p50 {service['p50_ms']:.1f} p99 {service['p99_ms']:.1f} ms, "
@@ -110,4 +124,22 @@ def render(rows, changes):
             f"| {service['cpu_us_per_delivery']:.1f} | {reference['cpu_us_per_delivery']:.1f} "
             f"| {service['idle_kib_per_subscriber']:.1f} "
             f"| {reference['idle_kib_per_subscriber']:.1f} |")
+    if rows and "plain" in rows[0]:
+        lines += [
+            "",
+            "The same service with fast paths off (`--fast-paths off`: libmicrohttpd holds every stream), in "
+            "the same rounds: what the acceptor's streams buy.",
+            "",
+            "| subscribers | p50 ms | p99 ms | max ms | delivered | p99 ratio to the C reference (median) "
+            "| ratios of the runs | CPU µs per event | KiB per idle subscriber |",
+            "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        ]
+        for row in rows:
+            plain = row["plain"]
+            ratios = sorted(row["plain_ratios"])
+            lines.append(
+                f"| {row['subscribers']:,} | {plain['p50_ms']:.1f} | {plain['p99_ms']:.1f} | {plain['max_ms']:.1f} "
+                f"| {row['plain_delivered']:,}/{row['expected']:,} | {ratios[len(ratios) // 2]:.2f}× "
+                f"| {' '.join(f'{ratio:.2f}' for ratio in row['plain_ratios'])} "
+                f"| {plain['cpu_us_per_delivery']:.1f} | {plain['idle_kib_per_subscriber']:.1f} |")
     return lines

@@ -586,6 +586,9 @@ def main():
                               label="banner-server, 100 scheduled banners", banners=scheduled_banners(100))
     uncounted = start_service(arguments.threads, name="carousel-uncounted", key="uncounted",
                               label="banner-server, no request counting", binary=UNCOUNTED)
+    # libmicrohttpd alone (docs/ARCHITECTURE.md, "The fast paths"): what the acceptor and read loops buy.
+    plain = start_service(arguments.threads, name="carousel-plain", key="plain",
+                          label="banner-server, fast paths off", fastPaths=False)
     try:
         idle_rss = {service.name: rss_kib(service.pids), replica.name: rss_kib(replica.pids)}
         status, head, body = fetch(service.port)
@@ -600,7 +603,7 @@ def main():
         for target in targets[2:]:
             idle_rss[target.name] = rss_kib(target.pids)
         sizes = {}
-        for target in targets + [uncounted]:
+        for target in targets + [uncounted, plain]:
             status, head, answer = fetch(target.port)
             if status != 200 or answer != body:
                 sys.exit(f"bench: {target.label} does not serve the service's bytes (status {status})")
@@ -609,7 +612,7 @@ def main():
         print(f"GET /banner ({len(body)}-byte body), wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, "
               f"{arguments.rounds} rounds", flush=True)
         sizes[scheduled.name] = (lambda answer: len(answer[1]) + 4 + len(answer[2]))(fetch(scheduled.port))
-        timed = targets + [scheduled, uncounted]
+        timed = targets + [scheduled, uncounted, plain]
         rates, cpu = get_rounds(timed, arguments)
 
         latency = {}
@@ -630,6 +633,7 @@ def main():
     finally:
         scheduled.stop()
         uncounted.stop()
+        plain.stop()
         for target in targets:
             if target is not replica:
                 target.stop()
@@ -653,7 +657,10 @@ def main():
 
     fanned = fanout.fan_out(arguments.subscribers, arguments.changes, arguments.fanout_rounds,
                             lambda: start_service(arguments.threads, name="fanout", store="memory"),
-                            sse_reference, FANOUT, rss_kib)
+                            sse_reference, FANOUT, rss_kib,
+                            start_plain=lambda: start_service(arguments.threads, name="fanout-plain", key="plain",
+                                                              label="banner-server, fast paths off", store="memory",
+                                                              fastPaths=False))
     flipped = flips.flip_spread(
         lambda banners: start_service(arguments.threads, name="flips", store="memory", autoplay=True, interval=0.5,
                                       banners=banners),
@@ -671,7 +678,7 @@ def main():
     print(f"  boundary timing over {boundary['boundaries']} boundaries: p50 {boundary['p50']:.2f} ms, "
           f"p99 {boundary['p99']:.2f} ms, max {boundary['max']:.2f} ms, {boundary['early']} early", flush=True)
 
-    report = render(arguments, machine(), targets + [scheduled], rates, cpu, sizes, latency, idle_rss, loaded_rss,
+    report = render(arguments, machine(), targets + [scheduled, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
                     flipped, one_core, instructions)
     results_file.write_text(report)
@@ -763,7 +770,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
            timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions):
     def versus(key, other):
         return ratios(rates, key, other)
-    targets = [target for target in timed if target.name not in ("scheduled", "uncounted")]
+    targets = [target for target in timed if target.name not in ("scheduled", "uncounted", "plain")]
     rounds = arguments.rounds
     lines = [
         "# Benchmark results",
@@ -793,7 +800,9 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
             (["banner-server, PostgreSQL / C libmicrohttpd"], versus("postgres", "reference")),
             (["banner-server, 100 scheduled banners / banner-server"], versus("scheduled", "service")),
             (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx")),
-            (["banner-server / the same build without request counting"], versus("service", "uncounted"))]),
+            (["banner-server / the same build without request counting"], versus("service", "uncounted")),
+            (["banner-server, fast paths off / C libmicrohttpd"], versus("plain", "reference")),
+            (["banner-server / banner-server, fast paths off (what they buy)"], versus("service", "plain"))]),
         "",
         "Request counting (`GET /metrics`, docs/METRICS.md) is measured against the same release build with it "
         "compiled out (`make bench-uncounted`: `-DNO_REQUEST_METRICS`), in the same rounds; issue 15's bar is 0.95.",

@@ -18,10 +18,11 @@ let package = Package(
         // Concurrency primitives: a lock ThreadSanitizer can see, executors for code that may block,
         // counters each thread writes alone. Their pthread calls are the one other unsafe pointer.
         .target(name: "Locking"),
-        // What this process reads of the system: small files whole, its own resource use (/proc).
+        // What this process reads of the system: small files whole, its own resource use (/proc); system
+        // calls with EINTR retried in one place and errno as a typed error (`systemCall`, `Errno`).
         .target(name: "Platform"),
         // HTTP server over libmicrohttpd; the only module that imports CMicroHTTPD. Knows nothing of carousels.
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"]),
         // Strict JSON reading and writing; knows nothing of carousels.
         .target(name: "JSON"),
         // Calendar dates and IANA time zones from the system's tzdata (TZif files).
@@ -39,7 +40,8 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // The SQLite store, the embedded default; the only module that imports CSQLite.
-        .target(name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"]),
+        .target(
+            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
         // libpq from Debian (`libpq-dev`), found with pkg-config.
         .systemLibrary(
             name: "CPostgres",
@@ -47,9 +49,11 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
         // The PostgreSQL store, for several replicas; the only module that imports CPostgres.
-        .target(name: "PostgresStore", dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking"]),
+        .target(
+            name: "PostgresStore",
+            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
         // The value-type logger every layer is handed.
-        .target(name: "Logging", dependencies: ["Carousel"]),
+        .target(name: "Logging", dependencies: ["Carousel", "Platform"]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
@@ -74,6 +78,7 @@ let package = Package(
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
         .target(name: "TestSupport", dependencies: ["Carousel", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones"]),
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport", "TimeZones"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),

@@ -12,7 +12,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Modules/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         .target(name: "Locking", path: "Modules/Locking"),
         .target(name: "Platform", path: "Modules/Platform"),
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], path: "Modules/MicroHTTP"),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"], path: "Modules/MicroHTTP"),
         .target(name: "JSON", path: "Modules/JSON"),
         .target(name: "TimeZones", dependencies: ["Locking", "Platform"], path: "Modules/TimeZones"),
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"], path: "Modules/Carousel"),
@@ -20,13 +20,14 @@ let package = Package(
         .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"], path: "Modules/Store"),
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         .target(
-            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking"],
+            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking", "Platform"],
             path: "Modules/SQLiteStore"),
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         .target(
-            name: "PostgresStore", dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking"],
+            name: "PostgresStore",
+            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"],
             path: "Modules/PostgresStore"),
-        .target(name: "Logging", dependencies: ["Carousel"], path: "Modules/Logging"),
+        .target(name: "Logging", dependencies: ["Carousel", "Platform"], path: "Modules/Logging"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",
@@ -47,7 +48,7 @@ let package = Package(
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP"]),
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
-        .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking"]),
+        .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking", "Platform"]),
         .executableTarget(
             name: "FuzzRequestLine",
             dependencies: ["BannerAPI", "Definitions", "Store", "Carousel", "Logging", "MicroHTTP"]),

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// SIGTERM and SIGINT as something to wait for: a handler writes the signal's number to a pipe
 /// that `wait()` reads.
@@ -21,9 +22,7 @@ public enum StopSignals {
     /// Blocks until SIGTERM or SIGINT arrives, and returns which.
     public static func wait() -> Int32 {
         var number: UInt8 = 0
-        while read(pipeRead, &number, 1) != 1 {
-            guard errno == EINTR else { return SIGTERM }
-        }
+        guard case .success(1) = systemCall({ read(pipeRead, &number, 1) }) else { return SIGTERM }
         return Int32(number)
     }
 

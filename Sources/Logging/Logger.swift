@@ -1,5 +1,6 @@
 import Carousel
 import Glibc
+import Platform
 
 /// A small value-type logger: one line per event on standard error, with a timestamp, the
 /// level and the label. Passed to whoever logs; tests give it a sink that collects lines.
@@ -97,9 +98,11 @@ public enum StandardStream: Sendable {
     public func write(_ bytes: [UInt8]) {
         var pending = bytes
         while !pending.isEmpty {
-            let written = Glibc.write(self == .output ? 1 : 2, pending, pending.count)
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }  // Nowhere left to report a failing stream.
+            guard
+                case .success(let written) = systemCall({ Glibc.write(self == .output ? 1 : 2, pending, pending.count) }
+                ),
+                written > 0
+            else { return }  // Nowhere left to report a failing stream.
             pending.removeFirst(written)
         }
     }

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Glibc
 import Locking
+import Platform
 
 /// Accepts every connection on the server's port and sorts it by its first request
 /// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd"):
@@ -117,13 +118,14 @@ final class Acceptor: @unchecked Sendable {
 
     private func run(_ loop: inout Loop) {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
-        while true {
-            let timeout = loop.waiting.isEmpty && loop.acceptPausedUntil == nil ? -1 : 250
-            let count = epoll_wait(epoll.descriptor, &events, Int32(events.count), Int32(timeout))
-            if count < 0 {
-                if errno == EINTR { continue }
-                errorLog?(.warning, "the acceptor stopped: epoll_wait failed: \(String(cString: strerror(errno)))")
-                break
+        loop: while true {
+            let timeout = Int32(loop.waiting.isEmpty && loop.acceptPausedUntil == nil ? -1 : 250)
+            let count: Int32
+            switch systemCall({ epoll_wait(epoll.descriptor, &events, Int32(events.count), timeout) }) {
+            case .success(let ready): count = ready
+            case .failure(let error):
+                errorLog?(.warning, "the acceptor stopped: epoll_wait failed: \(error)")
+                break loop
             }
             for event in events[0..<Int(count)] {
                 switch event.data.u64 {
@@ -148,18 +150,21 @@ final class Acceptor: @unchecked Sendable {
         while true {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let descriptor = withUnsafeMutablePointer(to: &address) { storage in
-                storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    cmhd_accept(listenDescriptor, $0, &length)
+            let accepted = systemCall {
+                withUnsafeMutablePointer(to: &address) { storage in
+                    storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        cmhd_accept(listenDescriptor, $0, &length)
+                    }
                 }
             }
-            guard descriptor >= 0 else {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
+            guard case .success(let descriptor) = accepted else {
+                guard case .failure(let error) = accepted else { return }
+                switch error.code {
+                case ECONNABORTED: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // The listening socket stays readable: stop watching it for a moment rather
                     // than spin, and say (once a minute at most) which limit to raise.
-                    let reason = String(cString: strerror(errno))
+                    let reason = error.description
                     if loop.lastDescriptorWarning.map({ $0 + .seconds(60) < .now }) ?? true {
                         loop.lastDescriptorWarning = .now
                         errorLog?(
@@ -211,11 +216,12 @@ final class Acceptor: @unchecked Sendable {
     /// decides, once it can, who answers it.
     private func sort(_ token: UInt64, _ loop: inout Loop) {
         guard let connection = loop.waiting[token] else { return }
-        let received = recv(
-            connection.descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-        guard received > 0 else {
-            forget(token, &loop)  // the client left before sending a request
+        let peeked = systemCall {
+            recv(connection.descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        }
+        if case .failure(let error) = peeked, error.wouldBlock { return }  // the next edge brings it
+        guard case .success(let received) = peeked, received > 0 else {
+            forget(token, &loop)  // the client left before sending a request (or its socket failed)
             return
         }
         let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])

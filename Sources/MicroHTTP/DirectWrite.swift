@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import Platform
 
 /// An event on its way to many streams: its bytes, and the same bytes framed as one chunk of a
 /// chunked body (`<hex length>\r\n<bytes>\r\n`, as libmicrohttpd frames its chunks). A broadcast
@@ -51,11 +52,9 @@ enum DirectWrite {
     }
 
     static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int {
-        while true {
-            let sent = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-            if sent >= 0 { return sent }
-            if errno == EINTR { continue }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1
+        switch systemCall({ send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }) {
+        case .success(let sent): return sent
+        case .failure(let error): return error.wouldBlock ? 0 : -1
         }
     }
 

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Glibc
 import Locking
+import Platform
 import Synchronization
 
 /// Answers keep-alive reads outside libmicrohttpd (docs/ARCHITECTURE.md, "Reads outside
@@ -134,12 +135,13 @@ final class ReadLoop: @unchecked Sendable {
 
     private func run(_ loop: inout Loop) {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
-        while !shared.withLock({ $0.stopping }) {
-            let count = epoll_wait(epoll.descriptor, &events, Int32(events.count), 1000)
-            if count < 0 {
-                if errno == EINTR { continue }
-                errorLog?(.warning, "a read loop stopped: epoll_wait failed: \(String(cString: strerror(errno)))")
-                break
+        loop: while !shared.withLock({ $0.stopping }) {
+            let count: Int32
+            switch systemCall({ epoll_wait(epoll.descriptor, &events, Int32(events.count), 1000) }) {
+            case .success(let ready): count = ready
+            case .failure(let error):
+                errorLog?(.warning, "a read loop stopped: epoll_wait failed: \(error)")
+                break loop
             }
             loop.now = .now
             for event in events[0..<Int(count)] where event.data.u64 != Self.wakeUpToken {
@@ -187,10 +189,13 @@ final class ReadLoop: @unchecked Sendable {
     /// Answers every whole request that has arrived, as long as each is a read answered at once.
     private func serve(_ descriptor: Int32, _ loop: inout Loop) {
         while true {
-            let received = recv(descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
-            if received < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(descriptor, &loop) }
+            let received: Int
+            switch systemCall({
+                recv(descriptor, loop.buffer.baseAddress, loop.buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+            }) {
+            case .success(let count): received = count
+            case .failure(let error):
+                if !error.wouldBlock { closeConnection(descriptor, &loop) }
                 return
             }
             guard received > 0 else {
@@ -298,14 +303,9 @@ final class ReadLoop: @unchecked Sendable {
             var message = msghdr()
             message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
             message.msg_iovlen = 4
-            while true {
-                let sent = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-                if sent >= 0 { return sent }
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return 0
-                default: return -1
-                }
+            switch systemCall({ sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }) {
+            case .success(let sent): return sent
+            case .failure(let error): return error.wouldBlock ? 0 : -1
             }
         }
     }

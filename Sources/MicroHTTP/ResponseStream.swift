@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Glibc
 import Locking
+import Platform
 
 /// A response whose body is written over time, such as Server-Sent Events: the status and
 /// headers go out at once, then every chunk passed to `send`, until `finish()`, the client
@@ -163,12 +164,18 @@ public final class ResponseStream: Sendable {
             guard let socket = state.socket else { return }
             var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             while true {
-                let count = withUnsafeMutableBytes(of: &scratch) { buffer in
-                    recv(socket.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                let read = systemCall {
+                    withUnsafeMutableBytes(of: &scratch) { buffer in
+                        recv(socket.descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                    }
                 }
-                if count > 0 || (count < 0 && errno == EINTR) { continue }
-                if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { Self.closeOwnSocket(&state) }
-                return
+                switch read {
+                case .success(let count) where count > 0: continue
+                case .failure(let error) where error.wouldBlock: return
+                default:  // the end of its input, or a failed socket
+                    Self.closeOwnSocket(&state)
+                    return
+                }
             }
         }
     }

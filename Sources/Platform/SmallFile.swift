@@ -16,9 +16,11 @@ public enum SmallFile {
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return .failure(ReadError(code: errno)) }
+            let count: Int
+            switch systemCall({ Glibc.read(descriptor, &chunk, chunk.count) }) {
+            case .success(let read): count = read
+            case .failure(let error): return .failure(ReadError(code: error.code))
+            }
             if count == 0 { return .success(contents) }
             contents.append(contentsOf: chunk[..<count])
             guard contents.count <= limit else { return .failure(ReadError(code: EFBIG)) }

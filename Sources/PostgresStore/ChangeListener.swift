@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import Platform
 
 /// The replica's ear on the database: a connection of its own that `LISTEN`s on the changes'
 /// channel, on a thread of its own, waiting on its socket. When the connection breaks (the
@@ -93,8 +94,7 @@ final class ChangeListener: Sendable {
                     pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
                     pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                 ]
-                let ready = poll(&descriptors, 2, -1)
-                if ready < 0 && errno == EINTR { continue }
+                _ = systemCall { poll(&descriptors, 2, -1) }
                 if descriptors[1].revents != 0 { return }
                 do {
                     try connection.consumeInput()
@@ -120,10 +120,7 @@ final class ChangeListener: Sendable {
         var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(
             timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        while true {
-            let ready = poll(&descriptor, 1, milliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            return ready > 0
-        }
+        guard case .success(let ready) = systemCall({ poll(&descriptor, 1, milliseconds) }) else { return false }
+        return ready > 0
     }
 }

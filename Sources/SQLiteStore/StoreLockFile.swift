@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// `<store>.lock`, write-locked (fcntl) for as long as this process uses the store: a SQLite
 /// store belongs to one process at a time (docs/STORE.md). The lock dies with the process, even
@@ -23,9 +24,8 @@ final class StoreLockFile: Sendable {
         var lock = flock()
         lock.l_type = Int16(kind)
         lock.l_whence = Int16(SEEK_SET)
-        while fcntl(descriptor, F_SETLK, &lock) != 0 {
-            if errno == EINTR { continue }
-            let reason = errno
+        if case .failure(let error) = systemCall({ fcntl(descriptor, F_SETLK, &lock) }) {
+            let reason = error.code
             defer { close(descriptor) }
             guard reason == EACCES || reason == EAGAIN else {
                 throw LockFailure("cannot lock \(path): \(String(cString: strerror(reason)))")

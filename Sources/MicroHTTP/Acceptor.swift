@@ -13,13 +13,14 @@ import Platform
 /// for its whole life, which made an idle subscriber cost 15 KiB; held here, it costs a socket
 /// and a `ResponseStream`.
 ///
-/// One thread of its own (`LoopThread`) runs an epoll loop over the listening socket, connections
-/// whose first request is not complete yet, and the streams' sockets (edge-triggered: writable
-/// again, or hung up). Everything in `Loop` belongs to that thread; others only reach it through
-/// `ended`, under a lock, and the wake-up eventfd.
+/// Its `EventLoop` (the thread `http-acceptor`) waits on the listening socket, connections whose
+/// first request is not complete yet, and the streams' sockets (edge-triggered: writable again, or
+/// hung up). Everything in `Loop` belongs to that thread; others only reach it through `ended`,
+/// under a lock, and the wake-up.
 final class Acceptor: @unchecked Sendable {
     private let listenDescriptor: Int32
-    private let epoll: WakeableEpoll
+    private let eventLoop: EventLoop
+    private var epoll: WakeableEpoll { eventLoop.epoll }
     /// The daemon connections are handed to; valid until `stop` returns.
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
@@ -32,19 +33,12 @@ final class Acceptor: @unchecked Sendable {
     private let headTimeout: Duration
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
-    private let shared = Lock(Shared())
-
-    private struct Shared {
-        /// Streams that closed their socket, for the loop to take out of the registry.
-        var ended: [UInt64] = []
-        var stopping = false
-        var thread: LoopThread?
-    }
+    /// Streams that closed their socket, for the loop to take out of the registry.
+    private let ended = Lock<[UInt64]>([])
 
     /// How many bytes of a subscription's head are read before it is left to libmicrohttpd.
     static let headLimit = 8192
     private static let listenToken: UInt64 = 0
-    private static let wakeUpToken: UInt64 = 1
 
     init(
         listening: ListenSocket, daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry,
@@ -60,38 +54,31 @@ final class Acceptor: @unchecked Sendable {
         headTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
         poolSize = configuration.connectionMemoryLimit
         do {
-            epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
+            eventLoop = try EventLoop(name: "http-acceptor", errorLog: configuration.errorLog)
         } catch {
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: error.errno)
         }
-        guard epoll.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue) else {
+        guard eventLoop.epoll.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue) else {
             let code = errno
-            epoll.close()
+            eventLoop.stop()
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: code)
         }
     }
 
-    /// Starts the loop on a thread of its own.
+    /// Starts the loop on its thread.
     func start() {
-        let thread = LoopThread(name: "http-acceptor") { [self] in
-            var loop = Loop()
-            run(&loop)
-        }
-        shared.withLock { $0.thread = thread }
+        eventLoop.start(
+            makeState: { Loop() },
+            timeout: { loop in loop.waiting.isEmpty && loop.acceptPausedUntil == nil ? -1 : 250 },
+            turn: { [self] loop, events in turn(events, &loop) },
+            finish: { [self] loop in finish(&loop) })
     }
 
     /// Stops accepting, closes every connection not handed over yet and every stream's socket
     /// (streams should have been finished first), and returns when the loop has ended.
     func stop() {
-        let first = shared.withLock { shared in
-            defer { shared.stopping = true }
-            return !shared.stopping
-        }
-        guard first else { return }
-        epoll.signal()
-        shared.withLock { $0.thread }?.join()
+        guard eventLoop.stop() else { return }
         close(listenDescriptor)
-        epoll.close()
     }
 
     // MARK: The loop (the acceptor's thread only)
@@ -116,28 +103,18 @@ final class Acceptor: @unchecked Sendable {
         let deadline: ContinuousClock.Instant
     }
 
-    private func run(_ loop: inout Loop) {
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
-        loop: while true {
-            let timeout = Int32(loop.waiting.isEmpty && loop.acceptPausedUntil == nil ? -1 : 250)
-            let count: Int32
-            switch systemCall({ epoll_wait(epoll.descriptor, &events, Int32(events.count), timeout) }) {
-            case .success(let ready): count = ready
-            case .failure(let error):
-                errorLog?(.warning, "the acceptor stopped: epoll_wait failed: \(error)")
-                break loop
+    private func turn(_ events: ArraySlice<epoll_event>, _ loop: inout Loop) {
+        for event in events {
+            switch event.data.u64 {
+            case Self.listenToken: acceptAll(&loop)
+            case let token: handle(event.events, token: token, &loop)
             }
-            for event in events[0..<Int(count)] {
-                switch event.data.u64 {
-                case Self.listenToken: acceptAll(&loop)
-                case Self.wakeUpToken: epoll.drain()
-                case let token: handle(event.events, token: token, &loop)
-                }
-            }
-            takeOutEnded(&loop)
-            if shared.withLock({ $0.stopping }) { break }
-            expire(&loop)
         }
+        takeOutEnded(&loop)
+        expire(&loop)
+    }
+
+    private func finish(_ loop: inout Loop) {
         for connection in loop.waiting.values { close(connection.descriptor) }
         loop.waiting.removeAll()
         for stream in loop.streams.values { stream.socketHungUp() }
@@ -309,16 +286,16 @@ final class Acceptor: @unchecked Sendable {
     /// A stream closed its socket (on whatever thread): the loop takes it out of the registry,
     /// which must not happen inside a broadcast, where the registry's lock is held.
     private func ended(_ token: UInt64) {
-        shared.withLock { $0.ended.append(token) }
+        ended.withLock { $0.append(token) }
         epoll.signal()
     }
 
     private func takeOutEnded(_ loop: inout Loop) {
-        let ended = shared.withLock { shared in
-            defer { shared.ended.removeAll() }
-            return shared.ended
+        let tokens = ended.withLock { ended in
+            defer { ended.removeAll() }
+            return ended
         }
-        for token in ended {
+        for token in tokens {
             if let stream = loop.streams.removeValue(forKey: token) { streams.closed(stream) }
         }
     }

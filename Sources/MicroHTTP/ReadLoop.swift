@@ -17,29 +17,28 @@ import Synchronization
 /// of that (docs/PERFORMANCE.md). A connection held here costs its socket and a slot in a table.
 ///
 /// One thread per loop (`LoopThread`), one edge-triggered epoll. Everything in `Loop` belongs to
-/// that thread; the acceptor reaches it only through `adopt` (the inbox, under a lock) and
-/// `stop` (the wake-up eventfd).
+/// that thread (its `EventLoop`, `http-read-N`); the acceptor reaches it only through `adopt` (the
+/// inbox, under a lock) and `stop` (the wake-up).
 final class ReadLoop: @unchecked Sendable {
-    private let epoll: WakeableEpoll
+    private let eventLoop: EventLoop
+    private var epoll: WakeableEpoll { eventLoop.epoll }
     /// The daemon connections are handed to; valid until the server stops the daemon, after this loop.
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
     private let streams: StreamRegistry
     private let idleTimeout: Duration
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
-    /// Which loop of the server's this is: its thread is `http-read-<number>`.
-    private let number: Int
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
     /// Connections held here now: the acceptor counts them against the connection limit.
     let connectionCount = Atomic<Int>(0)
-    private let shared = Lock(Shared())
+    private let inbox = Lock(Inbox())
 
-    private struct Shared {
-        /// Connections given by the acceptor, not yet taken into the loop's table.
-        var inbox: [Adopted] = []
-        var stopping = false
-        var thread: LoopThread?
+    /// Connections given by the acceptor, not yet taken into the loop's table; closed once the
+    /// loop has ended (a connection given later is closed at once).
+    private struct Inbox {
+        var adopted: [Adopted] = []
+        var isClosed = false
     }
 
     private struct Adopted {
@@ -47,13 +46,10 @@ final class ReadLoop: @unchecked Sendable {
         let isLoopback: Bool
     }
 
-    private static let wakeUpToken = UInt64.max
-
     init(
         number: Int, daemon: OpaquePointer, handler: any HTTPHandler, streams: StreamRegistry,
         configuration: ServerConfiguration
     ) throws(HTTPServerError) {
-        self.number = number
         poolSize = configuration.connectionMemoryLimit
         self.daemon = daemon
         self.handler = handler
@@ -61,30 +57,35 @@ final class ReadLoop: @unchecked Sendable {
         idleTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
         errorLog = configuration.errorLog
         do {
-            epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
+            eventLoop = try EventLoop(name: "http-read-\(number)", errorLog: configuration.errorLog)
         } catch {
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: error.errno)
         }
     }
 
     func start() {
-        let thread = LoopThread(name: "http-read-\(number)") { [self] in
-            var loop = Loop()
-            run(&loop)
-        }
-        shared.withLock { $0.thread = thread }
+        eventLoop.start(
+            makeState: { Loop() }, timeout: { _ in 1000 },
+            turn: { [self] loop, events in
+                loop.now = .now
+                for event in events {
+                    handle(event.events, descriptor: Int32(truncatingIfNeeded: event.data.u64), &loop)
+                }
+                if loop.now - loop.lastSweep >= .seconds(1) { closeIdle(&loop) }
+            },
+            finish: { [self] loop in finish(&loop) })
     }
 
     /// Takes a connection whose first request has arrived (peeked, not read). On the acceptor's thread.
     func adopt(_ descriptor: Int32, isLoopback: Bool) {
-        let adopted = shared.withLock { shared in
-            guard !shared.stopping else { return false }
-            shared.inbox.append(Adopted(descriptor: descriptor, isLoopback: isLoopback))
+        let adopted = inbox.withLock { inbox in
+            guard !inbox.isClosed else { return false }
+            inbox.adopted.append(Adopted(descriptor: descriptor, isLoopback: isLoopback))
             connectionCount.add(1, ordering: .relaxed)
             // Added under the lock, after the inbox: the loop finds it there on its first event.
             let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
             guard epoll.watch(descriptor, token: UInt64(descriptor), events: events) else {
-                shared.inbox.removeLast()
+                inbox.adopted.removeLast()
                 connectionCount.subtract(1, ordering: .relaxed)
                 return false
             }
@@ -96,16 +97,7 @@ final class ReadLoop: @unchecked Sendable {
     /// Answers no more requests and closes every connection held here; returns when the loop has
     /// ended. A request being answered is answered first. Also for a loop never started.
     func stop() {
-        let (first, thread) = shared.withLock { shared in
-            defer { shared.stopping = true }
-            return (!shared.stopping, shared.thread)
-        }
-        guard first else { return }
-        if let thread {
-            epoll.signal()
-            thread.join()
-        }
-        epoll.close()
+        eventLoop.stop()
     }
 
     // MARK: The loop (its thread only)
@@ -133,23 +125,8 @@ final class ReadLoop: @unchecked Sendable {
         var unsent: [UInt8] = []
     }
 
-    private func run(_ loop: inout Loop) {
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
-        loop: while !shared.withLock({ $0.stopping }) {
-            let count: Int32
-            switch systemCall({ epoll_wait(epoll.descriptor, &events, Int32(events.count), 1000) }) {
-            case .success(let ready): count = ready
-            case .failure(let error):
-                errorLog?(.warning, "a read loop stopped: epoll_wait failed: \(error)")
-                break loop
-            }
-            loop.now = .now
-            for event in events[0..<Int(count)] where event.data.u64 != Self.wakeUpToken {
-                handle(event.events, descriptor: Int32(truncatingIfNeeded: event.data.u64), &loop)
-            }
-            if loop.now - loop.lastSweep >= .seconds(1) { closeIdle(&loop) }
-        }
-        takeInbox(&loop)  // adopted too late: closed with the rest
+    private func finish(_ loop: inout Loop) {
+        takeInbox(&loop, closing: true)  // adopted too late: closed with the rest
         for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
             closeConnection(Int32(descriptor), &loop)
         }
@@ -172,12 +149,16 @@ final class ReadLoop: @unchecked Sendable {
         Int(descriptor) < loop.connections.count && loop.connections[Int(descriptor)] != nil
     }
 
-    private func takeInbox(_ loop: inout Loop) {
-        let inbox = shared.withLock { shared in
-            defer { shared.inbox.removeAll() }
-            return shared.inbox
+    /// Takes the connections given since the last time; `closing`, for good (the loop has ended).
+    private func takeInbox(_ loop: inout Loop, closing: Bool = false) {
+        let given = inbox.withLock { inbox in
+            defer {
+                inbox.adopted.removeAll()
+                inbox.isClosed = inbox.isClosed || closing
+            }
+            return inbox.adopted
         }
-        for adopted in inbox {
+        for adopted in given {
             let index = Int(adopted.descriptor)
             if index >= loop.connections.count {
                 loop.connections += Array(repeating: nil, count: index + 1 - loop.connections.count)

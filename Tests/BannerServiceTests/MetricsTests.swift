@@ -87,10 +87,8 @@ struct MetricsTests {
     @Test func advancesAreCountedWithTheirTimersLateness() async throws {
         let live = try await LiveService(interval: .milliseconds(200))
         var samples: [String: Double] = [:]
-        // Generous: with the whole suite running, a poll can take seconds and the timer's queue
-        // waits its turn for a thread as long.
         #expect(
-            await eventually(within: 30) {
+            await eventually(within: 10) {
                 samples = Self.samples((try? await live.request("GET", "/metrics").text) ?? "")
                 return (samples["banner_advance_lateness_seconds_count"] ?? 0) >= 2
             })

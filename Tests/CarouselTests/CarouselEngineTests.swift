@@ -75,28 +75,4 @@ struct CarouselEngineTests {
         #expect(engine.snapshot.nextAdvanceAt == at(7))
         #expect(engine.snapshot.version == 2)
     }
-
-    @Test func theTimerAdvancesTheCarouselByItself() async throws {
-        let start = Timestamp.now()
-        let engine = CarouselEngine(carousel: Carousel(banners: banners(3), interval: .milliseconds(20), now: start))
-        engine.start()
-        defer { engine.stop() }
-        #expect(
-            // Generous: with the whole suite running, the timer's queue can wait seconds for a thread.
-            await eventually(within: 30) { engine.snapshot.version >= 4 },
-            "three advances within 30 s of a 20 ms interval")
-        let nextAdvance = try #require(engine.snapshot.nextAdvanceAt)
-        #expect((nextAdvance - start).nanoseconds % 20_000_000 == 0, "real ticks stay on start + k × interval")
-    }
-
-    @Test func theTimerEndsATimedPause() async throws {
-        let engine = CarouselEngine(
-            carousel: Carousel(banners: banners(3), interval: .seconds(3600), now: Timestamp.now()))
-        engine.start()
-        defer { engine.stop() }
-        let paused = try await engine.perform(.pause(for: .milliseconds(30)))
-        #expect(paused.isPaused)
-        #expect(await eventually(within: 10) { !engine.snapshot.isPaused })
-        #expect(engine.snapshot.nextAdvanceAt == paused.pausedUntil! + .seconds(3600))
-    }
 }

@@ -171,9 +171,7 @@ struct MicroHTTPServerTests {
         let handler = GatedHandler()
         let server = try startServer(handler)
         defer { stopLater(server) }
-        // Generous: under the whole suite the work's task can wait seconds for a thread, and the
-        // socket's timeout is this test's deadline.
-        let connection = try HTTPConnection(port: server.port, timeoutSeconds: 30)
+        let connection = try HTTPConnection(port: server.port)
         async let response = connection.send("GET", "/slow")
         #expect(await eventually { server.activeRequests == 1 })
         await handler.release()

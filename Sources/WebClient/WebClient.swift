@@ -25,6 +25,10 @@ public enum WebClient {
         Array("(() => {\n".utf8) + PackageResources.sync_js + PackageResources.swipe_js
         + PackageResources.component_js + Array("})();\n".utf8)
 
+    private static func module(_ path: String, _ content: [UInt8]) -> Asset {
+        Asset(path: path, contentType: "text/javascript; charset=utf-8", content: content)
+    }
+
     public static let assets: [Asset] = [
         Asset(path: "/", contentType: "text/html; charset=utf-8", content: PackageResources.index_html),
         Asset(path: "/sync.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.sync_js),
@@ -40,6 +44,16 @@ public enum WebClient {
             path: "/embed-demo.css", contentType: "text/css; charset=utf-8", content: PackageResources.embed_demo_css),
         Asset(path: "/admin", contentType: "text/html; charset=utf-8", content: PackageResources.admin_html),
         Asset(path: "/admin.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.admin_js),
+        // The admin page's views and helpers, ES modules that /admin.js imports (docs/ADMIN.md).
+        module("/admin-ui.js", PackageResources.admin_ui_js),
+        module("/admin-api.js", PackageResources.admin_api_js),
+        module("/admin-list.js", PackageResources.admin_list_js),
+        module("/admin-editor.js", PackageResources.admin_editor_js),
+        module("/admin-banners.js", PackageResources.admin_banners_js),
+        module("/admin-schedule.js", PackageResources.admin_schedule_js),
+        module("/admin-timeline.js", PackageResources.admin_timeline_js),
+        module("/admin-stats.js", PackageResources.admin_stats_js),
+        module("/admin-takeover.js", PackageResources.admin_takeover_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

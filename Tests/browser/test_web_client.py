@@ -1239,7 +1239,8 @@ class Serving(unittest.TestCase):
                            ("/app.js", "text/javascript"), ("/app.css", "text/css"), ("/favicon.svg", "image/svg+xml"),
                            ("/embed.js", "text/javascript"), ("/embed-demo.html", "text/html"),
                            ("/embed-demo.css", "text/css"), ("/admin", "text/html"),
-                           ("/admin.js", "text/javascript"), ("/admin.css", "text/css")]:
+                           ("/admin.js", "text/javascript"), ("/admin-editor.js", "text/javascript"),
+                           ("/admin.css", "text/css")]:
             with urllib.request.urlopen(self.service.url + path) as response:
                 self.assertTrue(response.headers["Content-Type"].startswith(kind), path)
                 policy = response.headers["Content-Security-Policy"]

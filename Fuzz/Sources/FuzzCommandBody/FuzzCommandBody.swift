@@ -1,6 +1,7 @@
 // Request bodies of the commands and of the admin API: any bytes, under any such route and
 // content type, must give deferred work (the change) or a 400, 415 or 422 problem, never a crash.
-// Through the API's public handler, as libmicrohttpd calls it (from loopback: admin allowed).
+// Through the API's public handler, as libmicrohttpd calls it (from loopback, naming this host:
+// admin allowed).
 import BannerAPI
 import Carousel
 import Definitions
@@ -35,7 +36,10 @@ public func fuzzCommandBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         nil, "application/json", "application/merge-patch+json; charset=utf-8", "text/plain",
     ]
     let (method, path) = routes[Int(bytes[0]) % routes.count]
-    let headers = contentTypes[Int(bytes[1]) % contentTypes.count].map { [HTTPHeader("Content-Type", $0)] } ?? []
+    // Naming this host, as a loopback client must for admin trust without a token.
+    let headers =
+        [HTTPHeader("Host", "localhost")]
+        + (contentTypes[Int(bytes[1]) % contentTypes.count].map { [HTTPHeader("Content-Type", $0)] } ?? [])
     switch api.respond(to: Request(method: method, path: path, headers: headers, body: Array(bytes[2...]))) {
     case .deferred: break
     case .response(let problem):

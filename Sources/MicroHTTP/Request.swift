@@ -129,14 +129,13 @@ public struct Request: ~Copyable {
     /// The first query parameter named exactly `name`: libmicrohttpd's own lookup ignores case,
     /// which a query's names do not (RFC 3986), and the fast paths do not.
     private static func queryParameter(_ name: String, of connection: OpaquePointer) -> String? {
-        var search = (name: name, found: false, value: String?.none)
+        var search = (name: name, value: String?.none)
         withUnsafeMutablePointer(to: &search) { context in
             _ = MHD_get_connection_values(
                 connection, MHD_ValueKind.GET_ARGUMENT_KIND,
                 { context, _, key, value in
-                    let search = context!.assumingMemoryBound(to: (name: String, found: Bool, value: String?).self)
+                    let search = context!.assumingMemoryBound(to: (name: String, value: String?).self)
                     guard let key, String(cString: key) == search.pointee.name else { return .YES }
-                    search.pointee.found = true
                     search.pointee.value = value.map { String(cString: $0) }
                     return .NO  // the first one
                 }, context)

@@ -25,9 +25,10 @@ let package = Package(
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"]),
         // Strict JSON reading and writing; knows nothing of carousels.
         .target(name: "JSON"),
-        // Calendar dates and IANA time zones from the system's tzdata (TZif files).
+        // Time as the service reads and writes it: timestamps (integer nanoseconds), RFC 3339, calendar
+        // dates and IANA time zones from the system's tzdata (TZif files).
         .target(name: "TimeZones", dependencies: ["Locking", "Platform"]),
-        // The domain: banners, schedules, the pure Carousel state machine, the engine actor, timestamps.
+        // The domain: banners, schedules, the pure Carousel state machine, the engine actor.
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"]),
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
@@ -53,7 +54,7 @@ let package = Package(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
         // The value-type logger every layer is handed.
-        .target(name: "Logging", dependencies: ["Carousel", "Platform"]),
+        .target(name: "Logging", dependencies: ["TimeZones", "Platform"]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.

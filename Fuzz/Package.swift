@@ -27,7 +27,7 @@ let package = Package(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"],
             path: "Modules/PostgresStore"),
-        .target(name: "Logging", dependencies: ["Carousel", "Platform"], path: "Modules/Logging"),
+        .target(name: "Logging", dependencies: ["TimeZones", "Platform"], path: "Modules/Logging"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",

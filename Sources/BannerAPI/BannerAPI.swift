@@ -4,6 +4,7 @@ import JSON
 import Logging
 import MicroHTTP
 import Store
+import TimeZones
 
 /// The HTTP API (docs/API.md). Reads are answered on the calling thread from pre-built
 /// responses; commands and admin changes are checked (route, role, body) on the calling thread,

@@ -3,6 +3,7 @@ import Definitions
 import Locking
 import MicroHTTP
 import Store
+import TimeZones
 
 /// The carousels being served, by name. Reads find theirs in their thread's copies (`ReadCache`)
 /// and never touch the store; creating and deleting go through the store first.

@@ -1,6 +1,7 @@
 import Carousel
 import Definitions
 import JSON
+import TimeZones
 
 /// The API's JSON documents (docs/API.md), fields in the documented order.
 enum CarouselJSON {

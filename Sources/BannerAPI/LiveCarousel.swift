@@ -3,6 +3,7 @@ import Definitions
 import Locking
 import MicroHTTP
 import Store
+import TimeZones
 
 /// One carousel being served: its engine (the state), the read views and event stream the engine
 /// feeds, and its definition as last stored. Every change runs in the engine, one at a time, and

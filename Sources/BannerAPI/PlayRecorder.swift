@@ -3,6 +3,7 @@ import Dispatch
 import Locking
 import Logging
 import Store
+import TimeZones
 
 /// Proof of play (docs/STATS.md): the plays this process sees, and the views and clicks it is
 /// told of, counted in memory and handed to the store every `flushInterval`, before stats are

@@ -2,6 +2,7 @@ import Carousel
 import Logging
 import MicroHTTP
 import Store
+import TimeZones
 
 /// The service without its HTTP server: the carousels being served, the streams they feed, and
 /// the API that serves them. BannerService puts an `HTTPServer` in front of `api`; tests call

@@ -1,6 +1,7 @@
 import Carousel
 import Definitions
 import Store
+import TimeZones
 
 /// The service's store, each operation timed for `GET /metrics` (`ServiceMetrics`): every call
 /// the service makes goes through here, so none is left out.

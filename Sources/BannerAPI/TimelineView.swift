@@ -1,6 +1,7 @@
 import Carousel
 import JSON
 import MicroHTTP
+import TimeZones
 
 /// `GET /carousels/{name}/timeline?limit=N` (docs/SCHEDULES.md): the changes planned from now if
 /// no command intervenes, `{"entries": [{"at", "banner", "index", "count"}, …]}`. Computed per

@@ -4,6 +4,7 @@ import Definitions
 import Logging
 import MicroHTTP
 import Store
+import TimeZones
 
 /// The running service: the store, the carousels it holds, and the HTTP server in front of them.
 public final class CarouselService: Sendable {

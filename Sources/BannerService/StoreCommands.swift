@@ -2,6 +2,7 @@ import Carousel
 import Definitions
 import Logging
 import Store
+import TimeZones
 
 /// `banner-server import FILE` and `banner-server export`: each opens the store, does its one
 /// job, and returns the exit status (0; 2 when the store cannot be used, as for a bad

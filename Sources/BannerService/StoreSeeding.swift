@@ -1,6 +1,7 @@
 import Carousel
 import Definitions
 import Store
+import TimeZones
 
 /// Writing definitions into a store from outside the API: the first start on an empty store
 /// (seeding from the configuration) and `banner-server import`.

@@ -1,3 +1,5 @@
+import TimeZones
+
 /// The carousel as a pure value: which banner is current, which banners rotate, whether it is
 /// playing, whether a takeover holds it, and when it next changes by itself. Every transition takes
 /// `now`; nothing here reads a clock or does I/O.
@@ -384,4 +386,12 @@ public struct CarouselAnchor: Sendable, Hashable {
         self.takeover = takeover
         self.changedAt = changedAt
     }
+}
+
+/// The earlier of two optional times; nil only when both are. (No array: this runs at every step
+/// of a schedule.)
+func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
+    guard let first else { return second }
+    guard let second else { return first }
+    return min(first, second)
 }

@@ -1,4 +1,5 @@
 import Locking
+import TimeZones
 
 /// Owns the live `Carousel`: applies commands in order, advances it on time with a `Ticker`,
 /// and publishes a snapshot after every change. Request threads read `snapshot` without `await`.

@@ -1,3 +1,5 @@
+import TimeZones
+
 /// Which banners of a lineup are eligible at a time, and the first time after it when that may
 /// change, kept per banner so that passing a boundary re-examines only the banners it concerns
 /// (a year of daily windows on a hundred banners is tens of thousands of boundaries).

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Locking
+import TimeZones
 
 /// A one-shot wall-clock timer, re-armed for each due time. Its handler receives the time it
 /// was armed for, so the receiver can tell a tick that still matches its schedule from a stale one.

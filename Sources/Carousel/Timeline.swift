@@ -1,3 +1,5 @@
+import TimeZones
+
 /// One planned change of what screens show: from `at` on, `banner` (nil: nothing) at `index` of
 /// `count` rotating banners.
 public struct TimelineEntry: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Carousel
+import TimeZones
 
 /// How a definition becomes a carousel's state, the one place every way in (the admin API,
 /// seeding, `import`, loading a store) goes through.

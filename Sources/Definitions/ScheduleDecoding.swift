@@ -1,5 +1,6 @@
 import Carousel
 import JSON
+import TimeZones
 
 /// A banner's schedule fields (docs/SCHEDULES.md) from and to JSON: `enabled`, `startsAt`,
 /// `endsAt`, `windows`. Fields at their default are not written, so unscheduled banners read as

@@ -1,6 +1,6 @@
-import Carousel
 import Glibc
 import Platform
+import TimeZones
 
 /// A small value-type logger: one line per event on standard error, with a timestamp, the
 /// level and the label. Passed to whoever logs; tests give it a sink that collects lines.

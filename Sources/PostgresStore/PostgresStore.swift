@@ -4,6 +4,7 @@ import Definitions
 import Glibc
 import Locking
 import Store
+import TimeZones
 
 /// Carousels in a PostgreSQL database that several replicas share (docs/STORE.md, PostgreSQL):
 /// every change is one transaction on the carousel's row (`SELECT … FOR UPDATE`, so that writers

@@ -5,6 +5,7 @@ import Glibc
 import JSON
 import Locking
 import Store
+import TimeZones
 
 /// Carousels in a SQLite file (docs/STORE.md): WAL mode, one process at a time (`StoreLockFile`),
 /// and one connection per purpose: admin changes on a connection that syncs every commit to

@@ -1,6 +1,7 @@
 import Carousel
 import Definitions
 import JSON
+import TimeZones
 
 /// An anchor as a store keeps it, in the columns `names` (integers are nanoseconds since the epoch;
 /// nil is NULL; the takeover is JSON text): the one mapping, both ways, that every store's rows and

@@ -1,5 +1,6 @@
 import Carousel
 import Definitions
+import TimeZones
 
 /// A carousel as a store keeps it: the definition operators edit, its revision (the admin API's
 /// ETag), the anchor its state is computed from, and a serial number never given twice in one

@@ -1,6 +1,7 @@
 import Carousel
 import Definitions
 import Locking
+import TimeZones
 
 /// Carousels in this process's memory: nothing survives it. For tests and benchmarks
 /// (`--store memory`).

@@ -1,4 +1,5 @@
 import Carousel
+import TimeZones
 
 // What a store keeps of proof of play (docs/STATS.md): each play once, whichever process saw it;
 // views and clicks as counts per banner and quarter hour, which every process adds to.

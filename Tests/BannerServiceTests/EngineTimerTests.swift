@@ -1,6 +1,7 @@
 import Carousel
 import TestSupport
 import Testing
+import TimeZones
 
 /// The engine's own Dispatch timer, on the real clock: the rules tier (Tests/CarouselTests) runs
 /// on a manual clock and never waits, so what needs real time to pass is checked here.

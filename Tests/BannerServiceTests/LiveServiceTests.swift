@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import TestSupport
 import Testing
+import TimeZones
 
 /// The whole service on 127.0.0.1, an ephemeral port, the real clock, spoken to over HTTP; by
 /// default on a fresh SQLite store (the embedded default), while `RouterHarness` runs on the

@@ -2,6 +2,7 @@ import Carousel
 import Foundation
 import TestSupport
 import Testing
+import TimeZones
 
 /// `GET /metrics` (docs/METRICS.md): Prometheus' text format, requests counted by the route
 /// template their path matched, never by the path itself.

@@ -3,6 +3,7 @@ import Logging
 import Store
 import TestSupport
 import Testing
+import TimeZones
 
 @testable import BannerAPI
 @testable import SQLiteStore

@@ -2,6 +2,7 @@ import Carousel
 import Foundation
 import TestSupport
 import Testing
+import TimeZones
 
 /// Views, clicks and stats over the API (docs/STATS.md), against the router and the live service.
 @Suite("Proof of play over the API")

@@ -6,6 +6,7 @@ import Logging
 import MicroHTTP
 import Store
 import TestSupport
+import TimeZones
 
 @testable import BannerAPI
 @testable import BannerService

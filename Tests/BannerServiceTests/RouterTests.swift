@@ -4,6 +4,7 @@ import JSON
 import Logging
 import MicroHTTP
 import Testing
+import TimeZones
 
 @testable import BannerAPI
 @testable import BannerService

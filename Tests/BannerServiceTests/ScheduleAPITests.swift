@@ -3,6 +3,7 @@ import Carousel
 import Foundation
 import TestSupport
 import Testing
+import TimeZones
 
 /// Schedules, takeovers and the timeline over the API (docs/SCHEDULES.md), each check run against
 /// the router and the live services.

@@ -1,5 +1,6 @@
 import Carousel
 import Testing
+import TimeZones
 
 @Suite("Auto-advance schedule")
 struct CarouselScheduleTests {

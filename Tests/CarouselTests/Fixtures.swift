@@ -1,4 +1,5 @@
 import Carousel
+import TimeZones
 
 /// t0 of every test: 2026-11-29T20:00:00Z.
 let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)

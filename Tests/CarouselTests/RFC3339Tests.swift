@@ -1,5 +1,6 @@
 import Carousel
 import Testing
+import TimeZones
 
 @Suite("RFC 3339 times")
 struct RFC3339Tests {

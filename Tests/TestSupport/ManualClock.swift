@@ -1,5 +1,6 @@
 import Carousel
 import Locking
+import TimeZones
 
 /// A clock the test sets by hand, for exact times without sleeping.
 public final class ManualClock: Sendable {

@@ -5,6 +5,7 @@ import BannerAPI
 import BannerService
 import Carousel
 import Definitions
+import TimeZones
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfiguration(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -7,6 +7,7 @@ import Definitions
 import Logging
 import MicroHTTP
 import Store
+import TimeZones
 
 private let api: BannerAPI = {
     let store = MemoryStore()

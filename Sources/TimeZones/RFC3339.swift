@@ -1,5 +1,3 @@
-import TimeZones
-
 extension Timestamp {
     /// `2026-11-29T20:00:04.000Z`: RFC 3339 in UTC with milliseconds (truncated), the API's format.
     public var rfc3339: String {

@@ -51,11 +51,3 @@ extension Duration {
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
-
-/// The earlier of two optional times; nil only when both are. (No array: this runs at every step
-/// of a schedule.)
-func earliest(_ first: Timestamp?, _ second: Timestamp?) -> Timestamp? {
-    guard let first else { return second }
-    guard let second else { return first }
-    return min(first, second)
-}

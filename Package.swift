@@ -53,8 +53,16 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
+        // What `GET /metrics` reports beside HTTP requests: carousel changes, timer lateness, plays, the
+        // store's operations, the process; counters and their Prometheus text, no HTTP.
+        .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"]),
         // The value-type logger every layer is handed.
         .target(name: "Logging", dependencies: ["TimeZones", "Platform"]),
+        // The carousels in service, apart from HTTP: live carousels (engine, group commit, write then
+        // publish to an outlet), their directory, proof of play, the timed store, the store follower.
+        .target(
+            name: "CarouselRuntime",
+            dependencies: ["Carousel", "Definitions", "Store", "Locking", "Logging", "Metrics", "TimeZones"]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
@@ -62,7 +70,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform",
+                "Platform", "Metrics", "CarouselRuntime",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),
@@ -91,10 +99,17 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CarouselRuntimeTests",
+            dependencies: [
+                "CarouselRuntime", "Carousel", "Definitions", "Store", "SQLiteStore", "Locking", "Logging", "Metrics",
+                "TestSupport", "TimeZones",
+            ]
+        ),
+        .testTarget(
             name: "BannerServiceTests",
             dependencies: [
                 "BannerService", "BannerAPI", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
-                "MicroHTTP", "WebClient", "TestSupport",
+                "MicroHTTP", "WebClient", "TestSupport", "Metrics", "CarouselRuntime",
             ]
         ),
         .testTarget(

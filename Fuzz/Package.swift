@@ -28,12 +28,17 @@ let package = Package(
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"],
             path: "Modules/PostgresStore"),
         .target(name: "Logging", dependencies: ["TimeZones", "Platform"], path: "Modules/Logging"),
+        .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"], path: "Modules/Metrics"),
+        .target(
+            name: "CarouselRuntime",
+            dependencies: ["Carousel", "Definitions", "Store", "Locking", "Logging", "Metrics", "TimeZones"],
+            path: "Modules/CarouselRuntime"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform",
+                "Platform", "Metrics", "CarouselRuntime",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(

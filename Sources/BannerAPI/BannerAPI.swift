@@ -1,7 +1,9 @@
 import Carousel
+import CarouselRuntime
 import Definitions
 import JSON
 import Logging
+import Metrics
 import MicroHTTP
 import Store
 import TimeZones
@@ -11,7 +13,9 @@ import TimeZones
 /// then run in their carousel's engine while the connection is suspended. A refused request
 /// never reaches an engine or the store.
 public struct BannerAPI: HTTPHandler {
-    let directory: CarouselDirectory
+    let directory: CarouselDirectory<HTTPViews>
+    /// The carousels' read views and event streams.
+    let views: HTTPViews
     let web: StaticAssets
     let access: AccessPolicy
     let cors: CORSPolicy
@@ -40,7 +44,8 @@ public struct BannerAPI: HTTPHandler {
             body: Array("{\"status\":\"ready\"}\n".utf8)))
 
     init(
-        directory: CarouselDirectory, web: StaticAssets, access: AccessPolicy, cors: CORSPolicy, logger: Logger,
+        directory: CarouselDirectory<HTTPViews>, views: HTTPViews, web: StaticAssets, access: AccessPolicy,
+        cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
         metrics: ServiceMetrics = ServiceMetrics()
@@ -50,6 +55,7 @@ public struct BannerAPI: HTTPHandler {
         self.notReady = notReady
         self.subscribers = subscribers
         self.directory = directory
+        self.views = views
         self.web = web
         self.access = access
         self.cors = cors
@@ -112,9 +118,9 @@ public struct BannerAPI: HTTPHandler {
             switch route.action {
             case .read(let resource):
                 guard
-                    let response = directory.readResponse(
+                    let response = views.readResponse(
                         carousel: route.carousel, resource, origin: origin,
-                        ifNoneMatch: request.header("If-None-Match"))
+                        ifNoneMatch: request.header("If-None-Match"), find: { directory.carousel(named: $0)?.outlet })
                 else { throw Problem.notFound(carousel: route.carousel) }
                 return .prepared(response)
             case .health:
@@ -242,7 +248,7 @@ public struct BannerAPI: HTTPHandler {
     }
 
     /// The carousel a route is about, or the 404 naming it.
-    private func carousel(_ route: Route) throws(Problem) -> LiveCarousel {
+    private func carousel(_ route: Route) throws(Problem) -> ServedCarousel {
         guard let live = directory.carousel(named: route.carousel) else {
             throw Problem.notFound(carousel: route.carousel)
         }
@@ -304,7 +310,7 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
-    private func perform(_ command: CarouselCommand, on live: LiveCarousel, label: String, origin: String?) async
+    private func perform(_ command: CarouselCommand, on live: ServedCarousel, label: String, origin: String?) async
         -> PreparedResponse
     {
         do {
@@ -312,53 +318,69 @@ public struct BannerAPI: HTTPHandler {
             logger.info("\(label) → \(Self.summary(of: state))")
             return live.views.state(of: state, origin: origin)
         } catch {
-            return refused(error, label: label, origin: origin)
+            let problem = Problem.change(error, of: live, ifMatch: nil, refusal: Problem.command)
+            return refused(problem, label: label, origin: origin)
         }
     }
 
     /// Runs an admin change: a new carousel (`live` nil), or a change of `live`.
     private func administer(
-        _ change: AdminRequest, on live: LiveCarousel?, ifMatch: String?, label: String, origin: String?
+        _ change: AdminRequest, on live: ServedCarousel?, ifMatch: String?, label: String, origin: String?
     ) async -> PreparedResponse {
-        let headers = cors.headers(for: origin)
-        do {
-            guard let live else {
-                guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
-                let created = try directory.create(definition)
-                let stored = created.stored
-                let count = definition.banners.count
-                logger.notice(
-                    "\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
-                return PreparedResponse(
-                    DefinitionViews.definition(
-                        stored, tag: created.definitionTag(revision: stored.revision), status: 201,
-                        headers: headers + [HTTPHeader("Location", "/carousels/\(created.name)")]))
-            }
-            if case .delete = change {
-                try await directory.delete(live, ifMatch: ifMatch)
-                logger.notice("\(label) → deleted carousel '\(live.name)'")
-                return PreparedResponse(Response(status: 204, headers: headers))
-            }
-            let revised = try await live.edit(ifMatch: ifMatch) { current throws(Problem) in try change.revise(current)
-            }
-            let tag = live.definitionTag(revision: revised.revision)
-            logger.notice("\(label) → carousel '\(live.name)' at revision \(revised.revision)")
-            switch change {
-            case .addBanner(let banner, _):
-                return PreparedResponse(
-                    DefinitionViews.banner(
-                        banner, tag: tag, status: 201,
-                        headers: headers + [HTTPHeader("Location", "/carousels/\(live.name)/banners/\(banner.id)")]))
-            case .replaceBanner(let id, _), .patchBanner(let id, _):
-                let banner = revised.definition.banners.first { $0.id == id }!
-                return PreparedResponse(DefinitionViews.banner(banner, tag: tag, status: 200, headers: headers))
-            case .deleteBanner:
-                return PreparedResponse(Response(status: 204, headers: headers + [HTTPHeader("ETag", tag)]))
-            default:
-                return PreparedResponse(DefinitionViews.definition(revised, tag: tag, status: 200, headers: headers))
-            }
+        do throws(Problem) {
+            return try await administered(change, on: live, ifMatch: ifMatch, label: label, origin: origin)
         } catch {
             return refused(error, label: label, origin: origin)
+        }
+    }
+
+    private func administered(
+        _ change: AdminRequest, on live: ServedCarousel?, ifMatch: String?, label: String, origin: String?
+    ) async throws(Problem) -> PreparedResponse {
+        let headers = cors.headers(for: origin)
+        guard let live else {
+            guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
+            let created: ServedCarousel
+            do throws(StoreError) { created = try directory.create(definition) } catch { throw .store(error) }
+            let stored = created.stored
+            let count = definition.banners.count
+            logger.notice("\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
+            return PreparedResponse(
+                DefinitionViews.definition(
+                    stored, tag: created.definitionTag(revision: stored.revision), status: 201,
+                    headers: headers + [HTTPHeader("Location", "/carousels/\(created.name)")]))
+        }
+        let condition = live.condition(ifMatch: ifMatch)
+        if case .delete = change {
+            do throws(ChangeError<Never>) {
+                try await directory.delete(live, if: condition)
+            } catch {
+                throw .change(error, of: live, ifMatch: ifMatch) { (never: Never) in switch never {} }
+            }
+            logger.notice("\(label) → deleted carousel '\(live.name)'")
+            return PreparedResponse(Response(status: 204, headers: headers))
+        }
+        let revised: StoredCarousel
+        do throws(ChangeError<Problem>) {
+            revised = try await live.edit(if: condition) { current throws(Problem) in try change.revise(current) }
+        } catch {
+            throw .change(error, of: live, ifMatch: ifMatch) { $0 }
+        }
+        let tag = live.definitionTag(revision: revised.revision)
+        logger.notice("\(label) → carousel '\(live.name)' at revision \(revised.revision)")
+        switch change {
+        case .addBanner(let banner, _):
+            return PreparedResponse(
+                DefinitionViews.banner(
+                    banner, tag: tag, status: 201,
+                    headers: headers + [HTTPHeader("Location", "/carousels/\(live.name)/banners/\(banner.id)")]))
+        case .replaceBanner(let id, _), .patchBanner(let id, _):
+            let banner = revised.definition.banners.first { $0.id == id }!
+            return PreparedResponse(DefinitionViews.banner(banner, tag: tag, status: 200, headers: headers))
+        case .deleteBanner:
+            return PreparedResponse(Response(status: 204, headers: headers + [HTTPHeader("ETag", tag)]))
+        default:
+            return PreparedResponse(DefinitionViews.definition(revised, tag: tag, status: 200, headers: headers))
         }
     }
 
@@ -384,27 +406,6 @@ public struct BannerAPI: HTTPHandler {
             }
         let takeover = state.takeover.map { ", takeover by '\($0.banner.id)'" } ?? ""
         return "\(position), \(playback)\(takeover), version \(state.version)"
-    }
-
-    static func problem(for error: CarouselError) -> Problem {
-        switch error {
-        case .noBanners:
-            Problem(status: 409, detail: "there are no banners to move to; add banners to the configuration")
-        case .indexOutOfRange(let index, let count):
-            Problem.unprocessable(
-                count == 0
-                    ? "index \(index) is out of range: there are no banners"
-                    : "index \(index) is out of range: there are \(count) banners (0...\(count - 1))")
-        case .pauseDurationOutOfRange(let duration):
-            Problem.unprocessable("pause of \(duration.seconds) seconds is out of range")
-        case .takeoverDurationOutOfRange(let duration):
-            Problem.unprocessable("seconds: a takeover of \(duration.seconds) seconds is out of range (at most a year)")
-        case .takeoverInProgress(let bannerID):
-            Problem(
-                status: 409,
-                detail:
-                    "a takeover by banner '\(bannerID)' holds every screen; end it (DELETE …/takeover) before moving")
-        }
     }
 }
 

@@ -136,6 +136,11 @@ enum EntityTag {
         "\"\(instance)-\(version)-\(resource)\""
     }
 
+    /// A carousel definition's tag, for `If-Match` on admin writes.
+    static func definition(instance: String, revision: UInt64) -> String {
+        make(instance: instance, version: revision, resource: "definition")
+    }
+
     /// A random tag for this process.
     static func newInstance() -> String {
         String(UInt32.random(in: .min ... .max), radix: 36)

@@ -1,17 +1,16 @@
 import Carousel
+import CarouselRuntime
 import Logging
 import MicroHTTP
 import Store
 import TimeZones
 
-/// The service without its HTTP server: the carousels being served, the streams they feed, and
-/// the API that serves them. BannerService puts an `HTTPServer` in front of `api`; tests call
-/// `api` directly.
+/// The service without its HTTP server: the runtime (the carousels being served), the streams
+/// their outlets feed, and the API that serves them. BannerService puts an `HTTPServer` in front of
+/// `api`; tests call `api` directly.
 public struct ServiceParts: Sendable {
-    let directory: CarouselDirectory
-    private let follower: StoreFollower
+    let runtime: Runtime<HTTPViews>
     private let heartbeat: Heartbeat
-    private let plays: PlayRecorder
     /// The service's open streams; the HTTP server in front of `api` must be given it.
     public let streams = StreamRegistry()
     /// The handler to serve.
@@ -30,34 +29,29 @@ public struct ServiceParts: Sendable {
         statsFlushInterval: Duration = .seconds(10), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
-        let store = TimedStore(store, metrics: metrics)
-        let plays = PlayRecorder(
-            store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
-        let directory = CarouselDirectory(
-            store: store, loaded: loaded, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
-        let follower = StoreFollower(
-            directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
-        self.directory = directory
-        self.plays = plays
-        self.follower = follower
+        let views = HTTPViews(cors: cors, streams: streams)
+        let runtime = Runtime(
+            store: store, loaded: loaded, outlets: views, logger: logger, clock: clock,
+            statsFlushInterval: statsFlushInterval, beforeFirstLoad: beforeFirstLoad)
+        self.runtime = runtime
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         api = BannerAPI(
-            directory: directory, web: StaticAssets(cors: cors), access: access, cors: cors, logger: logger,
-            clock: clock, notReady: { follower.notReady }, subscribers: { [streams] in streams.countByHolder },
-            metrics: metrics)
+            directory: runtime.directory, views: views, web: StaticAssets(cors: cors), access: access, cors: cors,
+            logger: logger, clock: clock, notReady: { runtime.notReady },
+            subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
     }
+
+    /// The carousels being served.
+    var directory: CarouselDirectory<HTTPViews> { runtime.directory }
 
     /// Starts every carousel's clock, and follows what other processes sharing the store change.
     public func start() {
-        directory.start()
-        follower.start()
-        plays.start()
+        runtime.start()
     }
 
     /// Brings the carousels in service up to the store after another process changed it.
     func follow(_ change: StoreChange) async throws(StoreError) {
-        try await directory.follow(change)
+        try await runtime.directory.follow(change)
     }
 
     /// Clients following an event stream now.
@@ -67,7 +61,6 @@ public struct ServiceParts: Sendable {
     /// the last counts to the store.
     public func stop() {
         heartbeat.stop()
-        directory.stop()
-        plays.stop()
+        runtime.stop()
     }
 }

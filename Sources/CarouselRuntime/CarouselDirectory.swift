@@ -1,60 +1,47 @@
 import Carousel
 import Definitions
 import Locking
-import MicroHTTP
+import Metrics
 import Store
 import TimeZones
 
-/// The carousels being served, by name. Reads find theirs in their thread's copies (`ReadCache`)
-/// and never touch the store; creating and deleting go through the store first.
-final class CarouselDirectory: Sendable {
-    /// The carousels by name. Reads find theirs in their thread's copies (`ReadCache`, which keeps
-    /// `default` apart), so this map is the way of the other requests and of a copy's first read.
-    private let carousels: Lock<[String: LiveCarousel]>
-    /// The read path's per-thread copies; told of every carousel added or removed.
-    private let reads = ReadCache()
+/// The carousels being served, by name. Creating and deleting go through the store first; the
+/// outlets hear of every carousel added or removed (the HTTP read path keeps per-thread copies
+/// and never looks here on its way).
+public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
+    public typealias Live = LiveCarousel<Outlets.Outlet>
+
+    private let carousels: Lock<[String: Live]>
+    private let outlets: Outlets
     private let store: any CarouselStore
-    private let cors: CORSPolicy
-    private let streams: StreamRegistry
     /// Proof of play: counts what the carousels show, and the views and clicks of their banners.
-    let plays: PlayRecorder
+    public let plays: PlayRecorder
     private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
 
     init(
-        store: any CarouselStore, loaded: [StoredCarousel], cors: CORSPolicy, streams: StreamRegistry,
-        plays: PlayRecorder, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
+        store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, plays: PlayRecorder,
+        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
     ) {
         self.store = store
-        self.cors = cors
-        self.streams = streams
+        self.outlets = outlets
         self.plays = plays
         self.metrics = metrics
         self.clock = clock
-        var carousels: [String: LiveCarousel] = [:]
+        var carousels: [String: Live] = [:]
         for stored in loaded {
-            carousels[stored.name] = LiveCarousel(
-                stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
+            carousels[stored.name] = Live(
+                stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
         }
         self.carousels = Lock(carousels)
     }
 
-    func carousel(named name: String) -> LiveCarousel? {
+    public func carousel(named name: String) -> Live? {
         carousels.withLock { $0[name] }
     }
 
-    /// The response to a read of `resource` of the carousel `name` (nil: no such carousel), from
-    /// the calling thread's copies (`ReadCache`).
-    func readResponse(
-        carousel name: String, _ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?
-    ) -> PreparedResponse? {
-        reads.response(carousel: name, resource, origin: origin, ifNoneMatch: ifNoneMatch) { name in
-            carousel(named: name)?.views
-        }
-    }
-
     /// Every carousel, by name.
-    var all: [LiveCarousel] {
+    public var all: [Live] {
         carousels.withLock { Array($0.values) }.sorted { $0.name < $1.name }
     }
 
@@ -69,26 +56,20 @@ final class CarouselDirectory: Sendable {
     }
 
     /// A new carousel, stored (synced), then served, showing its first banner from now.
-    func create(_ definition: CarouselDefinition) throws(Problem) -> LiveCarousel {
-        let stored: StoredCarousel
-        do {
-            stored = try store.create(definition, anchor: definition.newCarousel(at: clock()).anchor)
-        } catch {
-            throw Problem.store(error)
-        }
-        return serve(stored)
+    public func create(_ definition: CarouselDefinition) throws(StoreError) -> Live {
+        serve(try store.create(definition, anchor: definition.newCarousel(at: clock()).anchor))
     }
 
-    /// Deletes `carousel` from the store (after checking `ifMatch`), then from service.
-    func delete(_ carousel: LiveCarousel, ifMatch: String?) async throws(Problem) {
-        try await carousel.delete(ifMatch: ifMatch)
+    /// Deletes `carousel` from the store (after checking `condition`), then from service.
+    public func delete(_ carousel: Live, if condition: RevisionCondition?) async throws(ChangeError<Never>) {
+        try await carousel.delete(if: condition)
         withdraw(carousel)
     }
 
     /// Brings the carousels in service up to the store after another process sharing it changed
     /// `change` (docs/STORE.md, several processes): new ones served, deleted ones withdrawn,
     /// changed ones reloaded in their engine.
-    func follow(_ change: StoreChange) async throws(StoreError) {
+    public func follow(_ change: StoreChange) async throws(StoreError) {
         switch change {
         case .carousel(let name, let note):
             // A command elsewhere, on a carousel served here at the same revision: the note is
@@ -129,28 +110,27 @@ final class CarouselDirectory: Sendable {
 
     /// `stored` in service, started, unless the same carousel (same serial) is served already;
     /// one of its name that was deleted meanwhile is withdrawn.
-    private func serve(_ stored: StoredCarousel) -> LiveCarousel {
-        let live = LiveCarousel(
-            stored, store: store, cors: cors, streams: streams, plays: plays, metrics: metrics, clock: clock)
+    private func serve(_ stored: StoredCarousel) -> Live {
+        let live = Live(stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
         let (served, replaced) = carousels.withLock { carousels in
             let existing = carousels[stored.name]
-            if let existing, existing.key == stored.key { return (existing, nil as LiveCarousel?) }
+            if let existing, existing.key == stored.key { return (existing, nil as Live?) }
             carousels[stored.name] = live
             return (live, existing)
         }
         guard served === live else { return served }  // the same carousel, served already
-        reads.membershipChanged()
+        outlets.membershipChanged()
         replaced?.stop()
         live.start()
         return live
     }
 
     /// `live` out of service: its timer stopped, its streams ended.
-    private func withdraw(_ live: LiveCarousel) {
+    private func withdraw(_ live: Live) {
         carousels.withLock { carousels in
             if carousels[live.name] === live { carousels[live.name] = nil }
         }
-        reads.membershipChanged()
+        outlets.membershipChanged()
         live.stop()
     }
 }

@@ -1,17 +1,16 @@
-import Carousel
 import Locking
-import Store
+import TimeZones
 
 /// What `GET /metrics` reports beside requests (docs/METRICS.md): carousel changes by cause, how
 /// late the timers fired, plays, views and clicks, and the store's operations. None of it is on
 /// the read path, so one lock counts it all.
-final class ServiceMetrics: Sendable {
-    enum ChangeCause: String, CaseIterable {
+public final class ServiceMetrics: Sendable {
+    public enum ChangeCause: String, CaseIterable, Sendable {
         case advance, schedule, command, admin
     }
 
     /// The store's operations, as labels.
-    enum StoreOperation: String, CaseIterable {
+    public enum StoreOperation: String, CaseIterable, Sendable {
         case load, create, command, admin, delete, record, stats
     }
 
@@ -19,7 +18,7 @@ final class ServiceMetrics: Sendable {
     /// Whether the store can be reached now, asked at each scrape.
     private let storeUp: @Sendable () -> Bool
 
-    init(storeUp: @escaping @Sendable () -> Bool = { true }) {
+    public init(storeUp: @escaping @Sendable () -> Bool = { true }) {
         self.storeUp = storeUp
     }
 
@@ -37,21 +36,21 @@ final class ServiceMetrics: Sendable {
         0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
     ]
 
-    func changed(_ cause: ChangeCause, count: Int = 1) {
+    public func changed(_ cause: ChangeCause, count: Int = 1) {
         counts.withLock { $0.changes[cause, default: 0] += UInt64(count) }
     }
 
     /// A timer fired `lateness` after the change it was armed for was due.
-    func timerFired(late lateness: Duration) {
+    public func timerFired(late lateness: Duration) {
         counts.withLock { $0.lateness.observe(lateness.seconds) }
     }
 
-    func played() { counts.withLock { $0.plays += 1 } }
-    func viewed(_ count: Int) { counts.withLock { $0.views += UInt64(count) } }
-    func clicked() { counts.withLock { $0.clicks += 1 } }
+    public func played() { counts.withLock { $0.plays += 1 } }
+    public func viewed(_ count: Int) { counts.withLock { $0.views += UInt64(count) } }
+    public func clicked() { counts.withLock { $0.clicks += 1 } }
 
     /// Times `operation` on the store: how long it took, whether it succeeded or not.
-    func timing<Result, Failure: Error>(_ operation: StoreOperation, _ body: () throws(Failure) -> Result)
+    public func timing<Result, Failure: Error>(_ operation: StoreOperation, _ body: () throws(Failure) -> Result)
         throws(Failure) -> Result
     {
         let started = ContinuousClock.now
@@ -63,7 +62,7 @@ final class ServiceMetrics: Sendable {
     }
 
     /// The families in Prometheus' text format.
-    func write(to text: inout String) {
+    public func write(to text: inout String) {
         let counts = counts.withLock { $0 }
         text += "# HELP banner_carousel_changes_total Carousel state changes made by this process, by cause: "
         text += "advance and schedule (the carousel's timer), command and admin (requests).\n"
@@ -91,37 +90,5 @@ final class ServiceMetrics: Sendable {
         }
         text += "# HELP banner_store_up 1 while the store can be reached, 0 while it cannot.\n"
         text += "# TYPE banner_store_up gauge\nbanner_store_up \(storeUp() ? 1 : 0)\n"
-    }
-}
-
-/// Counts of observations by upper bound, as a Prometheus histogram.
-struct Histogram {
-    let bounds: [Double]
-    /// Per bound, then +Inf; not cumulative.
-    private var counts: [UInt64]
-    private var sum = 0.0
-
-    init(bounds: [Double]) {
-        self.bounds = bounds
-        counts = [UInt64](repeating: 0, count: bounds.count + 1)
-    }
-
-    mutating func observe(_ value: Double) {
-        counts[bounds.firstIndex { value <= $0 } ?? bounds.count] += 1
-        sum += value
-    }
-
-    /// `name_bucket{labels le=…}`, `name_sum` and `name_count`; `labels` ends with a comma when
-    /// not empty.
-    func write(_ name: String, labels: String, to text: inout String) {
-        var cumulative: UInt64 = 0
-        for (index, bound) in bounds.enumerated() {
-            cumulative += counts[index]
-            text += "\(name)_bucket{\(labels)le=\"\(bound)\"} \(cumulative)\n"
-        }
-        let total = cumulative + counts[bounds.count]
-        text += "\(name)_bucket{\(labels)le=\"+Inf\"} \(total)\n"
-        let plain = labels.isEmpty ? "" : "{\(labels.dropLast())}"
-        text += "\(name)_sum\(plain) \(sum)\n\(name)_count\(plain) \(total)\n"
     }
 }

@@ -2,6 +2,7 @@ import Carousel
 import Dispatch
 import Locking
 import Logging
+import Metrics
 import Store
 import TimeZones
 
@@ -12,7 +13,7 @@ import TimeZones
 /// Plays come from the carousels' published states (`observe`, inside each engine); a play is
 /// the current banner from the moment it became current. Every replica sees the same plays with
 /// the same starts (the anchor is shared), and the store keeps each once.
-final class PlayRecorder: Sendable {
+public final class PlayRecorder: Sendable {
     private let store: any CarouselStore
     private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
@@ -109,7 +110,7 @@ final class PlayRecorder: Sendable {
     }
 
     /// Views screens reported: one each, in the quarter hour of its time.
-    func countViews(_ views: [(banner: String, at: Timestamp)], carousel: Int64) {
+    public func countViews(_ views: [(banner: String, at: Timestamp)], carousel: Int64) {
         metrics.viewed(views.count)
         counts.withLock { counts in
             for view in views {
@@ -121,7 +122,7 @@ final class PlayRecorder: Sendable {
         }
     }
 
-    func countClick(banner: String, carousel: Int64, at time: Timestamp) {
+    public func countClick(banner: String, carousel: Int64, at time: Timestamp) {
         metrics.clicked()
         let key = EngagementCount.Key(carousel: carousel, banner: banner, at: time)
         counts.withLock { $0.engagement[key, default: (0, 0)].clicks += 1 }
@@ -136,7 +137,7 @@ final class PlayRecorder: Sendable {
     // MARK: Flushing
 
     /// What the store has of carousel `serial` over `from..<to`, this process's counts included.
-    func records(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+    public func records(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
         try flushOrThrow()
         return try store.stats(of: serial, from: from, to: to)
     }

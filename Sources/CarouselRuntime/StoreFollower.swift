@@ -6,13 +6,13 @@ import Store
 /// docs/STORE.md): every change the store reports is followed in the directory, and readiness
 /// (`GET /readyz`) is known here. A burst of notifications for one carousel costs one reload,
 /// plus one for what arrived while it ran: a carousel is never queued twice.
-final class StoreFollower: Sendable {
-    private let directory: CarouselDirectory
+final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
+    private let directory: CarouselDirectory<Outlets>
     private let store: any CarouselStore
     private let logger: Logger
     private let state: Lock<State>
     /// How long a failed reload of everything waits before it is tried again.
-    static let retryPause: Duration = .seconds(1)
+    static var retryPause: Duration { .seconds(1) }
 
     private struct State {
         /// Carousels waiting to be followed, with the latest note heard of each.
@@ -29,7 +29,7 @@ final class StoreFollower: Sendable {
     /// - Parameter beforeFirstLoad: nil when the carousels were loaded at start; otherwise what
     ///   to do once the store is reached, before loading them (seeding it when empty).
     init(
-        directory: CarouselDirectory, store: any CarouselStore, logger: Logger,
+        directory: CarouselDirectory<Outlets>, store: any CarouselStore, logger: Logger,
         beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         self.directory = directory

@@ -1,5 +1,6 @@
 import Carousel
 import Definitions
+import Metrics
 import Store
 import TimeZones
 

@@ -1,11 +1,12 @@
 import Carousel
 import Logging
+import Metrics
 import Store
 import TestSupport
 import Testing
 import TimeZones
 
-@testable import BannerAPI
+@testable import CarouselRuntime
 @testable import SQLiteStore
 
 /// Proof of play counted in memory and handed to a store (docs/STATS.md), on a manual clock.

@@ -1,21 +1,21 @@
 import Carousel
 import Definitions
 import Locking
-import MicroHTTP
+import Metrics
 import Store
 import TimeZones
 
-/// One carousel being served: its engine (the state), the read views and event stream the engine
-/// feeds, and its definition as last stored. Every change runs in the engine, one at a time, and
-/// is written to the store before anyone sees it (docs/STORE.md: write, then publish).
-final class LiveCarousel: Sendable {
-    let key: CarouselKey
-    let engine: CarouselEngine
-    let views: ReadViews
-    let events: EventHub
-    /// Prefix of this carousel's ETags: the store and the serial, so that neither another
-    /// store's carousel nor a re-created one of the same name ever shares a tag with it.
-    private let instance: String
+/// One carousel being served: its engine (the state), the outlet the engine feeds (`Outlet`: for
+/// HTTP, the read views and the event stream), and its definition as last stored. Every change
+/// runs in the engine, one at a time, and is written to the store before anyone sees it
+/// (docs/STORE.md: write, then publish).
+public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
+    public let key: CarouselKey
+    public let engine: CarouselEngine
+    public let outlet: Outlet
+    /// The store and the serial: neither another store's carousel nor a re-created one of the
+    /// same name ever shares it (HTTP makes its ETags of it).
+    public let instance: String
     private let store: any CarouselStore
     private let plays: PlayRecorder
     private let metrics: ServiceMetrics
@@ -27,34 +27,30 @@ final class LiveCarousel: Sendable {
     private let waiting = Lock<WaitingCommands>(WaitingCommands())
 
     private struct WaitingCommands {
-        var commands: [(CarouselCommand, CheckedContinuation<Result<Carousel, Problem>, Never>)] = []
+        var commands: [(CarouselCommand, CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>)] = []
         var writing = false
     }
 
-    init(
-        _ carousel: StoredCarousel, store: any CarouselStore, cors: CORSPolicy, streams: StreamRegistry,
-        plays: PlayRecorder, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
-    ) {
+    init<Outlets: CarouselOutlets>(
+        _ carousel: StoredCarousel, store: any CarouselStore, outlets: Outlets, plays: PlayRecorder,
+        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
+    ) where Outlets.Outlet == Outlet {
         let state = carousel.definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
-        let views = ReadViews(initial: state, cors: cors, instance: instance)
-        let events = EventHub(
-            group: "carousel-\(carousel.serial)", version: state.version, stateJSON: views.stateJSON, streams: streams)
+        let outlet = outlets.outlet(for: carousel, instance: instance, state: state)
         self.key = carousel.key
         self.instance = instance
         self.store = store
         self.plays = plays
         self.metrics = metrics
         self.clock = clock
-        self.views = views
-        self.events = events
+        self.outlet = outlet
         known = Lock(carousel)
         let serial = carousel.serial
         // The state before each change, to tell an advance from a schedule's change.
         let previous = Lock(state)
         engine = CarouselEngine(carousel: state, clock: clock) { changed, cause in
-            views.publish(changed)
-            events.publish(version: changed.version, stateJSON: views.stateJSON)
+            outlet.publish(changed)
             plays.observe(changed, carousel: serial)
             let before = previous.withLock { previous in
                 defer { previous = changed }
@@ -74,15 +70,10 @@ final class LiveCarousel: Sendable {
         }
     }
 
-    var name: String { key.name }
+    public var name: String { key.name }
 
     /// The carousel as last stored: its definition and revision are what the admin API shows.
-    var stored: StoredCarousel { known.withLock { $0 } }
-
-    /// The definition's strong ETag, for `If-Match`.
-    func definitionTag(revision: UInt64) -> String {
-        EntityTag.make(instance: instance, version: revision, resource: "definition")
-    }
+    public var stored: StoredCarousel { known.withLock { $0 } }
 
     /// Applies a command, written to the store before it is published; answers the state it left.
     ///
@@ -90,8 +81,9 @@ final class LiveCarousel: Sendable {
     /// write applies all of them in order and stores the result once (one transaction instead of
     /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
     /// before the write that holds it is committed.
-    func perform(_ command: CarouselCommand) async throws(Problem) -> Carousel {
-        let result = await withCheckedContinuation { (answer: CheckedContinuation<Result<Carousel, Problem>, Never>) in
+    public func perform(_ command: CarouselCommand) async throws(ChangeError<CarouselError>) -> Carousel {
+        let result = await withCheckedContinuation {
+            (answer: CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>) in
             let first = waiting.withLock { queue in
                 queue.commands.append((command, answer))
                 defer { queue.writing = true }
@@ -115,16 +107,16 @@ final class LiveCarousel: Sendable {
             }
             if batch.isEmpty { return }
             let commands = batch.map(\.0)
-            let answers: [Result<Carousel, Problem>]
-            do throws(Problem) {
-                answers = try await engine.change { [self] carousel, now throws(Problem) in
+            let answers: [Result<Carousel, ChangeError<CarouselError>>]
+            do throws(ChangeError<CarouselError>) {
+                answers = try await engine.change { [self] carousel, now throws(ChangeError<CarouselError>) in
                     // Commands that all fail (each with its own problem) need no store: answered
                     // as they are, even by a store that refuses writes.
                     var trial = carousel
                     let answers = Self.apply(commands, to: &trial, at: now)
                     guard answers.contains(where: { (try? $0.get()) != nil }) else { return answers }
                     var written = answers
-                    try write(.command, &carousel, at: now) { stored, carousel throws(Problem) in
+                    try write(.command, &carousel, at: now) { stored, carousel throws(ChangeError<CarouselError>) in
                         written = Self.apply(commands, to: &carousel, at: now)
                         var changed = stored
                         changed.anchor = carousel.anchor
@@ -142,30 +134,32 @@ final class LiveCarousel: Sendable {
 
     /// `commands` applied in turn; for each, the state right after it or its problem.
     private static func apply(_ commands: [CarouselCommand], to carousel: inout Carousel, at now: Timestamp)
-        -> [Result<Carousel, Problem>]
+        -> [Result<Carousel, ChangeError<CarouselError>>]
     {
         commands.map { command in
             do throws(CarouselError) {
                 try carousel.apply(command, at: now)
                 return .success(carousel)
             } catch {
-                return .failure(BannerAPI.problem(for: error))
+                return .failure(.refused(error))
             }
         }
     }
 
-    /// An admin change: `revise` turns the stored definition into the new one (or throws the
-    /// problem with it); the state follows it (the current banner kept when it survives), the
-    /// store takes both, then both are published. `ifMatch` is checked against the definition's
-    /// ETag as stored when the change is made.
-    func edit(
-        ifMatch: String?, _ revise: @escaping @Sendable (CarouselDefinition) throws(Problem) -> CarouselDefinition
-    ) async throws(Problem) -> StoredCarousel {
-        let revised = try await engine.change { [self] carousel, now throws(Problem) in
-            try write(.admin, &carousel, at: now) { stored, carousel throws(Problem) in
-                // An invalid change is refused as such whatever If-Match says.
-                let new = try revise(stored.definition)
-                try checkPrecondition(ifMatch, stored)
+    /// An admin change: `revise` turns the stored definition into the new one (or throws why
+    /// not); the state follows it (the current banner kept when it survives), the store takes
+    /// both, then both are published. `condition` is checked on the definition as stored when the
+    /// change is made.
+    public func edit<Refusal: Error>(
+        if condition: RevisionCondition?,
+        _ revise: @escaping @Sendable (CarouselDefinition) throws(Refusal) -> CarouselDefinition
+    ) async throws(ChangeError<Refusal>) -> StoredCarousel {
+        let revised = try await engine.change { [self] carousel, now throws(ChangeError<Refusal>) in
+            try write(.admin, &carousel, at: now) { stored, carousel throws(ChangeError<Refusal>) in
+                // An invalid change is refused as such whatever the condition says.
+                let new: CarouselDefinition
+                do throws(Refusal) { new = try revise(stored.definition) } catch { throw .refused(error) }
+                guard Self.holds(condition, stored) else { throw .conditionFailed(current: stored) }
                 new.redefine(&carousel, from: stored.definition, at: now)
                 return StoredCarousel(
                     definition: new, revision: stored.revision + 1, anchor: carousel.anchor, serial: stored.serial)
@@ -175,16 +169,16 @@ final class LiveCarousel: Sendable {
         return revised
     }
 
-    /// Deletes the carousel from the store (after checking `ifMatch`). The caller then takes it
+    /// Deletes the carousel from the store (after checking `condition`). The caller then takes it
     /// out of service with `stop`.
-    func delete(ifMatch: String?) async throws(Problem) {
-        try await engine.change { [self] _, _ throws(Problem) in
+    func delete(if condition: RevisionCondition?) async throws(ChangeError<Never>) {
+        try await engine.change { [self] _, _ throws(ChangeError<Never>) in
             let current = stored
-            try checkPrecondition(ifMatch, current)
+            guard Self.holds(condition, current) else { throw .conditionFailed(current: current) }
             do throws(StoreError) {
                 try store.delete(key, expectedRevision: current.revision)
             } catch {
-                throw Problem.store(error)
+                throw .store(error)
             }
         }
     }
@@ -224,11 +218,11 @@ final class LiveCarousel: Sendable {
     /// heard); what `decide` returns is written, then becomes what this process knows. The store
     /// may try it first on what this process knows (`expecting`), so each call starts afresh.
     @discardableResult
-    private func write(
+    private func write<Refusal: Error>(
         _ purpose: WritePurpose, _ carousel: inout Carousel, at now: Timestamp,
-        _ decide: (StoredCarousel, inout Carousel) throws(Problem) -> StoredCarousel
-    ) throws(Problem) -> StoredCarousel {
-        var refusal: Problem?
+        _ decide: (StoredCarousel, inout Carousel) throws(ChangeError<Refusal>) -> StoredCarousel
+    ) throws(ChangeError<Refusal>) -> StoredCarousel {
+        var refusal: ChangeError<Refusal>?
         let written: StoredCarousel
         let original = carousel
         do throws(StoreError) {
@@ -236,7 +230,7 @@ final class LiveCarousel: Sendable {
                 carousel = original
                 refusal = nil
                 adopt(stored, into: &carousel, at: now)
-                do throws(Problem) {
+                do throws(ChangeError<Refusal>) {
                     return try decide(stored, &carousel)
                 } catch {
                     refusal = error
@@ -244,7 +238,7 @@ final class LiveCarousel: Sendable {
                 }
             }
         } catch {
-            throw Problem.store(error)
+            throw .store(error)
         }
         if let refusal { throw refusal }
         known.withLock { $0 = written }
@@ -273,48 +267,11 @@ final class LiveCarousel: Sendable {
     /// Stops the timer and ends the event streams; the play going on ends here for this process.
     func stop() {
         engine.stop()
-        events.finishAll()
+        outlet.close()
         plays.end(carousel: key.serial, at: clock())
     }
 
-    private func checkPrecondition(_ ifMatch: String?, _ current: StoredCarousel) throws(Problem) {
-        guard let ifMatch else { return }
-        let tag = definitionTag(revision: current.revision)
-        guard !EntityTag.ifMatch(ifMatch, tag) else { return }
-        throw Problem(
-            status: 412,
-            detail: "If-Match \(ifMatch) is not the carousel '\(name)' as it is now (\(tag), revision "
-                + "\(current.revision)): someone changed it since you read it; GET it again, reapply your change "
-                + "and send the new ETag",
-            headers: [HTTPHeader("ETag", tag)])
-    }
-}
-
-extension Problem {
-    /// The answer for a store that did not do what it was asked (docs/STORE.md).
-    static func store(_ error: StoreError) -> Problem {
-        switch error {
-        case .duplicate(let name):
-            Problem(
-                status: 409, detail: "a carousel named '\(name)' exists already; PUT /carousels/\(name) replaces it")
-        case .notFound(let name):
-            notFound(carousel: name)
-        case .conflict(let name, let revision):
-            Problem(
-                status: 412,
-                detail: "carousel '\(name)' was changed meanwhile (now revision \(revision)); GET it again, "
-                    + "reapply your change and retry")
-        case .unavailable(let detail), .unusable(let detail):
-            Problem(
-                status: 503, detail: "nothing was changed: \(detail)",
-                headers: [HTTPHeader("Retry-After", "\(retryAfterSeconds)")])
-        }
-    }
-
-    /// Seconds a client is asked to wait before retrying a write the store refused.
-    static let retryAfterSeconds = 5
-
-    static func notFound(carousel name: String) -> Problem {
-        Problem(status: 404, detail: "no carousel named '\(name)'; GET /carousels lists them")
+    private static func holds(_ condition: RevisionCondition?, _ stored: StoredCarousel) -> Bool {
+        condition?(stored.revision) ?? true
     }
 }

@@ -1,0 +1,54 @@
+import Carousel
+import Logging
+import Metrics
+import Store
+import TimeZones
+
+/// The carousels in service and everything that keeps them going, without HTTP: the directory
+/// of live carousels (each an engine feeding its outlet), proof of play, the store each operation
+/// of which is timed, and the follower of what other processes sharing the store change.
+public struct Runtime<Outlets: CarouselOutlets>: Sendable {
+    public let directory: CarouselDirectory<Outlets>
+    /// Carousel changes, timer lateness, plays and store operations, for `GET /metrics`.
+    public let metrics: ServiceMetrics
+    private let follower: StoreFollower<Outlets>
+
+    /// - Parameters:
+    ///   - loaded: the carousels of `store`, as it loaded them at start.
+    ///   - statsFlushInterval: how often play, view and click counts are handed to the store
+    ///     (docs/STATS.md): at most this much is lost when the process is killed.
+    ///   - beforeFirstLoad: nil when `loaded` is what the store holds; when the store could not be
+    ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
+    ///     are loaded from it (seeding an empty store).
+    public init(
+        store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration,
+        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
+    ) {
+        let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
+        let store = TimedStore(store, metrics: metrics)
+        let plays = PlayRecorder(
+            store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
+        directory = CarouselDirectory(
+            store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
+        follower = StoreFollower(directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
+        self.metrics = metrics
+    }
+
+    /// Nil when ready for traffic; otherwise why not, for an operator.
+    public var notReady: String? { follower.notReady }
+
+    /// Starts every carousel's clock, follows what other processes sharing the store change, and
+    /// flushes play counts to the store from now on.
+    public func start() {
+        directory.start()
+        follower.start()
+        directory.plays.start()
+    }
+
+    /// Stops every carousel's clock (their outlets are closed) and hands the last counts to the store.
+    public func stop() {
+        directory.stop()
+        directory.plays.stop()
+    }
+}

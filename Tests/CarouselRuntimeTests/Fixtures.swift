@@ -1,0 +1,11 @@
+import Carousel
+import TimeZones
+
+/// 2026-11-29T20:00:00Z
+let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
+
+func sampleBanners(_ count: Int) -> [Banner] {
+    (0..<count).map {
+        Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png", caption: "Banner \($0)")
+    }
+}

@@ -15,12 +15,13 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // What this process reads of the system: small files whole, its own resource use (/proc); system
+        // calls with EINTR retried in one place and errno as a typed error (`systemCall`, `Errno`);
+        // descriptors closed exactly once (`FileDescriptor`).
+        .target(name: "Platform"),
         // Concurrency primitives: a lock ThreadSanitizer can see, executors for code that may block,
         // counters each thread writes alone. Their pthread calls are the one other unsafe pointer.
-        .target(name: "Locking"),
-        // What this process reads of the system: small files whole, its own resource use (/proc); system
-        // calls with EINTR retried in one place and errno as a typed error (`systemCall`, `Errno`).
-        .target(name: "Platform"),
+        .target(name: "Locking", dependencies: ["Platform"]),
         // HTTP server over libmicrohttpd; the only module that imports CMicroHTTPD. Knows nothing of carousels.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"]),
         // Strict JSON reading and writing; knows nothing of carousels.

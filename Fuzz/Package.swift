@@ -10,8 +10,8 @@ let package = Package(
     name: "banner-carousel-fuzz",
     targets: [
         .systemLibrary(name: "CMicroHTTPD", path: "Modules/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
-        .target(name: "Locking", path: "Modules/Locking"),
         .target(name: "Platform", path: "Modules/Platform"),
+        .target(name: "Locking", dependencies: ["Platform"], path: "Modules/Locking"),
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"], path: "Modules/MicroHTTP"),
         .target(name: "JSON", path: "Modules/JSON"),
         .target(name: "TimeZones", dependencies: ["Locking", "Platform"], path: "Modules/TimeZones"),

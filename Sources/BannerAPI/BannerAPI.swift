@@ -355,7 +355,7 @@ public struct BannerAPI: HTTPHandler {
             do throws(ChangeError<Never>) {
                 try await directory.delete(live, if: condition)
             } catch {
-                throw .change(error, of: live, ifMatch: ifMatch) { (never: Never) in switch never {} }
+                throw .change(error, of: live, ifMatch: ifMatch)
             }
             logger.notice("\(label) → deleted carousel '\(live.name)'")
             return PreparedResponse(Response(status: 204, headers: headers))

@@ -25,6 +25,13 @@ extension Problem {
         }
     }
 
+    /// A change that cannot be refused as such (a delete) not made: by `If-Match`, or by the store.
+    static func change(_ error: ChangeError<Never>, of live: ServedCarousel, ifMatch: String?) -> Problem {
+        change(error, of: live, ifMatch: ifMatch, refusal: unreachable)
+    }
+
+    private static func unreachable(_ never: Never) -> Problem {}
+
     /// The answer for a store that did not do what it was asked (docs/STORE.md).
     static func store(_ error: StoreError) -> Problem {
         switch error {

@@ -1,5 +1,6 @@
 import Glibc
 import MicroHTTP
+import Platform
 
 /// A minimal HTTP/1.1 GET for health checks: one request, one connection, a hard timeout, the
 /// status and body back. No keep-alive, no redirects, no chunked bodies.
@@ -21,23 +22,23 @@ public enum HTTPProbe {
             return .failure(.cannotResolve(target))
         }
         defer { freeaddrinfo(list) }
-        let fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(.cannotConnect(target, port, errno)) }
-        defer { close(fd) }
+        let raw = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard raw >= 0 else { return .failure(.cannotConnect(target, port, errno)) }
+        let connection = FileDescriptor(adopting: raw)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+        setsockopt(connection.rawValue, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connection.rawValue, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(connection.rawValue, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
             return .failure(.cannotConnect(target, port, errno))
         }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: \(target)\r\nConnection: close\r\n\r\n".utf8)
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        guard send(connection.rawValue, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
             return .failure(.noAnswer)
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while received.count < 1 << 20 {
-            let count = recv(fd, &chunk, chunk.count, 0)
+            let count = recv(connection.rawValue, &chunk, chunk.count, 0)
             guard count > 0 else { break }  // end of answer (Connection: close), or the timeout
             received += chunk[..<count]
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Platform
 
 // Where Swift concurrency code that may block runs (docs/ARCHITECTURE.md, who runs where).
 //
@@ -70,11 +71,9 @@ public final class LoopThread: @unchecked Sendable {
     /// Through /proc (pthread_setname_np is not visible to Swift without _GNU_SOURCE). A name
     /// that cannot be set leaves the thread unnamed, nothing else.
     private static func nameCurrentThread(_ name: String) {
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
+        guard let comm = try? FileDescriptor.open("/proc/thread-self/comm", O_WRONLY) else { return }
         let bytes = Array(name.utf8.prefix(15))
-        _ = write(descriptor, bytes, bytes.count)
-        close(descriptor)
+        _ = write(comm.rawValue, bytes, bytes.count)
     }
 
     /// Waits for the body to return. Once.

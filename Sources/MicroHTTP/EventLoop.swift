@@ -4,8 +4,8 @@ import Locking
 import Platform
 
 /// A thread of its own that waits in an epoll set for the life of a server and is woken from
-/// other threads (`WakeableEpoll`): the acceptor's and each read loop's. It owns the set and the
-/// thread; its owner says what to make of each batch of events, on that thread, with state only
+/// other threads (`WakeableEpoll`): the acceptor's and each read loop's. It owns the set (closed
+/// when the loop goes) and the thread; its owner says what to make of each batch of events, on that thread, with state only
 /// that thread touches.
 ///
 /// Why a thread and not a Dispatch worker: it blocks in `epoll_wait` for good, which would hold
@@ -27,7 +27,7 @@ final class EventLoop: @unchecked Sendable {
     init(name: String, errorLog: (@Sendable (ServerLogLevel, String) -> Void)?) throws(WakeableEpoll.Failure) {
         self.name = name
         self.errorLog = errorLog
-        epoll = try WakeableEpoll.make(wakeUpToken: Self.wakeUpToken)
+        epoll = try WakeableEpoll(wakeUpToken: Self.wakeUpToken)
     }
 
     var isStopping: Bool { shared.withLock { $0.stopping } }
@@ -64,7 +64,7 @@ final class EventLoop: @unchecked Sendable {
         shared.withLock { $0.thread = thread }
     }
 
-    /// Ends the loop (its `finish` runs) and returns when the thread has; closes the set. False
+    /// Ends the loop (its `finish` runs) and returns when the thread has. False
     /// when the loop was stopped before. Also for a loop never started.
     @discardableResult
     func stop() -> Bool {
@@ -77,7 +77,6 @@ final class EventLoop: @unchecked Sendable {
             epoll.signal()
             thread.join()
         }
-        epoll.close()
         return true
     }
 }

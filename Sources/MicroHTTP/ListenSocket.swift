@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import Platform
 
 /// The listening socket, created here rather than by libmicrohttpd so that a failure to bind
 /// comes back as a typed error with the errno, and port 0 can be read back.
@@ -36,28 +37,30 @@ struct ListenSocket {
 
     private static func bindAndListen(_ info: addrinfo, backlog: Int) -> Result<ListenSocket, Int32Error> {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-        let fd = socket(info.ai_family, type, 0)
-        guard fd >= 0 else { return .failure(Int32Error(errno)) }
+        let raw = socket(info.ai_family, type, 0)
+        guard raw >= 0 else { return .failure(Int32Error(errno)) }
+        // Closed on every way out but success, which hands it to the server.
+        let socket = FileDescriptor(adopting: raw)
         var on: Int32 = 1
         var off: Int32 = 0
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         if info.ai_family == AF_INET6 {
             // `::` should also accept IPv4 clients, whatever the system default says.
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
+            setsockopt(socket.rawValue, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard bind(fd, info.ai_addr, info.ai_addrlen) == 0, listen(fd, Int32(clamping: backlog)) == 0 else {
+        guard bind(socket.rawValue, info.ai_addr, info.ai_addrlen) == 0,
+            listen(socket.rawValue, Int32(clamping: backlog)) == 0
+        else {
             let code = errno
-            close(fd)
             return .failure(Int32Error(code))
         }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let named = withUnsafeMutablePointer(to: &address) { storage in
-            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket.rawValue, $0, &length) }
         }
         guard named == 0 else {
             let code = errno
-            close(fd)
             return .failure(Int32Error(code))
         }
         // sin_port and sin6_port sit at the same offset.
@@ -66,7 +69,7 @@ struct ListenSocket {
                 Int(UInt16(bigEndian: $0.pointee.sin_port))
             }
         }
-        return .success(ListenSocket(descriptor: fd, port: port))
+        return .success(ListenSocket(descriptor: socket.release(), port: port))
     }
 }
 

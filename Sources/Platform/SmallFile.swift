@@ -10,14 +10,21 @@ public enum SmallFile {
     }
 
     public static func read(_ path: String, limit: Int = 1 << 20) -> Result<[UInt8], ReadError> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(ReadError(code: errno)) }
-        defer { close(descriptor) }
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(path, O_RDONLY)
+        } catch {
+            return .failure(ReadError(code: error.code))
+        }
+        return readAll(file, limit: limit)
+    }
+
+    private static func readAll(_ file: borrowing FileDescriptor, limit: Int) -> Result<[UInt8], ReadError> {
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count: Int
-            switch systemCall({ Glibc.read(descriptor, &chunk, chunk.count) }) {
+            switch systemCall({ Glibc.read(file.rawValue, &chunk, chunk.count) }) {
             case .success(let read): count = read
             case .failure(let error): return .failure(ReadError(code: error.code))
             }

@@ -23,8 +23,8 @@ final class ChangeListener: Sendable {
     private let parameters: [(keyword: String, value: String)]
     private let channel: String
     private let describe: String
-    /// Written to wake the loop to stop; the loop closes both ends.
-    private let wake: (read: Int32, write: Int32)
+    /// Written to wake the loop to stop; both ends closed with the listener.
+    private let wake: Pipe
     private let running = Lock<State>(.idle)
     /// The listener's thread of its own: it blocks in `poll` for the store's life.
     private let thread = Lock<LoopThread?>(nil)
@@ -35,16 +35,11 @@ final class ChangeListener: Sendable {
         self.parameters = parameters
         self.channel = channel
         self.describe = describe
-        var ends: [Int32] = [-1, -1]
-        let created = pipe(&ends)
-        precondition(created == 0, "pipe failed: \(String(cString: strerror(errno)))")
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // not inherited by children
-        wake = (ends[0], ends[1])
-    }
-
-    deinit {
-        close(wake.read)
-        close(wake.write)
+        do throws(Errno) {
+            wake = try Pipe()
+        } catch {
+            preconditionFailure("pipe failed: \(error)")  // only at the descriptor limit, at start
+        }
     }
 
     /// Starts listening; `report` is called on the listener's thread, in order. Once only.
@@ -68,7 +63,7 @@ final class ChangeListener: Sendable {
         }
         guard wasRunning else { return }
         var byte: UInt8 = 1
-        _ = write(wake.write, &byte, 1)
+        _ = write(wake.write.rawValue, &byte, 1)
         thread.withLock { $0 }?.join()
     }
 
@@ -92,7 +87,7 @@ final class ChangeListener: Sendable {
                 // network cut is found by the TCP keepalives asked for in the parameters.
                 var descriptors = [
                     pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: wake.read.rawValue, events: Int16(POLLIN), revents: 0),
                 ]
                 _ = systemCall { poll(&descriptors, 2, -1) }
                 if descriptors[1].revents != 0 { return }
@@ -117,7 +112,7 @@ final class ChangeListener: Sendable {
 
     /// Waits `timeout` or until woken to stop; true when woken.
     private func waitForWake(timeout: Duration) -> Bool {
-        var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+        var descriptor = pollfd(fd: wake.read.rawValue, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(
             timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         guard case .success(let ready) = systemCall({ poll(&descriptor, 1, milliseconds) }) else { return false }

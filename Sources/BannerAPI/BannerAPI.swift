@@ -26,7 +26,7 @@ public struct BannerAPI: HTTPHandler {
     let notReady: @Sendable () -> String?
     /// Event-stream subscribers connected now, by who holds their connection (`GET /metrics`).
     let subscribers: @Sendable () -> (ownSocket: Int, libmicrohttpd: Int)
-    let requests = RequestMetrics()
+    let requests = RequestMetrics(routeTemplates: Routes.allTemplates)
     /// Everything else `GET /metrics` reports.
     let metrics: ServiceMetrics
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
@@ -89,7 +89,7 @@ public struct BannerAPI: HTTPHandler {
         var template: RouteTemplate?
         let reply = answer(request, template: &template)
         guard request.sends(reply) else { return reply }  // counted where it is asked again and sent
-        let route = RequestMetrics.route(template)
+        let route = template?.index ?? Routes.allTemplates.count  // `other`: no template
         let method = request.method
         let status: Int
         switch reply {

@@ -8,9 +8,9 @@ import Locking
 /// that thread's own counters (`PerThreadCounters`): the read path writes no cache line another
 /// core writes too. Deferred answers finish on threads that come and go, and are slow anyway (a
 /// store write): they are counted under a lock.
-final class RequestMetrics: Sendable {
-    /// Route labels: every template, then `other` for a path that matches none.
-    static let routes: [String] = Routes.allTemplates + ["other"]
+public final class RequestMetrics: Sendable {
+    /// Route labels: the router's templates, then `other` for a path that matches none.
+    let routes: [String]
     static let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]
     /// The statuses the service answers with; anything else is counted as `other`.
     static let statuses = [
@@ -31,21 +31,26 @@ final class RequestMetrics: Sendable {
     // The counters' layout, one flat array: requests[route][method][status], then per route the
     // duration buckets (+Inf last, not cumulative) and the sum of durations in nanoseconds.
     private static let statusCount = statuses.count + 1
-    private static let requestCount = routes.count * methods.count * statusCount
     private static let perRouteDurations = bucketBounds.count + 2
-    static let counterCount = requestCount + routes.count * perRouteDurations
+    private let requestCount: Int
+    private let counterCount: Int
 
-    private let local = PerThreadCounters(count: counterCount)
-    private let deferred = Lock([UInt64](repeating: 0, count: counterCount))
+    private let local: PerThreadCounters
+    private let deferred: Lock<[UInt64]>
 
-    /// The route label of a path's template (nil: it matched none).
-    static func route(_ template: RouteTemplate?) -> Int {
-        template?.index ?? routes.count - 1
+    /// - Parameter routeTemplates: the router's route templates, in the order of their indexes
+    ///   (`count(route:…)` takes an index; `templates.count` stands for a path that matches none).
+    public init(routeTemplates: [String]) {
+        routes = routeTemplates + ["other"]
+        requestCount = routes.count * Self.methods.count * Self.statusCount
+        counterCount = requestCount + routes.count * Self.perRouteDurations
+        local = PerThreadCounters(count: counterCount)
+        deferred = Lock([UInt64](repeating: 0, count: counterCount))
     }
 
-    /// Counts an answer given on the calling thread.
-    func count(route: Int, method: String, status: Int, nanoseconds: UInt64) {
-        let at = Self.counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
+    /// Counts an answer given on the calling thread; `route` is a template's index.
+    public func count(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+        let at = counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
         local.withSlot { slot in
             slot.add(1, at: at.request)
             slot.add(1, at: at.bucket)
@@ -54,8 +59,8 @@ final class RequestMetrics: Sendable {
     }
 
     /// Counts a deferred answer, on whatever thread it finished.
-    func countDeferred(route: Int, method: String, status: Int, nanoseconds: UInt64) {
-        let at = Self.counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
+    public func countDeferred(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+        let at = counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
         deferred.withLock { counters in
             counters[at.request] &+= 1
             counters[at.bucket] &+= 1
@@ -64,35 +69,35 @@ final class RequestMetrics: Sendable {
     }
 
     /// Where one answer is counted: its request counter, its duration bucket, its route's sum.
-    private static func counters(route: Int, method: String, status: Int, nanoseconds: UInt64) -> (
+    private func counters(route: Int, method: String, status: Int, nanoseconds: UInt64) -> (
         request: Int, bucket: Int, sum: Int
     ) {
-        let methodIndex = methods.firstIndex(of: method) ?? methods.count - 1
-        let statusIndex = status >= 0 && status < 600 ? Int(Self.statusIndex[status]) : statuses.count
-        let durations = requestCount + route * perRouteDurations
+        let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count - 1
+        let statusIndex = status >= 0 && status < 600 ? Int(Self.statusIndex[status]) : Self.statuses.count
+        let durations = requestCount + route * Self.perRouteDurations
         return (
-            request: (route * methods.count + methodIndex) * statusCount + statusIndex,
-            bucket: durations + (bucketNanoseconds.firstIndex { nanoseconds <= $0 } ?? bucketBounds.count),
-            sum: durations + bucketBounds.count + 1
+            request: (route * Self.methods.count + methodIndex) * Self.statusCount + statusIndex,
+            bucket: durations + (Self.bucketNanoseconds.firstIndex { nanoseconds <= $0 } ?? Self.bucketBounds.count),
+            sum: durations + Self.bucketBounds.count + 1
         )
     }
 
     /// Writes the two families in Prometheus' text format, the requests that were answered only.
-    func write(to text: inout String) {
+    public func write(to text: inout String) {
         var totals = local.sum()
         deferred.withLock { counters in
-            for index in 0..<Self.counterCount { totals[index] &+= counters[index] }
+            for index in 0..<counterCount { totals[index] &+= counters[index] }
         }
         text += "# HELP banner_http_requests_total Requests answered, by route template, method and status.\n"
         text += "# TYPE banner_http_requests_total counter\n"
-        for route in Self.routes.indices {
+        for route in routes.indices {
             for method in Self.methods.indices {
                 for status in 0..<Self.statusCount {
                     let value = totals[(route * Self.methods.count + method) * Self.statusCount + status]
                     guard value > 0 else { continue }
                     let statusLabel = status < Self.statuses.count ? String(Self.statuses[status]) : "other"
                     text +=
-                        "banner_http_requests_total{route=\"\(Self.routes[route])\",method=\"\(Self.methods[method])\""
+                        "banner_http_requests_total{route=\"\(routes[route])\",method=\"\(Self.methods[method])\""
                     text += ",status=\"\(statusLabel)\"} \(value)\n"
                 }
             }
@@ -100,11 +105,11 @@ final class RequestMetrics: Sendable {
         text += "# HELP banner_http_request_duration_seconds Time from a request reaching the handler to its "
         text += "answer being ready (sending not included), by route template.\n"
         text += "# TYPE banner_http_request_duration_seconds histogram\n"
-        for route in Self.routes.indices {
-            let base = Self.requestCount + route * Self.perRouteDurations
+        for route in routes.indices {
+            let base = requestCount + route * Self.perRouteDurations
             let count = (0...Self.bucketBounds.count).reduce(UInt64(0)) { $0 &+ totals[base + $1] }
             guard count > 0 else { continue }
-            let label = "route=\"\(Self.routes[route])\""
+            let label = "route=\"\(routes[route])\""
             var cumulative: UInt64 = 0
             for (bucket, bound) in Self.bucketBounds.enumerated() {
                 cumulative &+= totals[base + bucket]
@@ -120,8 +125,8 @@ final class RequestMetrics: Sendable {
 
 /// CLOCK_MONOTONIC in nanoseconds, for timing requests: a vDSO read and an integer, where
 /// `ContinuousClock`'s instants cost the read path Int128 arithmetic (docs/PERFORMANCE.md).
-@inline(__always)
-func monotonicNanoseconds() -> UInt64 {
+@inlinable
+public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)

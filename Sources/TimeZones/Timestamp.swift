@@ -29,6 +29,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Timestamp(nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch + rhs.nanoseconds)
     }
 
+    public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
+        Timestamp(nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch - rhs.nanoseconds)
+    }
+
     public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
         .nanoseconds(lhs.nanosecondsSinceEpoch - rhs.nanosecondsSinceEpoch)
     }

@@ -1,0 +1,95 @@
+import TimeZones
+
+/// What a carousel showed over the last `span`, to tell what it showed at any instant of it: the
+/// ground truth a screen's receipt is checked against (docs/SCREENS.md, "In step").
+///
+/// Only states that do not follow from the one before are kept — after a command, an edit, a
+/// state followed from the store —, each with the instant it took effect. The automatic changes
+/// between them (advances, schedule boundaries, ends of pauses and takeovers) follow from the
+/// state before, as they did live: the carousel is a pure function of its state and the time.
+/// A carousel advancing every second for an hour keeps one state, not 3,600.
+public struct ShowHistory: Sendable {
+    /// How far back what was shown is known: at least this long before the latest state recorded.
+    public let span: Duration
+    /// Oldest first; each governs from its instant to the next one's.
+    private var states: [(from: Timestamp, state: Carousel)]
+
+    /// A change of what is shown: from `at` on, `banner` (nil: nothing).
+    public struct Transition: Sendable, Equatable {
+        public let at: Timestamp
+        public let banner: Banner?
+    }
+
+    /// What was shown at an instant: `banner` (nil: nothing), shown since `since` (the carousel's
+    /// last change by then), in the state of `version`.
+    public struct Shown: Sendable, Equatable {
+        public let banner: Banner?
+        public let since: Timestamp
+        public let version: UInt64
+    }
+
+    /// A history that starts with `initial`, in effect from `from`.
+    public init(initial: Carousel, from: Timestamp, span: Duration = .seconds(3600)) {
+        self.span = span
+        states = [(from, initial)]
+    }
+
+    /// `state` takes effect at `from` (a command, an edit, a change followed from the store).
+    /// States older than `span` before it are let go, but for the one in effect then. A state
+    /// recorded before the latest one (a clock that went back) replaces what came after it.
+    public mutating func record(_ state: Carousel, from: Timestamp) {
+        while let last = states.last, last.from > from { states.removeLast() }
+        states.append((from, state))
+        let horizon = from - span
+        let firstNeeded = (states.lastIndex { $0.from <= horizon } ?? 0)
+        if firstNeeded > 0 { states.removeFirst(firstNeeded) }
+    }
+
+    /// The earliest instant this history knows what was shown at.
+    public var knownFrom: Timestamp { states[0].from }
+
+    /// What was shown at `time`; nil before `knownFrom`.
+    public func shown(at time: Timestamp) -> Shown? {
+        guard let index = governing(time) else { return nil }
+        var state = states[index].state
+        state.advance(to: time)
+        return Shown(
+            banner: state.currentBanner, since: max(state.changedAt, states[index].from), version: state.version)
+    }
+
+    /// The changes of the shown banner after `start`, up to and including `end`, at most `limit`
+    /// of them (and at most 1,000 steps of the carousel's: a request's work stays bounded).
+    public func transitions(after start: Timestamp, through end: Timestamp, limit: Int) -> [Transition] {
+        guard limit > 0, var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return [] }
+        var state = states[index].state
+        state.advance(to: max(start, states[index].from))
+        var shownID = state.currentBanner?.id
+        var found: [Transition] = []
+        var steps = 0
+        while found.count < limit, steps < 1000 {
+            steps += 1
+            let nextState = index + 1 < states.count ? states[index + 1].from : nil
+            if let due = state.nextChangeAt, due <= end, nextState.map({ due < $0 }) ?? true {
+                state.advance(to: due)
+                guard state.currentBanner?.id != shownID else { continue }
+                shownID = state.currentBanner?.id
+                found.append(Transition(at: due, banner: state.currentBanner))
+            } else if let nextState, nextState <= end {
+                index += 1
+                state = states[index].state
+                state.advance(to: nextState)
+                guard state.currentBanner?.id != shownID else { continue }
+                shownID = state.currentBanner?.id
+                if nextState > start { found.append(Transition(at: nextState, banner: state.currentBanner)) }
+            } else {
+                break
+            }
+        }
+        return found
+    }
+
+    /// The index of the state in effect at `time`.
+    private func governing(_ time: Timestamp) -> Int? {
+        states.lastIndex { $0.from <= time }
+    }
+}

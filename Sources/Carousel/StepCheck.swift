@@ -1,0 +1,58 @@
+import TimeZones
+
+/// A screen's report that it showed `banner` from `shownAt` on (on the service's clock as the
+/// screen estimates it), in the state of `version` (docs/SCREENS.md, receipts).
+public struct Receipt: Sendable, Equatable {
+    public let banner: String
+    public let version: UInt64
+    public let shownAt: Timestamp
+
+    public init(banner: String, version: UInt64, shownAt: Timestamp) {
+        self.banner = banner
+        self.version = version
+        self.shownAt = shownAt
+    }
+}
+
+/// What a receipt says of its screen, against what the carousel showed.
+public enum StepVerdict: Sendable, Equatable {
+    /// The banner the carousel showed, flipped to within the tolerance; `lateness` is negative
+    /// for a flip a little before the carousel's.
+    case inStep(lateness: Duration)
+    /// The banner the carousel showed, flipped to `by` after the carousel did (more than the tolerance).
+    case late(by: Duration)
+    /// The banner the carousel showed next, flipped to `by` before the carousel did.
+    case early(by: Duration)
+    /// Neither the banner shown then nor the next one; `expected` is what was shown then.
+    case wrongBanner(expected: String?)
+    /// The instant is before what the history knows (the process started after it).
+    case unknown
+}
+
+extension ShowHistory {
+    /// Checks `receipt` against what was shown at its instant: the same banner, flipped within
+    /// `tolerance` of the carousel's change to it (either side), is in step.
+    public func check(_ receipt: Receipt, tolerance: Duration) -> StepVerdict {
+        guard let shown = shown(at: receipt.shownAt) else { return .unknown }
+        if shown.banner?.id == receipt.banner {
+            let lateness = receipt.shownAt - shown.since
+            return lateness <= tolerance ? .inStep(lateness: lateness) : .late(by: lateness)
+        }
+        // Flipped before the carousel: the next banner shown is this one. One change ahead only; a
+        // screen two changes ahead shows the wrong banner.
+        if let next = transitions(after: receipt.shownAt, through: receipt.shownAt + span, limit: 1).first,
+            next.banner?.id == receipt.banner
+        {
+            let earliness = next.at - receipt.shownAt
+            return earliness <= tolerance ? .inStep(lateness: .zero - earliness) : .early(by: earliness)
+        }
+        return .wrongBanner(expected: shown.banner?.id)
+    }
+
+    /// True when the carousel changed what it shows twice after a screen's latest receipt
+    /// (`lastShownAt`) and no receipt came: the screen is not flipping. Changes in the last
+    /// `grace` before `now` do not count yet: receipts come in batches, a few seconds late.
+    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
+        transitions(after: lastShownAt, through: now - grace, limit: 2).count == 2
+    }
+}

@@ -1,0 +1,120 @@
+import Carousel
+import Testing
+import TimeZones
+
+/// What a carousel showed at an instant, and a screen's receipt judged against it (docs/SCREENS.md,
+/// "In step"), on exact times. Five banners, 4 s each, from t0: b0 at 0 s, b1 at 4 s, b2 at 8 s…
+@Suite("In step")
+struct StepCheckTests {
+    let tolerance: Duration = .milliseconds(50)
+
+    /// A receipt for `banner` shown at `milliseconds` after t0.
+    func receipt(_ banner: String, _ milliseconds: Int64) -> Receipt {
+        Receipt(banner: banner, version: 1, shownAt: t0 + .milliseconds(milliseconds))
+    }
+
+    @Test func whatWasShownFollowsFromTheStateInEffectWithoutRecordingEveryAdvance() {
+        let history = ShowHistory(initial: fiveBanners(), from: t0)
+        #expect(history.shown(at: at(0))?.banner?.id == "b0")
+        let shown = history.shown(at: at(9.5))
+        #expect(shown?.banner?.id == "b2" && shown?.since == at(8) && shown?.version == 3)
+        // An hour on, the rotation has gone round 180 times: b0 again at 3600 s.
+        #expect(history.shown(at: at(3601))?.banner?.id == "b0")
+        #expect(history.shown(at: at(-1)) == nil)
+    }
+
+    @Test func aCommandTakesEffectAtItsInstantAndTheRotationFollowsItFromThere() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var state = fiveBanners()
+        try state.apply(.jump(to: 4), at: at(5))  // b4 from 5 s, then b0 at 9 s
+        history.record(state, from: at(5))
+        #expect(history.shown(at: at(4.9))?.banner?.id == "b1")
+        #expect(history.shown(at: at(5))?.banner?.id == "b4")
+        #expect(history.shown(at: at(9))?.banner?.id == "b0")
+        #expect(
+            history.transitions(after: at(0), through: at(13), limit: 10).map {
+                [$0.at, $0.banner?.id] as [AnyHashable?]
+            }
+                == [[at(4), "b1"], [at(5), "b4"], [at(9), "b0"], [at(13), "b1"]])
+    }
+
+    @Test func inStepUpToTheToleranceOnEitherSideAndNoFurther() {
+        let history = ShowHistory(initial: fiveBanners(), from: t0)
+        #expect(history.check(receipt("b1", 4000), tolerance: tolerance) == .inStep(lateness: .zero))
+        #expect(history.check(receipt("b1", 4050), tolerance: tolerance) == .inStep(lateness: .milliseconds(50)))
+        #expect(history.check(receipt("b1", 4051), tolerance: tolerance) == .late(by: .milliseconds(51)))
+        #expect(history.check(receipt("b1", 3950), tolerance: tolerance) == .inStep(lateness: .milliseconds(-50)))
+        #expect(history.check(receipt("b1", 3949), tolerance: tolerance) == .early(by: .milliseconds(51)))
+        #expect(history.check(receipt("b1", 6000), tolerance: tolerance) == .late(by: .seconds(2)))
+    }
+
+    @Test func anotherBannerThanTheOneShownOrNextIsTheWrongBanner() {
+        let history = ShowHistory(initial: fiveBanners(), from: t0)
+        #expect(history.check(receipt("b3", 5000), tolerance: tolerance) == .wrongBanner(expected: "b1"))
+        // Still showing the one before, a whole interval late: wrong too.
+        #expect(history.check(receipt("b0", 4500), tolerance: tolerance) == .wrongBanner(expected: "b1"))
+        #expect(history.check(receipt("nope", 4500), tolerance: tolerance) == .wrongBanner(expected: "b1"))
+    }
+
+    @Test func aReceiptForAnInstantBeforeACommandIsJudgedByWhatWasShownThen() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var state = fiveBanners()
+        try state.apply(.jump(to: 3), at: at(6))
+        history.record(state, from: at(6))
+        // Sent after the command, about 5.99 s: b1 was still right then.
+        #expect(history.check(receipt("b1", 5990), tolerance: tolerance) == .late(by: .milliseconds(1990)))
+        #expect(history.check(receipt("b1", 4010), tolerance: tolerance) == .inStep(lateness: .milliseconds(10)))
+        // The command's banner, 20 ms after the command: in step; 30 ms before it: early by that.
+        #expect(history.check(receipt("b3", 6020), tolerance: tolerance) == .inStep(lateness: .milliseconds(20)))
+        #expect(history.check(receipt("b3", 5970), tolerance: tolerance) == .inStep(lateness: .milliseconds(-30)))
+        #expect(history.check(receipt("b2", 8000), tolerance: tolerance) == .wrongBanner(expected: "b3"))
+    }
+
+    @Test func beforeTheHistoryNothingCanBeSaid() {
+        let history = ShowHistory(initial: fiveBanners(), from: at(100))
+        #expect(history.check(receipt("b0", 50_000), tolerance: tolerance) == .unknown)
+    }
+
+    @Test func twoChangesWithoutAReceiptAreFrozenOnceTheGraceForBatchesIsPast() throws {
+        let history = ShowHistory(initial: fiveBanners(), from: t0)
+        let grace: Duration = .seconds(5)
+        // Last receipt for b1 at 4 s; b2 at 8, b3 at 12.
+        #expect(!history.isFrozen(lastShownAt: at(4), now: at(16.9), grace: grace))
+        #expect(history.isFrozen(lastShownAt: at(4), now: at(17), grace: grace))
+        // A paused carousel changes nothing: its screens are never frozen.
+        var paused = fiveBanners()
+        try paused.apply(.pause(for: nil), at: at(1))
+        var still = ShowHistory(initial: fiveBanners(), from: t0)
+        still.record(paused, from: at(1))
+        #expect(!still.isFrozen(lastShownAt: at(0), now: at(600), grace: grace))
+    }
+
+    @Test func statesOlderThanTheSpanGoButTheOneInEffectThenStays() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0, span: .seconds(60))
+        var state = fiveBanners()
+        try state.apply(.next, at: at(10))
+        history.record(state, from: at(10))
+        try state.apply(.next, at: at(100))
+        history.record(state, from: at(100))
+        // 60 s before 100 s is 40 s: the state of 10 s was in effect then and is kept.
+        #expect(history.knownFrom == at(10))
+        try state.apply(.next, at: at(200))
+        history.record(state, from: at(200))
+        #expect(history.knownFrom == at(100))
+        #expect(history.shown(at: at(50)) == nil)
+        #expect(history.shown(at: at(150)) != nil)
+    }
+
+    @Test func aClockThatWentBackReplacesWhatCameAfter() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var later = fiveBanners()
+        try later.apply(.jump(to: 2), at: at(30))
+        history.record(later, from: at(30))
+        var earlier = fiveBanners()
+        try earlier.apply(.jump(to: 4), at: at(20))
+        history.record(earlier, from: at(20))
+        // From 20 s, b4, then b0 at 24 s, b1 at 28 s: the jump to b2 at 30 s is gone.
+        #expect(history.shown(at: at(21))?.banner?.id == "b4")
+        #expect(history.shown(at: at(31))?.banner?.id == "b1")
+    }
+}

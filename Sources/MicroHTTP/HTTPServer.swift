@@ -119,13 +119,12 @@ public final class HTTPServer: @unchecked Sendable {
         daemon.withLock { handle in
             guard let daemon = handle?.pointer else { return }
             dispatcher.finishAllStreams()
-            // No new connections: the listening socket is closed.
-            if let acceptor {
-                acceptor.stop()
-            } else {
-                let listening = MHD_quiesce_daemon(daemon)
-                if listening >= 0 { close(listening) }
-            }
+            // No new connections: the acceptor closes the listening socket. Without fast paths
+            // libmicrohttpd keeps accepting until MHD_stop_daemon, which closes it: its
+            // MHD_quiesce_daemon can abort the process on an epoll daemon with worker threads
+            // (0.9.75; it races with the workers' own removal of the socket from their epoll
+            // sets, and the loser panics: docs/ARCHITECTURE.md, "The fast paths").
+            acceptor?.stop()
             for readLoop in readLoops { readLoop.stop() }  // answers the reads in hand, closes the rest
             waitForActiveRequests(upTo: configuration.shutdownGracePeriod)
             dispatcher.resumeAllForShutdown()

@@ -45,6 +45,15 @@ public struct ShowHistory: Sendable {
         if firstNeeded > 0 { states.removeFirst(firstNeeded) }
     }
 
+    /// `state`, the result of a change made at `now` (a command, an edit, or a change another
+    /// process made and this one followed), in effect from the carousel's last change when that
+    /// is not before the latest state kept (a command here or elsewhere: its own instant), else
+    /// from `now` (an edit that kept what was shown: it cannot change the past).
+    public mutating func recordChange(_ state: Carousel, madeAt now: Timestamp) {
+        let latest = states[states.count - 1].from
+        record(state, from: state.changedAt >= latest && state.changedAt <= now ? state.changedAt : now)
+    }
+
     /// The earliest instant this history knows what was shown at.
     public var knownFrom: Timestamp { states[0].from }
 

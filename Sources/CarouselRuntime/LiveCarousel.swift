@@ -23,6 +23,8 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// The carousel as this process last read or wrote it in the store. Changed only inside the
     /// engine, so that it moves in step with the state.
     private let known: Lock<StoredCarousel>
+    /// What the carousel showed over the last hour at least, to check screens' receipts against.
+    private let history: Lock<ShowHistory>
     /// Commands waiting for the next write, and whether a writer is draining them.
     private let waiting = Lock<WaitingCommands>(WaitingCommands())
 
@@ -49,9 +51,13 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         let serial = carousel.serial
         // The state before each change, to tell an advance from a schedule's change.
         let previous = Lock(state)
+        let history = Lock(ShowHistory(initial: state, from: state.changedAt))
+        self.history = history
         engine = CarouselEngine(carousel: state, clock: clock) { changed, cause in
             outlet.publish(changed)
             plays.observe(changed, carousel: serial)
+            // Only what does not follow from the state before: the clock's changes do.
+            if case .request = cause { history.withLock { $0.recordChange(changed, madeAt: clock()) } }
             let before = previous.withLock { previous in
                 defer { previous = changed }
                 return previous
@@ -252,6 +258,17 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         guard stored != known.withLock({ $0 }) else { return }
         carousel = stored.definition.carousel(at: stored.anchor)
         carousel.advance(to: now)
+    }
+
+    /// What a screen's receipt says of it, against what the carousel showed at its instant
+    /// (docs/SCREENS.md, "Judging a screen").
+    public func check(_ receipt: Receipt, tolerance: Duration) -> StepVerdict {
+        history.withLock { $0.check(receipt, tolerance: tolerance) }
+    }
+
+    /// Whether a screen whose latest receipt was for `lastShownAt` has stopped flipping.
+    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
+        history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace) }
     }
 
     /// Starts the timer; what is shown from now on is counted as played.

@@ -59,6 +59,21 @@ struct LiveCarouselTests {
         #expect(stored.definition.carousel(at: stored.anchor).version == state.version)
     }
 
+    @Test func receiptsAreJudgedAgainstWhatWasShownIncludingCommands() async throws {
+        clock.set(t0 + .seconds(1))
+        _ = try await lobby.perform(.next)  // b1 from 1 s; the interval is 4 s, so b2 at 5 s
+        let tolerance: Duration = .milliseconds(50)
+        func receipt(_ banner: String, _ milliseconds: Int64) -> Receipt {
+            Receipt(banner: banner, version: 2, shownAt: t0 + .milliseconds(milliseconds))
+        }
+        #expect(lobby.check(receipt("b0", 500), tolerance: tolerance) == .late(by: .milliseconds(500)))
+        #expect(lobby.check(receipt("b1", 1_020), tolerance: tolerance) == .inStep(lateness: .milliseconds(20)))
+        #expect(lobby.check(receipt("b0", 1_200), tolerance: tolerance) == .wrongBanner(expected: "b1"))
+        #expect(lobby.check(receipt("b2", 5_000), tolerance: tolerance) == .inStep(lateness: .zero))
+        #expect(!lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(9), grace: .zero))
+        #expect(lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(13), grace: .zero))
+    }
+
     @Test func aCommandTheRulesRefuseChangesNothingAndSaysWhy() async throws {
         let before = try store.load(named: "lobby")
         do {

@@ -105,6 +105,28 @@ struct StepCheckTests {
         #expect(history.shown(at: at(150)) != nil)
     }
 
+    @Test func aChangeTakesEffectAtItsOwnInstantOrWhenItWasMadeIfThatIsEarlier() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        // Made on another replica at 5 s, heard here at 5.2 s: from 5 s.
+        var followed = fiveBanners()
+        try followed.apply(.jump(to: 3), at: at(5))
+        history.recordChange(followed, madeAt: at(5.25))
+        #expect(history.shown(at: at(5.1))?.banner?.id == "b3")
+        // An edit at 7 s that kept b3 (shown since 5 s) and slowed the carousel to 10 s: b3 still
+        // since 5 s, the next change at 15 s instead of 9 s.
+        var edited = Carousel(banners: banners(5), interval: .seconds(10), now: t0)
+        try edited.apply(.jump(to: 3), at: at(5))
+        history.recordChange(edited, madeAt: at(7))
+        #expect(history.shown(at: at(6))?.since == at(5))
+        #expect(history.transitions(after: at(5), through: at(20), limit: 1).first?.at == at(15))
+        // A change whose own last change is older than the latest state kept (an edit that kept
+        // what was shown): from when it was made, never rewriting the past.
+        let older = fiveBanners()  // its last change at 0 s
+        history.recordChange(older, madeAt: at(8))
+        #expect(history.shown(at: at(7.5))?.banner?.id == "b3")
+        #expect(history.shown(at: at(8))?.banner?.id == "b2")
+    }
+
     @Test func aClockThatWentBackReplacesWhatCameAfter() throws {
         var history = ShowHistory(initial: fiveBanners(), from: t0)
         var later = fiveBanners()

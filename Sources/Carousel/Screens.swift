@@ -1,0 +1,66 @@
+import TimeZones
+
+/// A screen's name, as the page, the component and other clients give it (`?screen=`,
+/// `X-Screen-Id`): `[a-z0-9][a-z0-9._-]{0,63}` (docs/SCREENS.md, "The fleet").
+public struct ScreenID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Nil when `text` is not a screen id.
+    public init?(_ text: String) {
+        let bytes = Array(text.utf8)
+        guard (1...64).contains(bytes.count), Self.isLeading(bytes[0]), bytes.dropFirst().allSatisfy(Self.isAllowed)
+        else { return nil }
+        rawValue = text
+    }
+
+    public var description: String { rawValue }
+
+    /// What an invalid id is told, with the rule.
+    public static let rule = "a screen id is 1 to 64 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
+
+    private static func isLeading(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        isLeading(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+}
+
+/// Where a screen stands (docs/SCREENS.md, "The fleet").
+public enum ScreenState: Sendable, Equatable {
+    case online
+    case offline
+    case outOfStep(OutOfStepReason)
+
+    /// As the API writes it: `online`, `offline`, `out-of-step`.
+    public var name: String {
+        switch self {
+        case .online: "online"
+        case .offline: "offline"
+        case .outOfStep: "out-of-step"
+        }
+    }
+}
+
+public enum OutOfStepReason: String, Sendable, Equatable {
+    case wrongBanner = "wrong-banner"
+    case late, early, frozen
+}
+
+extension ScreenState {
+    /// A screen's state by the rules: offline once not heard from for longer than `timeout`
+    /// (a screen holding an event stream is heard from all the while); else out of step when its
+    /// latest receipt says so (`verdict`) or it has stopped flipping (`frozen`); else online.
+    public static func of(
+        lastSeen: Timestamp, now: Timestamp, timeout: Duration, verdict: StepVerdict?, frozen: Bool
+    ) -> ScreenState {
+        guard now - lastSeen <= timeout else { return .offline }
+        switch verdict {
+        case .late?: return .outOfStep(.late)
+        case .early?: return .outOfStep(.early)
+        case .wrongBanner?: return .outOfStep(.wrongBanner)
+        case .inStep?, .unknown?, nil: return frozen ? .outOfStep(.frozen) : .online
+        }
+    }
+}

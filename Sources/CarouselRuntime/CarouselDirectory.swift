@@ -50,7 +50,7 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         for carousel in all { carousel.start() }
     }
 
-    /// Stops every carousel's clock and ends their streams.
+    /// Stops every carousel's clock and closes their outlets (for HTTP: ends their streams).
     func stop() {
         for carousel in all { carousel.stop() }
     }

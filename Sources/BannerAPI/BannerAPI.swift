@@ -89,7 +89,7 @@ public struct BannerAPI: HTTPHandler {
         var template: RouteTemplate?
         let reply = answer(request, template: &template)
         guard request.sends(reply) else { return reply }  // counted where it is asked again and sent
-        let route = template?.index ?? Routes.allTemplates.count  // `other`: no template
+        let route = template?.index
         let method = request.method
         let status: Int
         switch reply {

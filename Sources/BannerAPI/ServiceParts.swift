@@ -16,13 +16,8 @@ public struct ServiceParts: Sendable {
     /// The handler to serve.
     public let api: BannerAPI
 
-    /// - Parameters:
-    ///   - loaded: the carousels of `store`, as it loaded them at start.
-    ///   - statsFlushInterval: how often play, view and click counts are handed to the store
-    ///     (docs/STATS.md): at most this much is lost when the process is killed.
-    ///   - beforeFirstLoad: nil when `loaded` is what the store holds; when the store could not be
-    ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
-    ///     are loaded from it (seeding an empty store).
+    /// `store`, `loaded`, `statsFlushInterval` and `beforeFirstLoad` are the runtime's
+    /// (`Runtime.init` says what each is).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,

@@ -39,7 +39,7 @@ public final class RequestMetrics: Sendable {
     private let deferred: Lock<[UInt64]>
 
     /// - Parameter routeTemplates: the router's route templates, in the order of their indexes
-    ///   (`count(route:…)` takes an index; `templates.count` stands for a path that matches none).
+    ///   (`count(route:…)` takes an index, nil for a path that matched none).
     public init(routeTemplates: [String]) {
         routes = routeTemplates + ["other"]
         requestCount = routes.count * Self.methods.count * Self.statusCount
@@ -48,8 +48,8 @@ public final class RequestMetrics: Sendable {
         deferred = Lock([UInt64](repeating: 0, count: counterCount))
     }
 
-    /// Counts an answer given on the calling thread; `route` is a template's index.
-    public func count(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+    /// Counts an answer given on the calling thread; `route` is its template's index (nil: `other`).
+    public func count(route: Int?, method: String, status: Int, nanoseconds: UInt64) {
         let at = counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
         local.withSlot { slot in
             slot.add(1, at: at.request)
@@ -59,7 +59,7 @@ public final class RequestMetrics: Sendable {
     }
 
     /// Counts a deferred answer, on whatever thread it finished.
-    public func countDeferred(route: Int, method: String, status: Int, nanoseconds: UInt64) {
+    public func countDeferred(route: Int?, method: String, status: Int, nanoseconds: UInt64) {
         let at = counters(route: route, method: method, status: status, nanoseconds: nanoseconds)
         deferred.withLock { counters in
             counters[at.request] &+= 1
@@ -69,11 +69,12 @@ public final class RequestMetrics: Sendable {
     }
 
     /// Where one answer is counted: its request counter, its duration bucket, its route's sum.
-    private func counters(route: Int, method: String, status: Int, nanoseconds: UInt64) -> (
+    private func counters(route template: Int?, method: String, status: Int, nanoseconds: UInt64) -> (
         request: Int, bucket: Int, sum: Int
     ) {
         let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count - 1
         let statusIndex = status >= 0 && status < 600 ? Int(Self.statusIndex[status]) : Self.statuses.count
+        let route = template ?? routes.count - 1
         let durations = requestCount + route * Self.perRouteDurations
         return (
             request: (route * Self.methods.count + methodIndex) * Self.statusCount + statusIndex,

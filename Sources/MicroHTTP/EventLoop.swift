@@ -5,8 +5,8 @@ import Platform
 
 /// A thread of its own that waits in an epoll set for the life of a server and is woken from
 /// other threads (`WakeableEpoll`): the acceptor's and each read loop's. It owns the set (closed
-/// when the loop goes) and the thread; its owner says what to make of each batch of events, on that thread, with state only
-/// that thread touches.
+/// when the loop goes) and the thread; its owner says what to make of each batch of events, on
+/// that thread, with state only that thread touches.
 ///
 /// Why a thread and not a Dispatch worker: it blocks in `epoll_wait` for good, which would hold
 /// one of Dispatch's threads forever (docs/ARCHITECTURE.md, "Locks and threads").

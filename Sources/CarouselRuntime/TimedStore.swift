@@ -70,6 +70,18 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.stats) { () throws(StoreError) in try store.lastPlay(of: serial) }
     }
 
+    func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {
+        try metrics.timing(.screens) { () throws(StoreError) in try store.saveScreens(sightings, timeout: timeout) }
+    }
+
+    func screens() throws(StoreError) -> [ScreenRecord] {
+        try metrics.timing(.screens) { () throws(StoreError) in try store.screens() }
+    }
+
+    func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int {
+        try metrics.timing(.screens) { () throws(StoreError) in try store.forgetScreens(silentSince: cutoff) }
+    }
+
     func importDefinitions(
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
     ) throws(StoreError) {

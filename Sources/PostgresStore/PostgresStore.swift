@@ -151,6 +151,7 @@ public final class PostgresStore: CarouselStore {
                     WITH deleted AS (DELETE FROM carousels WHERE serial = $1 RETURNING name)
                     SELECT pg_notify('\(Self.channel)', name) FROM deleted
                     """, [String(key.serial)])  // the name alone: gone, nothing to follow but that
+                try connection.execute("DELETE FROM screens WHERE carousel = $1", [String(key.serial)])
                 return revision
             }
         }
@@ -283,6 +284,70 @@ public final class PostgresStore: CarouselStore {
         return PlayRecord(
             carousel: integer(0), banner: row[1] ?? "", startedAt: startedAt,
             shown: Timestamp(nanosecondsSinceEpoch: integer(3)) - startedAt)
+    }
+
+    // MARK: The fleet
+
+    public func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {
+        guard !sightings.isEmpty else { return }
+        // Rows in one order on every replica: two replicas' batches wait for each other rather
+        // than deadlock.
+        let sightings = sightings.sorted { ($0.key.carousel, $0.key.id.rawValue) < ($1.key.carousel, $1.key.id.rawValue) }
+        try on(commands) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) in
+                for sighting in sightings {
+                    let key = [String(sighting.key.carousel), sighting.key.id.rawValue]
+                    // `ScreenSighting.merged(into:timeout:)`, in SQL.
+                    try connection.execute(
+                        """
+                        INSERT INTO screens AS old (carousel, id, last_seen, heard_since, via, user_agent)
+                        SELECT $1, $2, $3, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
+                        ON CONFLICT (carousel, id) DO UPDATE SET
+                            heard_since = CASE WHEN excluded.last_seen - old.last_seen > $6
+                                THEN excluded.last_seen ELSE old.heard_since END,
+                            via = CASE WHEN excluded.last_seen >= old.last_seen THEN excluded.via ELSE old.via END,
+                            user_agent = CASE WHEN excluded.last_seen >= old.last_seen
+                                THEN excluded.user_agent ELSE old.user_agent END,
+                            last_seen = GREATEST(old.last_seen, excluded.last_seen)
+                        """,
+                        key + [
+                            String(sighting.heardAt.nanosecondsSinceEpoch), sighting.via.rawValue, sighting.userAgent,
+                            String(timeout.nanoseconds),
+                        ])
+                    guard let receipt = sighting.receipt else { continue }
+                    try connection.execute(
+                        """
+                        UPDATE screens SET banner = $3, version = $4, shown_at = $5, lateness = $6,
+                            verdict_since = CASE WHEN shown_at IS NOT NULL AND out_of_step IS NOT DISTINCT FROM $7
+                                THEN verdict_since ELSE $8 END,
+                            out_of_step = $7, offset_ms = $9, rtt_ms = $10
+                        WHERE carousel = $1 AND id = $2 AND (shown_at IS NULL OR shown_at <= $5)
+                        """,
+                        key + [
+                            receipt.banner, String(receipt.version), String(receipt.shownAt.nanosecondsSinceEpoch),
+                            receipt.lateness.map { String($0.nanoseconds) }, receipt.outOfStep?.rawValue,
+                            String(receipt.verdictSince.nanosecondsSinceEpoch), receipt.offsetMs.map { String($0) },
+                            receipt.rttMs.map { String($0) },
+                        ])
+                }
+            }
+        }
+    }
+
+    public func screens() throws(StoreError) -> [ScreenRecord] {
+        try on(admin) { connection throws(PostgresError) in
+            try connection.execute("SELECT \(ScreenRecord.columns) FROM screens").compactMap { row in
+                ScreenRecord(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] })
+            }
+        }
+    }
+
+    public func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int {
+        try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                "DELETE FROM screens WHERE last_seen < $1 RETURNING 1", [String(cutoff.nanosecondsSinceEpoch)]
+            ).count
+        }
     }
 
     public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
@@ -458,6 +523,27 @@ public final class PostgresStore: CarouselStore {
             clicks bigint NOT NULL,
             PRIMARY KEY (carousel, quarter, banner)
         );
+        """,
+        // The fleet (docs/SCREENS.md): each screen's presence and latest receipt.
+        """
+        CREATE TABLE screens (
+            carousel bigint NOT NULL,
+            id text NOT NULL,
+            last_seen bigint NOT NULL,
+            heard_since bigint NOT NULL,
+            via text NOT NULL,
+            user_agent text NOT NULL,
+            banner text,
+            version bigint,
+            shown_at bigint,
+            lateness bigint,
+            out_of_step text,
+            verdict_since bigint,
+            offset_ms bigint,
+            rtt_ms bigint,
+            PRIMARY KEY (carousel, id)
+        );
+        CREATE INDEX screens_by_last_seen ON screens (last_seen);
         """,
     ]
 

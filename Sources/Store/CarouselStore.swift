@@ -105,6 +105,17 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// goes on with it when it is that banner's and was still being shown then.
     func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord?
 
+    /// The fleet (docs/SCREENS.md): merges each sighting into its screen's row by
+    /// `ScreenSighting.merged(into:timeout:)`, in one transaction that survives the process being
+    /// killed. A sighting of a carousel no longer stored is dropped.
+    func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError)
+
+    /// Every screen's row, of every carousel stored.
+    func screens() throws(StoreError) -> [ScreenRecord]
+
+    /// Forgets the screens not heard from since `cutoff`; returns how many.
+    func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
     func importDefinitions(

@@ -11,6 +11,7 @@ public final class MemoryStore: CarouselStore {
         var lastSerial: Int64 = 0
         var plays: [PlayRecord.Key: PlayRecord] = [:]
         var engagement: [EngagementCount.Key: EngagementCount] = [:]
+        var screens: [ScreenRecord.Key: ScreenRecord] = [:]
     }
 
     private let contents = Lock(Contents())
@@ -66,6 +67,7 @@ public final class MemoryStore: CarouselStore {
                 throw .conflict(name: key.name, revision: stored.revision)
             }
             contents.carousels[key.name] = nil
+            contents.screens = contents.screens.filter { $0.key.carousel != key.serial }
         }
     }
 
@@ -128,6 +130,27 @@ public final class MemoryStore: CarouselStore {
     public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
         contents.withLock { contents in
             contents.plays.values.filter { $0.carousel == serial }.max { $0.startedAt < $1.startedAt }
+        }
+    }
+
+    public func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {
+        contents.withLock { contents in
+            let serials = Set(contents.carousels.values.map(\.serial))
+            for sighting in sightings where serials.contains(sighting.key.carousel) {
+                contents.screens[sighting.key] = sighting.merged(into: contents.screens[sighting.key], timeout: timeout)
+            }
+        }
+    }
+
+    public func screens() throws(StoreError) -> [ScreenRecord] {
+        contents.withLock { Array($0.screens.values) }
+    }
+
+    public func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int {
+        contents.withLock { contents in
+            let before = contents.screens.count
+            contents.screens = contents.screens.filter { $0.value.lastSeen >= cutoff }
+            return before - contents.screens.count
         }
     }
 }

@@ -1,0 +1,160 @@
+import Carousel
+import TimeZones
+
+// What a store keeps of the fleet (docs/SCREENS.md, "The fleet"): one row per screen and
+// carousel, its presence and its latest receipt, shared by every process using the store.
+
+/// A screen as the store keeps it.
+public struct ScreenRecord: Sendable, Equatable {
+    /// The carousel's serial.
+    public var carousel: Int64
+    public var id: ScreenID
+    /// The last time any process heard from it (a request, or its event stream still open).
+    public var lastSeen: Timestamp
+    /// When it was first heard after a silence longer than the timeout: its presence began then.
+    public var heardSince: Timestamp
+    public var via: ScreenVia
+    /// At most `ScreenRecord.userAgentLimit` characters.
+    public var userAgent: String
+    /// Its latest receipt (the one shown last), judged; nil before its first.
+    public var receipt: JudgedReceipt?
+
+    public init(
+        carousel: Int64, id: ScreenID, lastSeen: Timestamp, heardSince: Timestamp, via: ScreenVia, userAgent: String,
+        receipt: JudgedReceipt? = nil
+    ) {
+        self.carousel = carousel
+        self.id = id
+        self.lastSeen = lastSeen
+        self.heardSince = heardSince
+        self.via = via
+        self.userAgent = userAgent
+        self.receipt = receipt
+    }
+
+    /// User agents are kept cut to this many characters: enough to tell a kiosk from a phone.
+    public static let userAgentLimit = 200
+
+    /// What identifies a screen's row.
+    public struct Key: Hashable, Sendable {
+        public let carousel: Int64
+        public let id: ScreenID
+
+        public init(carousel: Int64, id: ScreenID) {
+            self.carousel = carousel
+            self.id = id
+        }
+    }
+
+    public var key: Key { Key(carousel: carousel, id: id) }
+}
+
+/// How a screen was last heard from.
+public enum ScreenVia: String, Sendable {
+    /// It holds an event stream.
+    case stream
+    /// It polls (or reports) by requests.
+    case poll
+}
+
+/// A receipt with what the process that took it found (docs/SCREENS.md, "Judging a screen").
+public struct JudgedReceipt: Sendable, Equatable {
+    public var banner: String
+    public var version: UInt64
+    public var shownAt: Timestamp
+    /// How long after the carousel's change the screen flipped (negative: before it); nil when the
+    /// carousel's history does not reach back to `shownAt`.
+    public var lateness: Duration?
+    /// Why the receipt puts its screen out of step; nil when it does not.
+    public var outOfStep: OutOfStepReason?
+    /// Since when the screen's receipts have said what this one says (in step, or this reason).
+    public var verdictSince: Timestamp
+    /// The screen's estimate of its clock's offset from the service's, and of the round trip.
+    public var offsetMs: Int64?
+    public var rttMs: Int64?
+
+    public init(
+        banner: String, version: UInt64, shownAt: Timestamp, lateness: Duration?, outOfStep: OutOfStepReason?,
+        verdictSince: Timestamp, offsetMs: Int64?, rttMs: Int64?
+    ) {
+        self.banner = banner
+        self.version = version
+        self.shownAt = shownAt
+        self.lateness = lateness
+        self.outOfStep = outOfStep
+        self.verdictSince = verdictSince
+        self.offsetMs = offsetMs
+        self.rttMs = rttMs
+    }
+}
+
+/// What one process heard of a screen since its last write, to merge into the stored row
+/// (`CarouselStore.saveScreens`).
+public struct ScreenSighting: Sendable, Equatable {
+    public var key: ScreenRecord.Key
+    public var heardAt: Timestamp
+    public var via: ScreenVia
+    public var userAgent: String
+    /// The latest receipt heard, if any; its `verdictSince` is its own arrival, which the store
+    /// keeps older when the stored receipt said the same.
+    public var receipt: JudgedReceipt?
+
+    public init(key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, receipt: JudgedReceipt?)
+    {
+        self.key = key
+        self.heardAt = heardAt
+        self.via = via
+        self.userAgent = String(userAgent.prefix(ScreenRecord.userAgentLimit))
+        self.receipt = receipt
+    }
+
+    /// The row as it is after this sighting, given the row stored before (nil: a new screen); the
+    /// rule every store applies, in one place for the memory store and the tests.
+    public func merged(into stored: ScreenRecord?, timeout: Duration) -> ScreenRecord {
+        guard var row = stored else {
+            return ScreenRecord(
+                carousel: key.carousel, id: key.id, lastSeen: heardAt, heardSince: heardAt, via: via,
+                userAgent: userAgent, receipt: receipt)
+        }
+        if heardAt - row.lastSeen > timeout { row.heardSince = heardAt }
+        if heardAt >= row.lastSeen {
+            row.lastSeen = heardAt
+            row.via = via
+            row.userAgent = userAgent
+        }
+        if var receipt, row.receipt.map({ $0.shownAt <= receipt.shownAt }) ?? true {
+            if let old = row.receipt, old.outOfStep == receipt.outOfStep { receipt.verdictSince = old.verdictSince }
+            row.receipt = receipt
+        }
+        return row
+    }
+}
+
+// MARK: Rows of a database
+
+extension ScreenRecord {
+    /// The `screens` table's columns in the order `init?(column:text:)` reads them: what SQL
+    /// stores share.
+    public static let columns =
+        "carousel, id, last_seen, heard_since, via, user_agent, banner, version, shown_at, lateness, out_of_step, "
+        + "verdict_since, offset_ms, rtt_ms"
+
+    /// A row read by column number (`columns`' order); nil for a row no process of this build
+    /// wrote (an id or a name it does not know), which is skipped rather than shown wrong.
+    public init?(integer: (Int) -> Int64?, text: (Int) -> String?) {
+        guard let carousel = integer(0), let id = text(1).flatMap(ScreenID.init), let lastSeen = integer(2),
+            let heardSince = integer(3), let via = text(4).flatMap(ScreenVia.init(rawValue:))
+        else { return nil }
+        var receipt: JudgedReceipt?
+        if let banner = text(6), let version = integer(7), let shownAt = integer(8), let verdictSince = integer(11) {
+            receipt = JudgedReceipt(
+                banner: banner, version: UInt64(clamping: version), shownAt: Timestamp(nanosecondsSinceEpoch: shownAt),
+                lateness: integer(9).map { .nanoseconds($0) }, outOfStep: text(10).flatMap(OutOfStepReason.init),
+                verdictSince: Timestamp(nanosecondsSinceEpoch: verdictSince), offsetMs: integer(12), rttMs: integer(13))
+        }
+        self.init(
+            carousel: carousel, id: id, lastSeen: Timestamp(nanosecondsSinceEpoch: lastSeen),
+            heardSince: Timestamp(nanosecondsSinceEpoch: heardSince), via: via, userAgent: text(5) ?? "",
+            receipt: receipt)
+    }
+}

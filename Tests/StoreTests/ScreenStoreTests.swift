@@ -1,0 +1,93 @@
+import Carousel
+import Store
+import Testing
+import TimeZones
+
+/// The fleet's rows (docs/SCREENS.md): every store merges sightings by the one rule,
+/// `ScreenSighting.merged(into:timeout:)`, checked here against each store and by hand.
+@Suite("Store contract: screens")
+struct ScreenStoreTests {
+    let timeout: Duration = .seconds(30)
+
+    func sighting(
+        _ key: ScreenRecord.Key, at offset: Int64, via: ScreenVia = .stream, userAgent: String = "Kiosk/1",
+        receipt: JudgedReceipt? = nil
+    ) -> ScreenSighting {
+        ScreenSighting(key: key, heardAt: t0 + .seconds(offset), via: via, userAgent: userAgent, receipt: receipt)
+    }
+
+    func receipt(_ banner: String, shownAt offset: Int64, _ reason: OutOfStepReason?, arrived: Int64) -> JudgedReceipt {
+        JudgedReceipt(
+            banner: banner, version: 3, shownAt: t0 + .seconds(offset), lateness: .milliseconds(12), outOfStep: reason,
+            verdictSince: t0 + .seconds(arrived), offsetMs: -40, rttMs: 18)
+    }
+
+    /// Saves each batch in turn, and checks the store against the rule applied by hand.
+    func save(_ batches: [[ScreenSighting]], to store: any CarouselStore) throws -> [ScreenRecord.Key: ScreenRecord] {
+        var expected = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
+        for batch in batches {
+            try store.saveScreens(batch, timeout: timeout)
+            for sighting in batch { expected[sighting.key] = sighting.merged(into: expected[sighting.key], timeout: timeout) }
+        }
+        let stored = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
+        #expect(stored == expected)
+        return stored
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func presenceIsTheLatestSightingAndBeginsAgainAfterASilence(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let serial = try store.create(lobby, anchor: playing).serial
+        let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
+        let rows = try save(
+            [
+                [sighting(wall, at: 0)],
+                [sighting(wall, at: 20, via: .poll, userAgent: String(repeating: "x", count: 300))],
+                // Another process's older sighting, written late: the latest stays.
+                [sighting(wall, at: 10, via: .stream, userAgent: "Old/1")],
+            ], to: store)
+        #expect(rows[wall]?.lastSeen == t0 + .seconds(20))
+        #expect(rows[wall]?.heardSince == t0)
+        #expect(rows[wall]?.via == .poll)
+        #expect(rows[wall]?.userAgent.count == ScreenRecord.userAgentLimit)
+        // Silent for longer than the timeout, then heard again: present since then.
+        let back = try save([[sighting(wall, at: 51)]], to: store)
+        #expect(back[wall]?.heardSince == t0 + .seconds(51))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theLatestReceiptIsKeptWithSinceWhenItsVerdictHolds(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let serial = try store.create(lobby, anchor: playing).serial
+        let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
+        let rows = try save(
+            [
+                [sighting(wall, at: 1, receipt: receipt("a", shownAt: 0, .late, arrived: 1))],
+                // The same verdict again: late since the first.
+                [sighting(wall, at: 6, receipt: receipt("b", shownAt: 5, .late, arrived: 6))],
+                // An older receipt arriving late changes nothing of the receipt.
+                [sighting(wall, at: 7, receipt: receipt("a", shownAt: 2, nil, arrived: 7))],
+            ], to: store)
+        #expect(rows[wall]?.receipt?.banner == "b")
+        #expect(rows[wall]?.receipt?.verdictSince == t0 + .seconds(1))
+        // In step now: since this receipt.
+        let inStep = try save([[sighting(wall, at: 11, receipt: receipt("a", shownAt: 10, nil, arrived: 11))]], to: store)
+        #expect(inStep[wall]?.receipt?.outOfStep == nil)
+        #expect(inStep[wall]?.receipt?.verdictSince == t0 + .seconds(11))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func screensGoWithTheirCarouselAndAfterTheirRetention(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let stored = try store.create(lobby, anchor: playing)
+        let wall = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("wall-1")!)
+        let desk = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("desk")!)
+        let elsewhere = ScreenRecord.Key(carousel: stored.serial + 100, id: ScreenID("wall-1")!)
+        try store.saveScreens([sighting(wall, at: 0), sighting(desk, at: 100), sighting(elsewhere, at: 0)], timeout: timeout)
+        #expect(Set(try store.screens().map(\.key)) == [wall, desk])  // no such carousel: dropped
+        #expect(try store.forgetScreens(silentSince: t0 + .seconds(50)) == 1)
+        #expect(try store.screens().map(\.key) == [desk])
+        try store.delete(stored.key, expectedRevision: stored.revision)
+        #expect(try store.screens().isEmpty)
+    }
+}

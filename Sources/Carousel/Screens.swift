@@ -51,16 +51,34 @@ public enum OutOfStepReason: String, Sendable, Equatable {
 extension ScreenState {
     /// A screen's state by the rules: offline once not heard from for longer than `timeout`
     /// (a screen holding an event stream is heard from all the while); else out of step when its
-    /// latest receipt says so (`verdict`) or it has stopped flipping (`frozen`); else online.
+    /// latest receipt says so (`outOfStep`) or it has stopped flipping (`frozen`); else online.
     public static func of(
-        lastSeen: Timestamp, now: Timestamp, timeout: Duration, verdict: StepVerdict?, frozen: Bool
+        lastSeen: Timestamp, now: Timestamp, timeout: Duration, outOfStep: OutOfStepReason?, frozen: Bool
     ) -> ScreenState {
         guard now - lastSeen <= timeout else { return .offline }
-        switch verdict {
-        case .late?: return .outOfStep(.late)
-        case .early?: return .outOfStep(.early)
-        case .wrongBanner?: return .outOfStep(.wrongBanner)
-        case .inStep?, .unknown?, nil: return frozen ? .outOfStep(.frozen) : .online
+        if let outOfStep { return .outOfStep(outOfStep) }
+        return frozen ? .outOfStep(.frozen) : .online
+    }
+}
+
+extension StepVerdict {
+    /// Why a screen whose latest receipt has this verdict is out of step; nil when it is not.
+    public var outOfStep: OutOfStepReason? {
+        switch self {
+        case .late: .late
+        case .early: .early
+        case .wrongBanner: .wrongBanner
+        case .inStep, .unknown: nil
+        }
+    }
+
+    /// How long after the carousel's change the screen flipped (negative: before it); nil when
+    /// it showed another banner or the history does not reach back.
+    public var lateness: Duration? {
+        switch self {
+        case .inStep(let lateness), .late(by: let lateness): lateness
+        case .early(by: let earliness): .zero - earliness
+        case .wrongBanner, .unknown: nil
         }
     }
 }

@@ -266,6 +266,14 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         history.withLock { $0.check(receipt, tolerance: tolerance) }
     }
 
+    /// Whether a screen may have shown banner `id` at `instant`: a banner of the carousel or of
+    /// its takeover now, or the one its history says was shown then (since deleted, say).
+    public func knows(banner id: String, at instant: Timestamp) -> Bool {
+        let snapshot = engine.snapshot
+        if snapshot.banners.contains(where: { $0.id == id }) || snapshot.takeover?.banner.id == id { return true }
+        return history.withLock { $0.shown(at: instant)?.banner?.id == id }
+    }
+
     /// Whether a screen whose latest receipt was for `lastShownAt` has stopped flipping.
     public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
         history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace) }

@@ -11,6 +11,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let directory: CarouselDirectory<Outlets>
     /// Carousel changes, timer lateness, plays and store operations, for `GET /metrics`.
     public let metrics: ServiceMetrics
+    /// The screens of every carousel (docs/SCREENS.md, "The fleet").
+    public let fleet: Fleet<Outlets>
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -20,9 +22,10 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     ///   - beforeFirstLoad: nil when `loaded` is what the store holds; when the store could not be
     ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
     ///     are loaded from it (seeding an empty store).
+    ///   - fleet: how screens are kept and judged.
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration,
+        clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration, fleet: FleetSettings = FleetSettings(),
         beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
@@ -32,6 +35,7 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         directory = CarouselDirectory(
             store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
         follower = StoreFollower(directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
+        self.fleet = Fleet(directory: directory, store: store, settings: fleet, logger: logger, clock: clock)
         self.metrics = metrics
     }
 
@@ -39,16 +43,19 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public var notReady: String? { follower.notReady }
 
     /// Starts every carousel's clock, follows what other processes sharing the store change, and
-    /// flushes play counts to the store from now on.
+    /// flushes play counts and screens to the store from now on.
     public func start() {
         directory.start()
         follower.start()
         directory.plays.start()
+        fleet.start()
     }
 
-    /// Stops every carousel's clock (their outlets are closed) and hands the last counts to the store.
+    /// Stops every carousel's clock (their outlets are closed) and hands the last counts and
+    /// screens to the store.
     public func stop() {
         directory.stop()
         directory.plays.stop()
+        fleet.stop()
     }
 }

@@ -292,7 +292,9 @@ public final class PostgresStore: CarouselStore {
         guard !sightings.isEmpty else { return }
         // Rows in one order on every replica: two replicas' batches wait for each other rather
         // than deadlock.
-        let sightings = sightings.sorted { ($0.key.carousel, $0.key.id.rawValue) < ($1.key.carousel, $1.key.id.rawValue) }
+        let sightings = sightings.sorted {
+            ($0.key.carousel, $0.key.id.rawValue) < ($1.key.carousel, $1.key.id.rawValue)
+        }
         try on(commands) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) in
                 for sighting in sightings {

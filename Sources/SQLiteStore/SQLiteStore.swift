@@ -297,8 +297,10 @@ public final class SQLiteStore: CarouselStore {
                         """
                     ).bind(
                         carousel, id, .text(receipt.banner), .integer(Int64(clamping: receipt.version)),
-                        .integer(receipt.shownAt.nanosecondsSinceEpoch), receipt.lateness.map { .integer($0.nanoseconds) },
-                        receipt.outOfStep.map { .text($0.rawValue) }, .integer(receipt.verdictSince.nanosecondsSinceEpoch),
+                        .integer(receipt.shownAt.nanosecondsSinceEpoch),
+                        receipt.lateness.map { .integer($0.nanoseconds) },
+                        receipt.outOfStep.map { .text($0.rawValue) },
+                        .integer(receipt.verdictSince.nanosecondsSinceEpoch),
                         receipt.offsetMs.map { .integer($0) }, receipt.rttMs.map { .integer($0) }
                     ).run()
                 }

@@ -99,8 +99,7 @@ public struct ScreenSighting: Sendable, Equatable {
     /// keeps older when the stored receipt said the same.
     public var receipt: JudgedReceipt?
 
-    public init(key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, receipt: JudgedReceipt?)
-    {
+    public init(key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, receipt: JudgedReceipt?) {
         self.key = key
         self.heardAt = heardAt
         self.via = via

@@ -20,7 +20,7 @@ struct ScreensTests {
         let timeout: Duration = .seconds(30)
         func state(silentFor seconds: Int64, _ verdict: StepVerdict?, frozen: Bool = false) -> ScreenState {
             ScreenState.of(
-                lastSeen: t0, now: t0 + .seconds(seconds), timeout: timeout, verdict: verdict, frozen: frozen)
+                lastSeen: t0, now: t0 + .seconds(seconds), timeout: timeout, outOfStep: verdict?.outOfStep, frozen: frozen)
         }
         #expect(state(silentFor: 30, nil) == .online)
         #expect(state(silentFor: 31, nil) == .offline)
@@ -31,6 +31,8 @@ struct ScreensTests {
         #expect(state(silentFor: 0, .early(by: .seconds(1))) == .outOfStep(.early))
         #expect(state(silentFor: 0, .wrongBanner(expected: "b1")) == .outOfStep(.wrongBanner))
         #expect(state(silentFor: 0, .inStep(lateness: .zero), frozen: true) == .outOfStep(.frozen))
+        #expect(StepVerdict.early(by: .milliseconds(70)).lateness == .milliseconds(-70))
+        #expect(StepVerdict.wrongBanner(expected: "b1").lateness == nil)
         #expect(
             ScreenState.outOfStep(.frozen).name == "out-of-step"
                 && OutOfStepReason.wrongBanner.rawValue == "wrong-banner")

@@ -27,7 +27,9 @@ struct ScreenStoreTests {
         var expected = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
         for batch in batches {
             try store.saveScreens(batch, timeout: timeout)
-            for sighting in batch { expected[sighting.key] = sighting.merged(into: expected[sighting.key], timeout: timeout) }
+            for sighting in batch {
+                expected[sighting.key] = sighting.merged(into: expected[sighting.key], timeout: timeout)
+            }
         }
         let stored = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
         #expect(stored == expected)
@@ -71,7 +73,8 @@ struct ScreenStoreTests {
         #expect(rows[wall]?.receipt?.banner == "b")
         #expect(rows[wall]?.receipt?.verdictSince == t0 + .seconds(1))
         // In step now: since this receipt.
-        let inStep = try save([[sighting(wall, at: 11, receipt: receipt("a", shownAt: 10, nil, arrived: 11))]], to: store)
+        let inStep = try save(
+            [[sighting(wall, at: 11, receipt: receipt("a", shownAt: 10, nil, arrived: 11))]], to: store)
         #expect(inStep[wall]?.receipt?.outOfStep == nil)
         #expect(inStep[wall]?.receipt?.verdictSince == t0 + .seconds(11))
     }
@@ -83,7 +86,8 @@ struct ScreenStoreTests {
         let wall = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("wall-1")!)
         let desk = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("desk")!)
         let elsewhere = ScreenRecord.Key(carousel: stored.serial + 100, id: ScreenID("wall-1")!)
-        try store.saveScreens([sighting(wall, at: 0), sighting(desk, at: 100), sighting(elsewhere, at: 0)], timeout: timeout)
+        try store.saveScreens(
+            [sighting(wall, at: 0), sighting(desk, at: 100), sighting(elsewhere, at: 0)], timeout: timeout)
         #expect(Set(try store.screens().map(\.key)) == [wall, desk])  // no such carousel: dropped
         #expect(try store.forgetScreens(silentSince: t0 + .seconds(50)) == 1)
         #expect(try store.screens().map(\.key) == [desk])

@@ -1,0 +1,452 @@
+import Carousel
+import Dispatch
+import Locking
+import Logging
+import Metrics
+import Store
+import TimeZones
+
+/// How the fleet keeps and judges screens (docs/SCREENS.md, "The fleet"; docs/CONFIGURATION.md).
+public struct FleetSettings: Sendable, Equatable {
+    /// A screen not heard from for longer is offline.
+    public var screenTimeout: Duration
+    /// Screens per carousel: a new one past it is refused; known ones go on.
+    public var maxScreens: Int
+    /// How far a flip may be from the carousel's change, either side, and still be in step.
+    public var stepTolerance: Duration
+    /// An offline screen is forgotten after this long.
+    public var screenRetention: Duration
+
+    public init(
+        screenTimeout: Duration = .seconds(30), maxScreens: Int = 10_000, stepTolerance: Duration = .milliseconds(50),
+        screenRetention: Duration = .seconds(30 * 86_400)
+    ) {
+        self.screenTimeout = screenTimeout
+        self.maxScreens = maxScreens
+        self.stepTolerance = stepTolerance
+        self.screenRetention = screenRetention
+    }
+
+    /// How often what this process heard is written, and every screen read back and judged: each
+    /// screen is written at most this often, and every process lists it within two of these.
+    public static let tick: Duration = .seconds(1)
+    /// Flips not reported yet within this are not missing yet: screens send receipts in batches at
+    /// least every 5 s, and a receipt reaches other processes a tick or two after it arrives.
+    static let frozenGrace: Duration = .seconds(8)
+    /// How often screens past their retention are looked for.
+    static let forgetEvery: Duration = .seconds(60)
+    /// How far from now a receipt's instant may be.
+    public static let receiptHorizon: Duration = .seconds(3600)
+    /// Receipts in one report.
+    public static let maxReceipts = 100
+}
+
+/// A screen as the API lists it: its row, its carousel's name, and its state since when.
+public struct ScreenEntry: Sendable, Equatable {
+    public let record: ScreenRecord
+    public let carousel: String
+    public let state: ScreenState
+    public let since: Timestamp
+
+    /// Offline and out-of-step first (what needs an operator), then by carousel and id.
+    static func listedBefore(_ a: ScreenEntry, _ b: ScreenEntry) -> Bool {
+        let (rankA, rankB) = (a.state == .online ? 1 : 0, b.state == .online ? 1 : 0)
+        return (rankA, a.carousel, a.record.id.rawValue) < (rankB, b.carousel, b.record.id.rawValue)
+    }
+}
+
+/// A receipt as a screen sends it (docs/SCREENS.md, receipts), its JSON types checked.
+public struct ReportedReceipt: Sendable, Equatable {
+    public let banner: String
+    public let version: UInt64
+    public let shownAt: Timestamp
+    public let offsetMs: Int64?
+    public let rttMs: Int64?
+
+    public init(banner: String, version: UInt64, shownAt: Timestamp, offsetMs: Int64?, rttMs: Int64?) {
+        self.banner = banner
+        self.version = version
+        self.shownAt = shownAt
+        self.offsetMs = offsetMs
+        self.rttMs = rttMs
+    }
+}
+
+/// Why the fleet did not take what a screen sent; nothing of it was kept.
+public enum ScreenRefusal: Error, Equatable {
+    /// The carousel has `limit` screens already and this one is new.
+    case full(carousel: String, limit: Int)
+    /// A receipt cannot be true; `field` is its path in the report (`receipts[2].banner`).
+    case invalidReceipt(field: String, detail: String)
+}
+
+/// The screens of every carousel (docs/SCREENS.md, "The fleet"): what this process hears
+/// (requests, event streams held, receipts judged against each carousel's history) is merged in
+/// memory and written to the store once a tick; then every screen the store has, whichever process
+/// heard it, is read back and judged. Transitions go to observers (`GET /screens/events`).
+public final class Fleet<Outlets: CarouselOutlets>: Sendable {
+    public typealias Live = LiveCarousel<Outlets.Outlet>
+
+    public let settings: FleetSettings
+    private let directory: CarouselDirectory<Outlets>
+    private let store: any CarouselStore
+    private let logger: Logger
+    private let clock: @Sendable () -> Timestamp
+    private let state = Lock(State())
+    /// Held for a whole tick: one at a time, so that what a failed write puts back is never
+    /// overtaken by a later one.
+    private let ticking = Lock(TickState())
+    /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
+    nonisolated(unsafe) private let timer: DispatchSourceTimer
+
+    private struct State {
+        /// Heard since the last write, one sighting per screen.
+        var pending: [ScreenRecord.Key: ScreenSighting] = [:]
+        /// Event streams held by this process, by screen.
+        var streams: [ScreenRecord.Key: StreamHold] = [:]
+        var streamsHeardAt: Timestamp?
+        /// Every screen as last judged.
+        var entries: [ScreenRecord.Key: ScreenEntry] = [:]
+        /// Each carousel's screens, stored or pending: what `maxScreens` counts.
+        var known: [Int64: Set<ScreenID>] = [:]
+        var observers: [@Sendable (ScreenEntry) -> Void] = []
+        var lateness = Histogram(bounds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+        var transitions: [String: UInt64] = [:]
+    }
+
+    private struct StreamHold {
+        var count: Int
+        var userAgent: String
+    }
+
+    private struct TickState {
+        var judgedOnce = false
+        var lastForget: Timestamp?
+        /// Whether the last write or read failed, so that a store that stays down is logged once.
+        var failing = false
+    }
+
+    init(
+        directory: CarouselDirectory<Outlets>, store: any CarouselStore, settings: FleetSettings, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
+        self.directory = directory
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.fleet"))
+        timer.schedule(deadline: .distantFuture)
+        // Resumed at once, unarmed: Dispatch aborts when a source is released while suspended.
+        timer.resume()
+    }
+
+    // MARK: Hearing screens
+
+    /// A request from screen `id` of `live` (a poll, or a report).
+    public func hear(_ id: ScreenID, on live: Live, userAgent: String?) throws(ScreenRefusal) {
+        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
+        let now = clock()
+        try state.withLock { state throws(ScreenRefusal) in
+            try admit(key, of: live.name, in: &state)
+            let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
+            Self.note(
+                ScreenSighting(key: key, heardAt: now, via: via, userAgent: userAgent ?? "", receipt: nil), in: &state)
+        }
+    }
+
+    /// Screen `id` of `live` opened an event stream: it is heard all the while it is held (every
+    /// third of the timeout), until `release`.
+    public func hold(_ id: ScreenID, on live: Live, userAgent: String?) throws(ScreenRefusal) -> ScreenRecord.Key {
+        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
+        let now = clock()
+        try state.withLock { state throws(ScreenRefusal) in
+            try admit(key, of: live.name, in: &state)
+            state.streams[key, default: StreamHold(count: 0, userAgent: "")].count += 1
+            state.streams[key]?.userAgent = userAgent ?? ""
+            Self.note(
+                ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: userAgent ?? "", receipt: nil),
+                in: &state)
+        }
+        return key
+    }
+
+    /// A stream `hold` returned `key` for has ended: last heard now.
+    public func release(_ key: ScreenRecord.Key) {
+        let now = clock()
+        state.withLock { state in
+            guard let hold = state.streams[key] else { return }
+            if hold.count > 1 { state.streams[key]?.count -= 1 } else { state.streams[key] = nil }
+            Self.note(
+                ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
+                in: &state)
+        }
+    }
+
+    /// Receipts from screen `id` of `live`: each checked (banner known, version not from the
+    /// future, instant within an hour of now) before any is kept, then judged against what the
+    /// carousel showed; the latest is the screen's.
+    public func report(_ receipts: [ReportedReceipt], from id: ScreenID, on live: Live, userAgent: String?)
+        throws(ScreenRefusal)
+    {
+        let now = clock()
+        let snapshot = live.engine.snapshot
+        for (index, receipt) in receipts.enumerated() {
+            let field = "receipts[\(index)]"
+            if receipt.version > snapshot.version {
+                throw .invalidReceipt(
+                    field: "\(field).version",
+                    detail: "version \(receipt.version) is after the carousel's current \(snapshot.version)")
+            }
+            let distance = receipt.shownAt > now ? receipt.shownAt - now : now - receipt.shownAt
+            if distance > FleetSettings.receiptHorizon {
+                throw .invalidReceipt(
+                    field: "\(field).shownAt",
+                    detail: "\(receipt.shownAt.rfc3339) is more than an hour from the service's clock "
+                        + "(\(now.rfc3339)); estimate the offset with GET /time")
+            }
+            if !live.knows(banner: receipt.banner, at: receipt.shownAt) {
+                throw .invalidReceipt(
+                    field: "\(field).banner", detail: "carousel '\(live.name)' has no banner '\(receipt.banner)'")
+            }
+        }
+        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
+        let judged = receipts.map { receipt in
+            let verdict = live.check(
+                Receipt(banner: receipt.banner, version: receipt.version, shownAt: receipt.shownAt),
+                tolerance: settings.stepTolerance)
+            return JudgedReceipt(
+                banner: receipt.banner, version: receipt.version, shownAt: receipt.shownAt, lateness: verdict.lateness,
+                outOfStep: verdict.outOfStep, verdictSince: now, offsetMs: receipt.offsetMs, rttMs: receipt.rttMs)
+        }
+        try state.withLock { state throws(ScreenRefusal) in
+            try admit(key, of: live.name, in: &state)
+            for receipt in judged {
+                if let lateness = receipt.lateness { state.lateness.observe(abs(lateness.seconds)) }
+            }
+            let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
+            Self.note(
+                ScreenSighting(
+                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "",
+                    receipt: judged.max { $0.shownAt < $1.shownAt }), in: &state)
+        }
+    }
+
+    /// Refuses a new screen past `maxScreens`; remembers it otherwise.
+    private func admit(_ key: ScreenRecord.Key, of carousel: String, in state: inout State) throws(ScreenRefusal) {
+        if state.known[key.carousel]?.contains(key.id) == true { return }
+        if (state.known[key.carousel]?.count ?? 0) >= settings.maxScreens {
+            throw .full(carousel: carousel, limit: settings.maxScreens)
+        }
+        state.known[key.carousel, default: []].insert(key.id)
+    }
+
+    /// Merges `sighting` into what is pending for its screen: the latest presence, the latest
+    /// receipt, and the first arrival of the latest receipt's verdict.
+    private static func note(_ sighting: ScreenSighting, in state: inout State) {
+        guard var pending = state.pending[sighting.key] else {
+            state.pending[sighting.key] = sighting
+            return
+        }
+        if sighting.heardAt >= pending.heardAt {
+            pending.heardAt = sighting.heardAt
+            pending.via = sighting.via
+            pending.userAgent = sighting.userAgent
+        }
+        if var receipt = sighting.receipt, pending.receipt.map({ $0.shownAt <= receipt.shownAt }) ?? true {
+            if let old = pending.receipt, old.outOfStep == receipt.outOfStep { receipt.verdictSince = old.verdictSince }
+            pending.receipt = receipt
+        }
+        state.pending[sighting.key] = pending
+    }
+
+    // MARK: Listing
+
+    /// Every screen of carousel `name` (of every carousel when nil) as last judged, offline and
+    /// out-of-step first.
+    public func entries(of name: String? = nil) -> [ScreenEntry] {
+        let all = state.withLock { Array($0.entries.values) }
+        return all.filter { name == nil || $0.carousel == name }.sorted(by: ScreenEntry.listedBefore)
+    }
+
+    /// Calls `handler`, on the fleet's thread, with each screen that appeared or changed state.
+    public func observe(_ handler: @escaping @Sendable (ScreenEntry) -> Void) {
+        state.withLock { $0.observers.append(handler) }
+    }
+
+    // MARK: Ticks
+
+    /// Starts writing and judging every tick.
+    func start() {
+        let period = DispatchTimeInterval.nanoseconds(Int(FleetSettings.tick.nanoseconds))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.schedule(deadline: .now() + period, repeating: period)
+    }
+
+    /// Stops the timer and writes what is left: the streams held end with the process.
+    func stop() {
+        timer.cancel()
+        let now = clock()
+        state.withLock { state in
+            for (key, hold) in state.streams {
+                Self.note(
+                    ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
+                    in: &state)
+            }
+            state.streams = [:]
+        }
+        ticking.withLock { ticking in write(at: now, &ticking) }
+    }
+
+    /// Writes what was heard, forgets screens past their retention now and then, and judges
+    /// every stored screen.
+    func tick() {
+        ticking.withLock { ticking in
+            let now = clock()
+            write(at: now, &ticking)
+            if ticking.lastForget.map({ now - $0 >= FleetSettings.forgetEvery }) ?? true {
+                ticking.lastForget = now
+                do throws(StoreError) {
+                    let forgotten = try store.forgetScreens(silentSince: now - settings.screenRetention)
+                    if forgotten > 0 {
+                        logger.info(
+                            "forgot \(forgotten) screen\(forgotten == 1 ? "" : "s") silent for over \(settings.screenRetention.seconds) s"
+                        )
+                    }
+                } catch {
+                    failed("forgetting old screens", error, &ticking)
+                }
+            }
+            let rows: [ScreenRecord]
+            do throws(StoreError) { rows = try store.screens() } catch {
+                failed("reading screens", error, &ticking)
+                return
+            }
+            judge(rows, at: now, announce: ticking.judgedOnce)
+            ticking.judgedOnce = true
+        }
+    }
+
+    private func write(at now: Timestamp, _ ticking: inout TickState) {
+        let batch = state.withLock { state in
+            // Streams held are heard every third of the timeout: well before it runs out.
+            if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
+                state.streamsHeardAt = now
+                for (key, hold) in state.streams {
+                    Self.note(
+                        ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
+                        in: &state)
+                }
+            }
+            defer { state.pending = [:] }
+            return Array(state.pending.values)
+        }
+        do throws(StoreError) {
+            try store.saveScreens(batch, timeout: settings.screenTimeout)
+            if ticking.failing {
+                ticking.failing = false
+                logger.notice("screens are written to \(store.description) again")
+            }
+        } catch {
+            // Kept for the next tick, under what was heard meanwhile.
+            state.withLock { state in
+                for sighting in batch {
+                    let newer = state.pending[sighting.key]
+                    state.pending[sighting.key] = sighting
+                    if let newer { Self.note(newer, in: &state) }
+                }
+            }
+            failed("writing \(batch.count) screen\(batch.count == 1 ? "" : "s")", error, &ticking)
+        }
+    }
+
+    private func failed(_ what: String, _ error: StoreError, _ ticking: inout TickState) {
+        guard !ticking.failing else { return }
+        ticking.failing = true
+        logger.error("\(what) failed: \(error); screens are listed as last known until the store is back")
+    }
+
+    /// Judges every row of a carousel served here; tells observers of screens that appeared or
+    /// changed state (not on the first judging: a process starting has seen no change).
+    private func judge(_ rows: [ScreenRecord], at now: Timestamp, announce: Bool) {
+        let carousels = Dictionary(directory.all.map { ($0.key.serial, $0) }) { first, _ in first }
+        let previous = state.withLock { $0.entries }
+        var entries: [ScreenRecord.Key: ScreenEntry] = [:]
+        var changed: [ScreenEntry] = []
+        for row in rows {
+            guard let live = carousels[row.carousel] else { continue }
+            let frozen =
+                row.receipt.map {
+                    live.isFrozen(lastShownAt: $0.shownAt, now: now, grace: FleetSettings.frozenGrace)
+                } ?? false
+            let state = ScreenState.of(
+                lastSeen: row.lastSeen, now: now, timeout: settings.screenTimeout, outOfStep: row.receipt?.outOfStep,
+                frozen: frozen)
+            let before = previous[row.key]
+            let entry = ScreenEntry(
+                record: row, carousel: live.name, state: state,
+                since: since(state, of: row, before: before, now: now))
+            entries[row.key] = entry
+            if before?.state != state { changed.append(entry) }
+        }
+        let observers = state.withLock { state in
+            state.entries = entries
+            // What maxScreens counts: stored, and heard here but not written yet.
+            var known: [Int64: Set<ScreenID>] = [:]
+            for key in entries.keys { known[key.carousel, default: []].insert(key.id) }
+            for key in state.pending.keys { known[key.carousel, default: []].insert(key.id) }
+            for key in state.streams.keys { known[key.carousel, default: []].insert(key.id) }
+            state.known = known
+            guard announce else { return [@Sendable (ScreenEntry) -> Void]() }
+            for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
+            return state.observers
+        }
+        for entry in changed.sorted(by: ScreenEntry.listedBefore) {
+            for observer in observers { observer(entry) }
+        }
+    }
+
+    /// Since when a screen is in `state`: what the rows say where they can (every process agrees),
+    /// else when this process first judged it so.
+    private func since(_ state: ScreenState, of row: ScreenRecord, before: ScreenEntry?, now: Timestamp) -> Timestamp {
+        let verdictSince = max(row.heardSince, row.receipt?.verdictSince ?? row.heardSince)
+        switch state {
+        case .offline:
+            return row.lastSeen + settings.screenTimeout
+        case .outOfStep(.frozen):
+            return before?.state == state ? before!.since : now
+        case .outOfStep:
+            return verdictSince
+        case .online:
+            if let before, before.state == .online { return before.since }
+            return before?.state == .outOfStep(.frozen) ? now : verdictSince
+        }
+    }
+
+    // MARK: Metrics
+
+    /// `banner_screens`, `banner_screen_lateness_seconds`, `banner_screen_transitions_total`
+    /// (docs/METRICS.md).
+    public func writeMetrics(to text: inout String) {
+        let (entries, lateness, transitions) = state.withLock { ($0.entries, $0.lateness, $0.transitions) }
+        var counts: [String: [String: Int]] = [:]
+        for carousel in directory.all { counts[carousel.name] = [:] }
+        for entry in entries.values { counts[entry.carousel, default: [:]][entry.state.name, default: 0] += 1 }
+        text += "# HELP banner_screens Screens by carousel and state, as this process last judged them.\n"
+        text += "# TYPE banner_screens gauge\n"
+        for (carousel, states) in counts.sorted(by: { $0.key < $1.key }) {
+            for name in ["online", "offline", "out-of-step"] {
+                text += "banner_screens{carousel=\"\(carousel)\",state=\"\(name)\"} \(states[name] ?? 0)\n"
+            }
+        }
+        text += "# HELP banner_screen_lateness_seconds How far from the carousel's change screens flipped, "
+        text += "either side, as the receipts this process took say.\n"
+        text += "# TYPE banner_screen_lateness_seconds histogram\n"
+        lateness.write("banner_screen_lateness_seconds", labels: "", to: &text)
+        text += "# HELP banner_screen_transitions_total Screens that changed state, by the state they went to.\n"
+        text += "# TYPE banner_screen_transitions_total counter\n"
+        for name in ["online", "offline", "out-of-step"] {
+            text += "banner_screen_transitions_total{to=\"\(name)\"} \(transitions[name] ?? 0)\n"
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Carousel
+import Definitions
+import Locking
+import Logging
+import Store
+import TestSupport
+import Testing
+import TimeZones
+
+@testable import CarouselRuntime
+
+/// The fleet on its own (docs/SCREENS.md, "The fleet"): screens heard, written and judged at each
+/// tick, on a manual clock; the carousel `lobby` shows b0, b1, b2 for 4 s each from t0.
+@Suite("Fleet")
+struct FleetTests {
+    let clock = ManualClock(t0)
+    let store = MemoryStore()
+    let runtime: Runtime<RecordingOutlets>
+    let told = Lock<[(String, ScreenState)]>([])
+
+    init() throws {
+        let definition = CarouselDefinition(name: "lobby", banners: sampleBanners(3))
+        let stored = try store.create(definition, anchor: definition.newCarousel(at: t0).anchor)
+        runtime = Runtime(
+            store: store, loaded: [stored], outlets: RecordingOutlets(),
+            logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read, statsFlushInterval: .seconds(10),
+            fleet: FleetSettings(maxScreens: 2), beforeFirstLoad: nil)
+        runtime.fleet.observe { [told] entry in told.withLock { $0.append((entry.record.id.rawValue, entry.state)) } }
+    }
+
+    var lobby: LiveCarousel<RecordingOutlet> { runtime.directory.carousel(named: "lobby")! }
+    var fleet: Fleet<RecordingOutlets> { runtime.fleet }
+
+    func state(of id: String) -> ScreenState? {
+        fleet.entries(of: "lobby").first { $0.record.id.rawValue == id }?.state
+    }
+
+    func at(_ seconds: Double) {
+        clock.set(t0 + .milliseconds(Int64((seconds * 1000).rounded())))
+    }
+
+    func receipt(_ banner: String, at seconds: Double, version: UInt64 = 1) -> ReportedReceipt {
+        ReportedReceipt(
+            banner: banner, version: version, shownAt: t0 + .milliseconds(Int64((seconds * 1000).rounded())),
+            offsetMs: -3,
+            rttMs: 20)
+    }
+
+    @Test func aScreenHeardIsOnlineUntilSilentForTheTimeout() throws {
+        fleet.tick()  // the first judging: nothing to announce
+        at(1)
+        try fleet.hear(ScreenID("wall-1")!, on: lobby, userAgent: "Kiosk/1")
+        fleet.tick()
+        let entry = try #require(fleet.entries().first)
+        #expect(entry.state == .online && entry.since == t0 + .seconds(1))
+        #expect(entry.record.via == .poll && entry.record.userAgent == "Kiosk/1" && entry.carousel == "lobby")
+        at(31)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .online)
+        at(31.5)
+        fleet.tick()
+        #expect(fleet.entries().first?.state == .offline)
+        #expect(fleet.entries().first?.since == t0 + .seconds(31))
+        #expect(told.withLock { $0.map(\.1) } == [.online, .offline])
+    }
+
+    @Test func receiptsSetTheStateByTheirVerdict() throws {
+        let wall = ScreenID("wall-1")!
+        at(4.5)
+        try fleet.report([receipt("b0", at: 0.01), receipt("b1", at: 4.02)], from: wall, on: lobby, userAgent: nil)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .online)
+        let shown = try #require(fleet.entries().first?.record.receipt)
+        #expect(shown.banner == "b1" && shown.lateness == .milliseconds(20) && shown.offsetMs == -3)
+        at(8.5)
+        try fleet.report([receipt("b2", at: 8.2)], from: wall, on: lobby, userAgent: nil)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .outOfStep(.late))
+        at(9)
+        try fleet.report([receipt("b1", at: 8.9)], from: wall, on: lobby, userAgent: nil)  // b2 then, b0 next
+        fleet.tick()
+        #expect(state(of: "wall-1") == .outOfStep(.wrongBanner))
+        at(11.9)
+        try fleet.report([receipt("b0", at: 11.9)], from: wall, on: lobby, userAgent: nil)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .outOfStep(.early))
+        #expect(fleet.entries().first?.since == t0 + .milliseconds(11_900))
+    }
+
+    @Test func aScreenWhoseReceiptsStopWhileItIsHeardIsFrozen() throws {
+        let wall = ScreenID("wall-1")!
+        at(4.1)
+        try fleet.report([receipt("b1", at: 4)], from: wall, on: lobby, userAgent: nil)
+        fleet.tick()
+        // Flips at 8 and 12 unreported: frozen once the grace after the second has passed.
+        for seconds in [12.0, 19.9] {
+            at(seconds)
+            try fleet.hear(wall, on: lobby, userAgent: nil)
+            fleet.tick()
+            #expect(state(of: "wall-1") == .online)
+        }
+        at(20.1)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .outOfStep(.frozen))
+        // Flipping again, in step: online since now.
+        at(24.1)
+        try fleet.report([receipt("b0", at: 24)], from: wall, on: lobby, userAgent: nil)
+        fleet.tick()
+        #expect(state(of: "wall-1") == .online)
+        #expect(fleet.entries().first?.since == t0 + .milliseconds(24_100))
+    }
+
+    @Test(arguments: [
+        ("receipts[1].banner", ReportedReceipt(banner: "nope", version: 1, shownAt: t0, offsetMs: nil, rttMs: nil)),
+        ("receipts[1].version", ReportedReceipt(banner: "b0", version: 99, shownAt: t0, offsetMs: nil, rttMs: nil)),
+        (
+            "receipts[1].shownAt",
+            ReportedReceipt(banner: "b0", version: 1, shownAt: t0 + .seconds(3602), offsetMs: nil, rttMs: nil)
+        ),
+    ])
+    func anImpossibleReceiptIsRefusedNamingItAndNothingIsKept(_ field: String, _ bad: ReportedReceipt) throws {
+        at(1)
+        #expect {
+            try fleet.report([receipt("b0", at: 0), bad], from: ScreenID("wall-1")!, on: lobby, userAgent: nil)
+        } throws: { error in
+            guard case .invalidReceipt(let named, _) = error as? ScreenRefusal else { return false }
+            return named == field
+        }
+        fleet.tick()
+        #expect(fleet.entries().isEmpty)
+    }
+
+    @Test func aNewScreenPastTheLimitIsRefusedAndKnownOnesGoOn() throws {
+        let (first, second, third) = (ScreenID("a")!, ScreenID("b")!, ScreenID("c")!)
+        try fleet.hear(first, on: lobby, userAgent: nil)
+        let stream = try fleet.hold(second, on: lobby, userAgent: "TV")
+        #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
+            try fleet.hear(third, on: lobby, userAgent: nil)
+        }
+        fleet.tick()
+        #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
+            try fleet.report([], from: third, on: lobby, userAgent: nil)
+        }
+        try fleet.hear(first, on: lobby, userAgent: nil)
+        #expect(fleet.entries().map(\.record.id) == [first, second])
+        // A stream held is heard for as long as it is, and silent from its end.
+        at(100)
+        fleet.tick()
+        #expect(state(of: "a") == .offline && state(of: "b") == .online)
+        #expect(fleet.entries().first { $0.record.id == second }?.record.via == .stream)
+        fleet.release(stream)
+        at(131)
+        fleet.tick()
+        #expect(state(of: "b") == .offline)
+    }
+}

@@ -80,7 +80,7 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),

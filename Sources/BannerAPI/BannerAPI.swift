@@ -14,6 +14,10 @@ import TimeZones
 /// never reaches an engine or the store.
 public struct BannerAPI: HTTPHandler {
     let directory: CarouselDirectory<HTTPViews>
+    /// The screens of every carousel (docs/SCREENS.md, "The fleet").
+    let fleet: Fleet<HTTPViews>
+    /// `GET /screens/events`' subscribers.
+    let screenEvents: ScreenEvents
     /// The carousels' read views and event streams.
     let views: HTTPViews
     let web: StaticAssets
@@ -44,7 +48,8 @@ public struct BannerAPI: HTTPHandler {
             body: Array("{\"status\":\"ready\"}\n".utf8)))
 
     init(
-        directory: CarouselDirectory<HTTPViews>, views: HTTPViews, web: StaticAssets, access: AccessPolicy,
+        directory: CarouselDirectory<HTTPViews>, fleet: Fleet<HTTPViews>, screenEvents: ScreenEvents, views: HTTPViews,
+        web: StaticAssets, access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
@@ -55,6 +60,8 @@ public struct BannerAPI: HTTPHandler {
         self.notReady = notReady
         self.subscribers = subscribers
         self.directory = directory
+        self.fleet = fleet
+        self.screenEvents = screenEvents
         self.views = views
         self.web = web
         self.access = access
@@ -117,6 +124,9 @@ public struct BannerAPI: HTTPHandler {
             if route.action.needsAdmin { origin = nil }  // CORS never grants admin routes
             switch route.action {
             case .read(let resource):
+                if let screen = try ScreenRequests.screen(of: request) {
+                    try hear(screen, on: route, request: request)
+                }
                 guard
                     let response = views.readResponse(
                         carousel: route.carousel, resource, origin: origin,
@@ -136,12 +146,42 @@ public struct BannerAPI: HTTPHandler {
                 return .response(ServiceTime.response(at: clock(), headers: cors.headers(for: origin)))
             case .metrics:
                 return .response(
-                    MetricsExposition.response(requests: requests, service: metrics, subscribers: subscribers()))
+                    MetricsExposition.response(
+                        requests: requests, service: metrics, fleet: fleet, subscribers: subscribers()))
             case .web(let path):
                 if path == "/" && route.carousel != CarouselDefinition.defaultName { _ = try carousel(route) }
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
-                return .stream(try carousel(route).events.subscribe(headers: cors.headers(for: origin)))
+                let live = try carousel(route)
+                guard let screen = try ScreenRequests.screen(of: request) else {
+                    return .stream(live.events.subscribe(headers: cors.headers(for: origin)))
+                }
+                let held: ScreenRecord.Key
+                do throws(ScreenRefusal) {
+                    held = try fleet.hold(screen, on: live, userAgent: request.header("User-Agent"))
+                } catch {
+                    throw ScreenRequests.problem(error)
+                }
+                let stream = live.events.subscribe(headers: cors.headers(for: origin))
+                stream.onClose { [fleet] in fleet.release(held) }
+                return .stream(stream)
+            case .screenEvents:
+                try access.authorizeAdmin(request)
+                return .stream(screenEvents.subscribe())
+            case .allScreens, .carouselScreens:
+                try access.authorizeAdmin(request)
+                let name = route.action == .allScreens ? nil : try carousel(route).name
+                return .response(ScreenRequests.list(fleet.entries(of: name), headers: cors.headers(for: origin)))
+            case .receipts(let screenText):
+                let live = try carousel(route)
+                let screen = try ScreenRequests.screen(inPath: screenText)
+                let receipts = try ScreenRequests.receipts(of: request)
+                do throws(ScreenRefusal) {
+                    try fleet.report(receipts, from: screen, on: live, userAgent: request.header("User-Agent"))
+                } catch {
+                    throw ScreenRequests.problem(error)
+                }
+                return .response(Response(status: 204, headers: cors.headers(for: origin)))
             case .preflight(let allow, let crossOrigin):
                 return .response(preflight(allow: allow, crossOrigin: crossOrigin, origin: origin))
             case .listCarousels:
@@ -244,6 +284,16 @@ public struct BannerAPI: HTTPHandler {
                 logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
             }
             return reply
+        }
+    }
+
+    /// A poll from `screen`: heard, or 429 when it is new and its carousel has all the screens it may.
+    private func hear(_ screen: ScreenID, on route: Route, request: borrowing Request) throws(Problem) {
+        let live = try carousel(route)
+        do throws(ScreenRefusal) {
+            try fleet.hear(screen, on: live, userAgent: request.header("User-Agent"))
+        } catch {
+            throw ScreenRequests.problem(error)
         }
     }
 

@@ -9,7 +9,7 @@ public struct CORSPolicy: Sendable, Equatable {
     static let off = CORSPolicy(origins: [])
 
     /// Request headers a preflight may ask for.
-    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID"
+    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Screen-Id"
     /// Response headers scripts on another origin may read.
     static let exposedHeaders = "ETag, Location"
 

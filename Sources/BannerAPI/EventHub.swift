@@ -92,3 +92,30 @@ final class Heartbeat: Sendable {
 
     private static let comment = Array(": heartbeat\n\n".utf8)
 }
+
+/// `GET /screens/events` (docs/SCREENS.md): each screen that appears or changes state, as
+/// `event: screen` with the entry `GET /screens` lists, to every subscriber. Nothing is sent on
+/// subscribing: a page reads `GET /screens` once its stream is open.
+final class ScreenEvents: Sendable {
+    private static let group = "screens"
+    private let streams: StreamRegistry
+
+    init(streams: StreamRegistry) {
+        self.streams = streams
+    }
+
+    func subscribe() -> ResponseStream {
+        let stream = ResponseStream(
+            headers: [
+                HTTPHeader("Content-Type", "text/event-stream; charset=utf-8"),
+                HTTPHeader("Cache-Control", "no-cache"),
+                HTTPHeader("X-Accel-Buffering", "no"),
+            ])
+        _ = streams.add(stream, to: Self.group, first: Array("retry: \(EventHub.retryMilliseconds)\n\n".utf8))
+        return stream
+    }
+
+    func publish(_ event: [UInt8]) {
+        streams.broadcast(event, to: Self.group)
+    }
+}

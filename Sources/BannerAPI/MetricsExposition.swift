@@ -1,3 +1,4 @@
+import CarouselRuntime
 import Metrics
 import MicroHTTP
 
@@ -5,11 +6,13 @@ import MicroHTTP
 /// written afresh for each scrape.
 enum MetricsExposition {
     static func response(
-        requests: RequestMetrics, service: ServiceMetrics, subscribers: (ownSocket: Int, libmicrohttpd: Int)
+        requests: RequestMetrics, service: ServiceMetrics, fleet: Fleet<HTTPViews>,
+        subscribers: (ownSocket: Int, libmicrohttpd: Int)
     ) -> Response {
         var text = ""
         requests.write(to: &text)
         service.write(to: &text)
+        fleet.writeMetrics(to: &text)
         text += "# HELP banner_event_stream_subscribers Event-stream subscribers connected now, by who holds their "
         text +=
             "connection: the service on its own socket, or libmicrohttpd (a stream asked for on a used connection).\n"

@@ -33,6 +33,14 @@ enum Action: Sendable, Equatable {
     case click(id: String)
     /// `GET /carousels/{name}/stats`: plays, views and clicks (the admin role).
     case stats
+    /// `GET /screens`: every carousel's screens (the admin role, docs/SCREENS.md).
+    case allScreens
+    /// `GET /carousels/{name}/screens`: one carousel's screens (the admin role).
+    case carouselScreens
+    /// `GET /screens/events`: screens' state changes as they happen (the admin role).
+    case screenEvents
+    /// `POST /carousels/{name}/screens/{id}/receipts`: what a screen showed, when (public).
+    case receipts(screen: String)
     case admin(AdminRoute)
 }
 
@@ -41,7 +49,7 @@ extension Action {
     /// own origin: CORS never grants them (docs/API.md, CORS).
     var needsAdmin: Bool {
         switch self {
-        case .createCarousel, .admin, .stats: true
+        case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents: true
         case .command(let command): command.needsAdmin
         default: false
         }
@@ -107,6 +115,8 @@ enum Routes {
         "/time": readable(.time),
         "/metrics": readable(.metrics),
         "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
+        "/screens": [("GET", .allScreens)],
+        "/screens/events": [("GET", .screenEvents)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
     /// A carousel's paths below `/carousels/{name}`: v1's, and the admin API's.
@@ -120,6 +130,7 @@ enum Routes {
         "/timeline": readable(.timeline),
         "/views": [("POST", .views)],
         "/stats": readable(.stats),
+        "/screens": [("GET", .carouselScreens)],
         // The built-in page, showing this carousel.
         "/": readable(.web(path: "/")),
     ]) { v1, admin in v1 + admin }
@@ -139,6 +150,11 @@ enum Routes {
 
     private static func clickMethods(_ id: String) -> Methods { [("GET", .click(id: id))] }
 
+    private static let receiptsPrefix = "/screens/"
+    private static let receiptsSuffix = "/receipts"
+    private static let receiptsTemplate = carouselPrefix + receiptsPrefix + "{id}" + receiptsSuffix
+    private static func receiptsMethods(_ screen: String) -> Methods { [("POST", .receipts(screen: screen))] }
+
     /// The template of each bare path (itself) and of each path below a carousel, built once.
     private static let bareTemplates = Dictionary(
         uniqueKeysWithValues: Set(v1.keys).union(service.keys).map { ($0, template($0)) })
@@ -147,6 +163,7 @@ enum Routes {
     private static let bannerStateTemplate = template("/banner")
     private static let bannerRouteTemplate = template(bannerTemplate)
     private static let clickRouteTemplate = template(clickTemplate)
+    private static let receiptsRouteTemplate = template(receiptsTemplate)
 
     /// Every path template with a route, as the OpenAPI document writes them.
     static var paths: [String] { Array(templates.keys) }
@@ -159,6 +176,7 @@ enum Routes {
         for (path, methods) in scoped { all[carouselPrefix + path] = methods }
         all[carouselPrefix + bannerSuffix] = bannerMethods("{id}")
         all[clickTemplate] = clickMethods("{id}")
+        all[receiptsTemplate] = receiptsMethods("{id}")
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
         return all
     }()
@@ -215,6 +233,12 @@ enum Routes {
             let below = String(rest.dropFirst(name.count))
             if !name.isEmpty {
                 if let methods = scoped[below] { return (methods, name, scopedTemplates[below]!) }
+                if below.hasPrefix(receiptsPrefix) && below.hasSuffix(receiptsSuffix) {
+                    let screen = below.dropFirst(receiptsPrefix.count).dropLast(receiptsSuffix.count)
+                    if !screen.isEmpty && !screen.contains("/") {
+                        return (receiptsMethods(String(screen)), name, receiptsRouteTemplate)
+                    }
+                }
                 let bannerPrefix = "/banners/"
                 if below.hasPrefix(bannerPrefix) {
                     let id = String(below.dropFirst(bannerPrefix.count))

@@ -16,22 +16,26 @@ public struct ServiceParts: Sendable {
     /// The handler to serve.
     public let api: BannerAPI
 
-    /// `store`, `loaded`, `statsFlushInterval` and `beforeFirstLoad` are the runtime's
+    /// `store`, `loaded`, `statsFlushInterval`, `fleet` and `beforeFirstLoad` are the runtime's
     /// (`Runtime.init` says what each is).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
-        statsFlushInterval: Duration = .seconds(10), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
+        statsFlushInterval: Duration = .seconds(10), fleet: FleetSettings = FleetSettings(),
+        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
         let views = HTTPViews(cors: cors, streams: streams)
         let runtime = Runtime(
             store: store, loaded: loaded, outlets: views, logger: logger, clock: clock,
-            statsFlushInterval: statsFlushInterval, beforeFirstLoad: beforeFirstLoad)
+            statsFlushInterval: statsFlushInterval, fleet: fleet, beforeFirstLoad: beforeFirstLoad)
         self.runtime = runtime
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
+        let screenEvents = ScreenEvents(streams: streams)
+        runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
         api = BannerAPI(
-            directory: runtime.directory, views: views, web: StaticAssets(cors: cors), access: access, cors: cors,
+            directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
+            web: StaticAssets(cors: cors), access: access, cors: cors,
             logger: logger, clock: clock, notReady: { runtime.notReady },
             subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
     }

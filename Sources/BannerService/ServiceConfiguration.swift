@@ -1,4 +1,5 @@
 import Carousel
+import CarouselRuntime
 import Definitions
 import Logging
 
@@ -32,6 +33,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// How often play, view and click counts are written to the store (docs/STATS.md): at most
     /// this much is lost when the process is killed.
     public var statsFlush: Duration = .seconds(10)
+    /// How screens are kept and judged (docs/SCREENS.md, "The fleet").
+    public var fleet = FleetSettings()
     /// Seconds a client may take to send a whole request, or stay idle between requests.
     public var connectionTimeout = 15
     /// Connections open at once (event-stream subscribers included).

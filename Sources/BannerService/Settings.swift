@@ -1,5 +1,6 @@
 import BannerAPI
 import Carousel
+import CarouselRuntime
 import Definitions
 import JSON
 import Logging
@@ -85,6 +86,22 @@ struct Setting: Sendable {
             flag: nil, metavariable: "", variable: "CAROUSEL_STATS_FLUSH", field: "statsFlush", defaultValue: "10",
             help: "seconds between writes of play, view and click counts to the store (what kill -9 can lose)",
             range: .milliseconds(100) ... .seconds(10), set: { $0.statsFlush = $1 }),
+        seconds(
+            flag: nil, metavariable: "", variable: "CAROUSEL_SCREEN_TIMEOUT", field: "screenTimeout",
+            defaultValue: "30", help: "seconds after which a screen not heard from is offline",
+            range: .milliseconds(500) ... .seconds(86_400), set: { $0.fleet.screenTimeout = $1 }),
+        integer(
+            flag: nil, metavariable: "", variable: "CAROUSEL_MAX_SCREENS", field: "maxScreens", defaultValue: "10000",
+            help: "screens per carousel; a new one past it gets 429", range: 1...1_000_000,
+            textRule: "must be a whole number of screens", set: { $0.fleet.maxScreens = $1 }),
+        seconds(
+            flag: nil, metavariable: "", variable: "CAROUSEL_STEP_TOLERANCE", field: "stepTolerance",
+            defaultValue: "0.05", help: "seconds a screen's flip may be from the carousel's and be in step",
+            range: .milliseconds(1) ... .seconds(60), set: { $0.fleet.stepTolerance = $1 }),
+        seconds(
+            flag: nil, metavariable: "", variable: "CAROUSEL_SCREEN_RETENTION", field: "screenRetention",
+            defaultValue: "2592000", help: "seconds an offline screen is kept before it is forgotten (30 days)",
+            range: .seconds(60) ... .seconds(10 * 366 * 86_400), set: { $0.fleet.screenRetention = $1 }),
         integer(
             flag: "--connection-timeout", metavariable: "S", variable: "CAROUSEL_CONNECTION_TIMEOUT",
             field: "connectionTimeout", defaultValue: "15",
@@ -260,7 +277,7 @@ struct Setting: Sendable {
     /// A whole number within `range`. Flags and variables say `'<value>' <textRule> from a to b`;
     /// files say `<fileRule> from a to b, got <value>` (`fileRule` defaults to `textRule`).
     private static func integer(
-        flag: String, metavariable: String, variable: String, field: String, defaultValue: String, help: String,
+        flag: String?, metavariable: String, variable: String, field: String, defaultValue: String, help: String,
         range: ClosedRange<Int>, textRule: String, fileRule: String? = nil,
         set: @escaping @Sendable (inout ServiceConfiguration, Int) -> Void
     ) -> Setting {

@@ -322,7 +322,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 failed("reading screens", error, &ticking)
                 return
             }
-            judge(rows, at: now, announce: ticking.judgedOnce)
+            judge(rows, at: now, countTransitions: ticking.judgedOnce)
             ticking.judgedOnce = true
         }
     }
@@ -367,8 +367,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     }
 
     /// Judges every row of a carousel served here; tells observers of screens that appeared or
-    /// changed state (not on the first judging: a process starting has seen no change).
-    private func judge(_ rows: [ScreenRecord], at now: Timestamp, announce: Bool) {
+    /// changed state. The first judging's are not counted as transitions: a process starting has
+    /// seen no change, only screens it did not know of.
+    private func judge(_ rows: [ScreenRecord], at now: Timestamp, countTransitions: Bool) {
         let carousels = Dictionary(directory.all.map { ($0.key.serial, $0) }) { first, _ in first }
         let previous = state.withLock { $0.entries }
         var entries: [ScreenRecord.Key: ScreenEntry] = [:]
@@ -397,8 +398,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             for key in state.pending.keys { known[key.carousel, default: []].insert(key.id) }
             for key in state.streams.keys { known[key.carousel, default: []].insert(key.id) }
             state.known = known
-            guard announce else { return [@Sendable (ScreenEntry) -> Void]() }
-            for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
+            if countTransitions {
+                for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
+            }
             return state.observers
         }
         for entry in changed.sorted(by: ScreenEntry.listedBefore) {

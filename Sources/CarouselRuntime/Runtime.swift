@@ -25,7 +25,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     ///   - fleet: how screens are kept and judged.
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration, fleet: FleetSettings = FleetSettings(),
+        clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration,
+        fleet: FleetSettings = FleetSettings(),
         beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })

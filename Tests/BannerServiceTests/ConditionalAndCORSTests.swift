@@ -117,7 +117,7 @@ struct CORSTests {
         #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, OPTIONS")
         #expect(
             response.header("Access-Control-Allow-Headers")
-                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID")
+                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Screen-Id")
         #expect(response.header("Access-Control-Max-Age") == "600")
         #expect(response.header("Allow") == "GET, HEAD, PUT, OPTIONS")
 

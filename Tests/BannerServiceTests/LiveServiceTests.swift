@@ -1,5 +1,6 @@
 import BannerService
 import Carousel
+import CarouselRuntime
 import Foundation
 import Logging
 import TestSupport
@@ -16,9 +17,10 @@ final class LiveService: Sendable {
     init(
         banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
         adminToken: String? = nil, heartbeat: Duration = .seconds(15), corsOrigins: [String] = [],
-        store: StoreLocation? = nil, fastPaths: Bool = true
+        store: StoreLocation? = nil, fastPaths: Bool = true, fleet: FleetSettings = FleetSettings()
     ) async throws {
         var configuration = ServiceConfiguration()
+        configuration.fleet = fleet
         configuration.fastPaths = fastPaths
         configuration.store =
             try store ?? .sqlite(path: temporaryDirectory().appendingPathComponent("carousel.db").path)

@@ -47,7 +47,6 @@ struct FleetTests {
     }
 
     @Test func aScreenHeardIsOnlineUntilSilentForTheTimeout() throws {
-        fleet.tick()  // the first judging: nothing to announce
         at(1)
         try fleet.hear(ScreenID("wall-1")!, on: lobby, userAgent: "Kiosk/1")
         fleet.tick()

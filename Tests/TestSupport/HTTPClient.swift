@@ -89,6 +89,12 @@ public final class HTTPConnection: @unchecked Sendable {
         Glibc.close(descriptor)
     }
 
+    /// Hangs up as a client leaving does (both directions shut); the descriptor is closed with
+    /// the connection object.
+    public func hangUp() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
     /// Sends a request and reads its response.
     public func send(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil

@@ -1,0 +1,148 @@
+import Carousel
+import CarouselRuntime
+import JSON
+import MicroHTTP
+import Store
+import TimeZones
+
+/// The fleet's requests (docs/SCREENS.md, "The fleet"): a screen's id on polls and streams, its
+/// receipts, and the lists and events operators read. Checked on the calling thread; nothing is
+/// kept of a refused one.
+enum ScreenRequests {
+    static let header = "X-Screen-Id"
+
+    /// The screen a request names (`X-Screen-Id`, else `?screen=`); nil when it names none, 400
+    /// when it names an invalid one.
+    static func screen(of request: borrowing Request) throws(Problem) -> ScreenID? {
+        guard let text = request.header(header) ?? request.queryParameter("screen") else { return nil }
+        guard let id = ScreenID(text) else {
+            throw Problem.badRequest("screen id '\(text.prefix(80))' is invalid: \(ScreenID.rule)")
+        }
+        return id
+    }
+
+    /// A screen id from the path (`/carousels/{name}/screens/{id}/receipts`).
+    static func screen(inPath text: String) throws(Problem) -> ScreenID {
+        guard let id = ScreenID(text) else {
+            throw Problem.badRequest("screen id '\(text.prefix(80))' in the path is invalid: \(ScreenID.rule)")
+        }
+        return id
+    }
+
+    /// What the fleet's refusal is told: 429 for a carousel full of screens, 422 for a receipt.
+    static func problem(_ refusal: ScreenRefusal) -> Problem {
+        switch refusal {
+        case .full(let carousel, let limit):
+            Problem(
+                status: 429,
+                detail: "carousel '\(carousel)' has \(limit) screens, its limit (maxScreens); screens known "
+                    + "already go on. Raise CAROUSEL_MAX_SCREENS, or let offline screens be forgotten")
+        case .invalidReceipt(let field, let detail):
+            .unprocessable("\(field): \(detail)")
+        }
+    }
+
+    // MARK: POST …/screens/{id}/receipts
+
+    /// `{"receipts": [{"version": v, "banner": id, "shownAt": time, "offsetMs": n, "rttMs": n}, …]}`,
+    /// its JSON types checked (400 naming the field); what the receipts say is the fleet's to check.
+    /// Like views, `text/plain` is read as JSON too: `navigator.sendBeacon` sends that.
+    static func receipts(of request: borrowing Request) throws(Problem) -> [ReportedReceipt] {
+        let document = try CommandBody.document(of: request, alsoAccepting: "text/plain")
+        guard let document else {
+            throw Problem.badRequest(
+                "missing body; send {\"receipts\": [{\"version\": v, \"banner\": id, \"shownAt\": time}, …]}")
+        }
+        let entries = try CommandBody.reading { () throws(FieldError) -> [JSONValue] in
+            let fields = try JSONFields(document)
+            try fields.rejectUnknown(allowing: ["receipts"])
+            return try fields.required("receipts", .array)
+        }
+        guard entries.count <= FleetSettings.maxReceipts else {
+            throw Problem(
+                status: 413,
+                detail: "\(entries.count) receipts in one request; send at most \(FleetSettings.maxReceipts) a request")
+        }
+        return try entries.enumerated().map { (index, entry) throws(Problem) in
+            try CommandBody.reading { () throws(FieldError) -> ReportedReceipt in
+                let fields = try JSONFields(entry, path: "receipts[\(index)]")
+                try fields.rejectUnknown(allowing: ["version", "banner", "shownAt", "offsetMs", "rttMs"])
+                let version = try fields.required("version", .integralNumber)
+                guard let value = version.integralValue, value >= 0 else {
+                    throw FieldError(field: fields.fieldPath("version"), message: "must be a version, 0 or more")
+                }
+                let banner = try fields.required("banner", .string)
+                let shownAtText = try fields.required("shownAt", .string)
+                guard let shownAt = Timestamp(rfc3339: shownAtText) else {
+                    throw FieldError(
+                        field: fields.fieldPath("shownAt"), message: "'\(shownAtText)' is not an RFC 3339 date-time")
+                }
+                return ReportedReceipt(
+                    banner: banner, version: UInt64(value), shownAt: shownAt,
+                    offsetMs: try milliseconds("offsetMs", of: fields, within: -86_400_000...86_400_000),
+                    rttMs: try milliseconds("rttMs", of: fields, within: 0...600_000))
+            }
+        }
+    }
+
+    private static func milliseconds(_ key: String, of fields: JSONFields, within range: ClosedRange<Int>)
+        throws(FieldError) -> Int64?
+    {
+        guard let number = try fields.optional(key, .integralNumber) else { return nil }
+        guard let value = number.integralValue, range.contains(value) else {
+            throw FieldError(
+                field: fields.fieldPath(key), message: "must be \(range.lowerBound) to \(range.upperBound) milliseconds"
+            )
+        }
+        return Int64(value)
+    }
+
+    // MARK: GET /screens, GET …/screens, GET /screens/events
+
+    /// `{"screens": [entry, …]}`, offline and out-of-step first.
+    static func list(_ entries: [ScreenEntry], headers: [HTTPHeader]) -> Response {
+        var object = JSONObject()
+        object.add("screens", entries.map(json))
+        return Response(
+            status: 200, headers: ReadViews.jsonHeaders + [HTTPHeader("Cache-Control", "no-store")] + headers,
+            body: object.bytes + [UInt8(ascii: "\n")])
+    }
+
+    /// One screen as `GET /screens` lists it and `GET /screens/events` sends it.
+    static func json(_ entry: ScreenEntry) -> JSONObject {
+        let record = entry.record
+        var object = JSONObject()
+        object.add("id", record.id.rawValue)
+        object.add("carousel", entry.carousel)
+        object.add("state", entry.state.name)
+        if case .outOfStep(let reason) = entry.state {
+            object.add("reason", reason.rawValue)
+        } else {
+            object.add("reason", String?.none)
+        }
+        object.add("since", entry.since.rfc3339)
+        object.add("lastSeen", record.lastSeen.rfc3339)
+        object.add("via", record.via.rawValue)
+        object.add("userAgent", record.userAgent)
+        if let receipt = record.receipt {
+            var shown = JSONObject()
+            shown.add("banner", receipt.banner)
+            shown.add("version", receipt.version)
+            shown.add("at", receipt.shownAt.rfc3339)
+            shown.add("lateMs", receipt.lateness.map { Int($0.nanoseconds / 1_000_000) })
+            object.add("shown", shown)
+            object.add("offsetMs", receipt.offsetMs.map { Int($0) })
+            object.add("rttMs", receipt.rttMs.map { Int($0) })
+        } else {
+            object.add("shown", JSONObject?.none)
+            object.add("offsetMs", Int?.none)
+            object.add("rttMs", Int?.none)
+        }
+        return object
+    }
+
+    /// `event: screen`, `data: <the entry, one line of JSON>`.
+    static func event(_ entry: ScreenEntry) -> [UInt8] {
+        Array("event: screen\ndata: ".utf8) + json(entry).bytes + Array("\n\n".utf8)
+    }
+}

@@ -1,0 +1,153 @@
+import CarouselRuntime
+import Foundation
+import TestSupport
+import Testing
+import TimeZones
+
+/// The fleet over HTTP (docs/SCREENS.md, "The fleet"): screens named on polls and streams,
+/// receipts, the lists and the events, against the whole service on 127.0.0.1.
+@Suite("Screens over HTTP")
+struct ScreensAPITests {
+    /// Every screen `GET /screens` lists, by id.
+    static func screens(_ live: LiveService, path: String = "/screens") async throws -> [String: [String: Any]] {
+        let list = try await live.request("GET", path)
+        #expect(list.status == 200)
+        let entries = try #require(try list.json["screens"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: entries.map { ($0["id"] as! String, $0) })
+    }
+
+    static func receipts(_ receipts: String) -> String { #"{"receipts": ["# + receipts + "]}" }
+
+    @Test func screensNamedOnPollsAndStreamsAreListedOnline() async throws {
+        let live = try await LiveService()
+        #expect(try await live.request("GET", "/banner?screen=wall-1").status == 200)
+        let connection = try HTTPConnection(port: live.port)
+        let stream = try await connection.openStream(
+            "/carousels/default/banner/events", headers: [("X-Screen-Id", "lobby.tv_2"), ("User-Agent", "Kiosk/1")])
+        #expect(stream.status == 200)
+        var listed: [String: [String: Any]] = [:]
+        #expect(
+            try await eventually {
+                listed = try await Self.screens(live)
+                return listed.count == 2
+            })
+        #expect(listed["wall-1"]?["state"] as? String == "online")
+        #expect(listed["wall-1"]?["via"] as? String == "poll")
+        #expect(listed["lobby.tv_2"]?["via"] as? String == "stream")
+        #expect(listed["lobby.tv_2"]?["userAgent"] as? String == "Kiosk/1")
+        #expect(listed["lobby.tv_2"]?["carousel"] as? String == "default")
+        #expect(listed["wall-1"]?["shown"] is NSNull)
+        #expect(try await Self.screens(live, path: "/carousels/default/screens").count == 2)
+    }
+
+    @Test(arguments: [
+        "/banner?screen=Wall", "/banner?screen=-a", "/banner?screen=" + String(repeating: "a", count: 65),
+    ])
+    func anInvalidScreenIdIsRefusedWithTheRule(_ path: String) async throws {
+        let live = try await LiveService()
+        let refused = try await live.request("GET", path)
+        #expect(refused.status == 400)
+        #expect(refused.problemDetail?.contains("a-z, 0-9") == true)
+        let byHeader = try await live.request("GET", "/banner", headers: [("X-Screen-Id", "UPPER")])
+        #expect(byHeader.status == 400)
+        #expect(try await live.request("GET", "/banner").status == 200)
+    }
+
+    @Test func receiptsAreJudgedAndListedAndImpossibleOnesChangeNothing() async throws {
+        let live = try await LiveService()
+        let state = try await live.state()
+        let version = try #require(state["version"] as? Int)
+        let now = Timestamp.now()
+        let json =
+            #"{"version": \#(version), "banner": "b0", "shownAt": "\#(now.rfc3339)", "offsetMs": -4, "rttMs": 12}"#
+        let path = "/carousels/default/screens/wall-1/receipts"
+        let cases: [(String, Int, String)] = [
+            (#"{"version": \#(version), "banner": "nope", "shownAt": "\#(now.rfc3339)"}"#, 422, "receipts[1].banner"),
+            (
+                #"{"version": \#(version + 5), "banner": "b0", "shownAt": "\#(now.rfc3339)"}"#, 422,
+                "receipts[1].version"
+            ),
+            (
+                #"{"version": \#(version), "banner": "b0", "shownAt": "\#((now + .seconds(7200)).rfc3339)"}"#, 422,
+                "receipts[1].shownAt"
+            ),
+            (#"{"version": "1", "banner": "b0", "shownAt": "\#(now.rfc3339)"}"#, 400, "receipts[1].version"),
+            (#"{"version": 1, "banner": "b0", "shownAt": "yesterday"}"#, 400, "receipts[1].shownAt"),
+            (#"{"version": 1, "banner": "b0", "shownAt": "\#(now.rfc3339)", "rttMs": -1}"#, 400, "receipts[1].rttMs"),
+        ]
+        for (bad, status, field) in cases {
+            let refused = try await live.request(
+                "POST", path, headers: [("Content-Type", "application/json")], body: Self.receipts(json + ", " + bad))
+            #expect(refused.status == status, "\(bad)")
+            #expect(refused.problemDetail?.contains(field) == true, "\(refused.problemDetail ?? "")")
+        }
+        let tooMany = Array(repeating: json, count: 101).joined(separator: ", ")
+        #expect(
+            try await live.request(
+                "POST", path, headers: [("Content-Type", "application/json")], body: Self.receipts(tooMany)
+            ).status == 413)
+        #expect(try await live.request("POST", "/carousels/default/screens/Bad/receipts", body: "{}").status == 400)
+        // Nothing kept of any of them: the screen is heard of once a valid report comes, sent as a beacon.
+        let taken = try await live.request(
+            "POST", path, headers: [("Content-Type", "text/plain")], body: Self.receipts(json))
+        #expect(taken.status == 204)
+        var listed: [String: [String: Any]] = [:]
+        #expect(
+            try await eventually {
+                listed = try await Self.screens(live)
+                return listed["wall-1"]?["shown"] is [String: Any]
+            })
+        #expect(listed.count == 1)
+        let shown = try #require(listed["wall-1"]?["shown"] as? [String: Any])
+        #expect(shown["banner"] as? String == "b0" && shown["version"] as? Int == version)
+        #expect(listed["wall-1"]?["offsetMs"] as? Int == -4 && listed["wall-1"]?["rttMs"] as? Int == 12)
+        // b0 has been shown since the service started, long before: late by the verdict's rule.
+        #expect(listed["wall-1"]?["state"] as? String == "out-of-step")
+        #expect(listed["wall-1"]?["reason"] as? String == "late")
+    }
+
+    @Test func aNewScreenPastTheLimitGets429AndKnownOnesGoOn() async throws {
+        let live = try await LiveService(fleet: FleetSettings(maxScreens: 1))
+        #expect(try await live.request("GET", "/banner?screen=first").status == 200)
+        let refused = try await live.request("GET", "/banner", headers: [("X-Screen-Id", "second")])
+        #expect(refused.status == 429)
+        #expect(refused.problemDetail?.contains("CAROUSEL_MAX_SCREENS") == true)
+        #expect(try await live.request("GET", "/banner?screen=first").status == 200)
+        #expect(try await live.request("GET", "/banner").status == 200)
+    }
+
+    @Test func screenEventsTellEachChangeOfStateAndAClosedStreamGoesOffline() async throws {
+        let live = try await LiveService(fleet: FleetSettings(screenTimeout: .seconds(1)))
+        let watcher = try HTTPConnection(port: live.port)
+        #expect(try await watcher.openStream("/screens/events").status == 200)
+        let events = EventStreamReader(watcher)
+        #expect(try await events.nextEvent()?.retry == 2000)
+        let screen = try HTTPConnection(port: live.port)
+        #expect(try await screen.openStream("/banner/events?screen=wall-1").status == 200)
+        func next() async throws -> [String: Any] {
+            let event = try #require(try await events.nextEvent())
+            #expect(event.event == "screen")
+            return try #require(
+                try JSONSerialization.jsonObject(with: Data((event.data ?? "").utf8)) as? [String: Any])
+        }
+        let online = try await next()
+        #expect(online["id"] as? String == "wall-1" && online["state"] as? String == "online")
+        #expect(online["via"] as? String == "stream")
+        screen.hangUp()
+        let offline = try await next()
+        #expect(offline["id"] as? String == "wall-1" && offline["state"] as? String == "offline")
+    }
+
+    @Test func metricsCountScreensByState() async throws {
+        let live = try await LiveService()
+        #expect(try await live.request("GET", "/banner?screen=wall-1").status == 200)
+        #expect(
+            try await eventually {
+                try await live.request("GET", "/metrics").text.contains(
+                    #"banner_screens{carousel="default",state="online"} 1"#)
+            })
+        let text = try await live.request("GET", "/metrics").text
+        #expect(text.contains("# TYPE banner_screen_lateness_seconds histogram"))
+        #expect(text.contains(#"banner_screen_transitions_total{to="online"}"#))
+    }
+}

@@ -20,7 +20,8 @@ struct ScreensTests {
         let timeout: Duration = .seconds(30)
         func state(silentFor seconds: Int64, _ verdict: StepVerdict?, frozen: Bool = false) -> ScreenState {
             ScreenState.of(
-                lastSeen: t0, now: t0 + .seconds(seconds), timeout: timeout, outOfStep: verdict?.outOfStep, frozen: frozen)
+                lastSeen: t0, now: t0 + .seconds(seconds), timeout: timeout, outOfStep: verdict?.outOfStep,
+                frozen: frozen)
         }
         #expect(state(silentFor: 30, nil) == .online)
         #expect(state(silentFor: 31, nil) == .offline)

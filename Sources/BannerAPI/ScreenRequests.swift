@@ -14,9 +14,17 @@ enum ScreenRequests {
     /// The screen a request names (`X-Screen-Id`, else `?screen=`); nil when it names none, 400
     /// when it names an invalid one.
     static func screen(of request: borrowing Request) throws(Problem) -> ScreenID? {
-        guard let text = request.header(header) ?? request.queryParameter("screen") else { return nil }
+        // Both checked when both are given: an invalid one is refused, not hidden by the other.
+        let byHeader = try request.header(header).map { text throws(Problem) in try screen(text, from: header) }
+        let byQuery = try request.queryParameter("screen").map { text throws(Problem) in
+            try screen(text, from: "screen")
+        }
+        return byHeader ?? byQuery
+    }
+
+    private static func screen(_ text: String, from source: String) throws(Problem) -> ScreenID {
         guard let id = ScreenID(text) else {
-            throw Problem.badRequest("screen id '\(text.prefix(80))' is invalid: \(ScreenID.rule)")
+            throw Problem.badRequest("\(source): screen id '\(text.prefix(80))' is invalid: \(ScreenID.rule)")
         }
         return id
     }
@@ -104,7 +112,7 @@ enum ScreenRequests {
         var object = JSONObject()
         object.add("screens", entries.map(json))
         return Response(
-            status: 200, headers: ReadViews.jsonHeaders + [HTTPHeader("Cache-Control", "no-store")] + headers,
+            status: 200, headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
             body: object.bytes + [UInt8(ascii: "\n")])
     }
 

@@ -65,6 +65,51 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// Each replica's `GET /screens`, by screen id.
+    static func screens(_ port: Int) async throws -> [String: [String: Any]] {
+        let entries = try await httpRequest(port: port, "GET", "/screens").json["screens"] as? [[String: Any]] ?? []
+        return Dictionary(uniqueKeysWithValues: entries.map { ($0["id"] as! String, $0) })
+    }
+
+    /// The fleet across replicas (docs/SCREENS.md): what one replica hears, every replica lists,
+    /// with the same state since the same instant.
+    @Test func aScreenHeardByOneReplicaIsListedByEveryReplica() async throws {
+        let server = try await PostgresServer.shared()
+        let uri = try await server.createDatabase()
+        let processes = try (0..<2).map { _ in try Self.replica(uri, environment: ["CAROUSEL_SCREEN_TIMEOUT": "1"]) }
+        let ports = try await processes.asyncMap { try await $0.waitForPort() }
+        let screen = try HTTPConnection(port: ports[1])
+        #expect(try await screen.openStream("/banner/events", headers: [("X-Screen-Id", "wall-1")]).status == 200)
+        #expect(try await eventually { try await Self.screens(ports[0])["wall-1"]?["state"] as? String == "online" })
+        #expect(try await Self.screens(ports[0])["wall-1"]?["via"] as? String == "stream")
+        // Held for longer than the timeout: heard all the while, on the replica holding it.
+        let version = try await Self.state(ports[0]).version
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let receipt =
+            #"{"receipts": [{"version": \#(version), "banner": "a", "shownAt": "\#(formatter.string(from: Date()))"}]}"#
+        let taken = try await StoreProcessTests.json(
+            ports[0], "POST", "/carousels/default/screens/wall-1/receipts", receipt)
+        #expect(taken.status == 204, "\(taken.text)")
+        #expect(
+            try await eventually {
+                let listed = try await ports.asyncMap { try await Self.screens($0)["wall-1"] }
+                // The carousel is paused on `a` since it started: a flip to it now is late.
+                return listed.allSatisfy {
+                    ($0?["shown"] as? [String: Any])?["banner"] as? String == "a" && $0?["reason"] as? String == "late"
+                }
+            }, "the receipt taken by one replica is the screen's on both")
+        screen.hangUp()
+        var offline: [[String: Any]?] = []
+        #expect(
+            try await eventually {
+                offline = try await ports.asyncMap { try await Self.screens($0)["wall-1"] }
+                return offline.allSatisfy { $0?["state"] as? String == "offline" }
+            })
+        #expect(offline[0]?["since"] as? String == offline[1]?["since"] as? String, "the same instant on both")
+        _ = processes
+    }
+
     @Test func anAdminChangeOnOneReplicaReachesSubscribersOfAnother() async throws {
         let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(2, on: server)

@@ -88,7 +88,7 @@ class ImageServer:
 class BannerServer:
     """banner-server as a child process on a fixed port (so that it can be restarted on it)."""
 
-    def __init__(self, images, token=None, interval=3600.0, cors_origins=(), admin_token=None):
+    def __init__(self, images, token=None, interval=3600.0, cors_origins=(), admin_token=None, environment=None):
         self.port = free_port()
         self.config = Path(tempfile.mkdtemp(prefix="carousel-web-")) / "carousel.json"
         self.config.write_text(json.dumps({
@@ -101,6 +101,7 @@ class BannerServer:
             self.environment["CAROUSEL_CONTROL_TOKEN"] = token
         if admin_token:
             self.environment["CAROUSEL_ADMIN_TOKEN"] = admin_token
+        self.environment.update(environment or {})
         self.process = None
         self.start()
 
@@ -108,9 +109,10 @@ class BannerServer:
         # The store sits beside the configuration: a new configuration (in a new folder) starts a
         # new store, a restart keeps it.
         store = self.config.parent / "carousel.db"
-        self.process = subprocess.Popen([str(SERVER), "--config", str(self.config), "--store", str(store)],
-                                        env=self.environment,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # SERVER_LOG=path keeps the service's log there, to see what a failing test did.
+        with open(os.environ.get("SERVER_LOG", os.devnull), "a") as log:
+            self.process = subprocess.Popen([str(SERVER), "--config", str(self.config), "--store", str(store)],
+                                            env=self.environment, stdout=subprocess.PIPE, stderr=log, text=True)
         line = self.process.stdout.readline()
         self.process.stdout.close()
         if not line.startswith("listening on "):
@@ -185,8 +187,8 @@ class ShopPage:
     def origin(self):
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def show(self, service_url, token=None):
-        attributes = "" if token is None else f' token="{token}"'
+    def show(self, service_url, token=None, screen=None):
+        attributes = ("" if token is None else f' token="{token}"') + ("" if screen is None else f' screen="{screen}"')
         self.html = (
             f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A shop</title>'
             f'<script src="{service_url}/embed.js" defer></script></head><body>'
@@ -203,6 +205,7 @@ class WebClientTest(unittest.TestCase):
     admin_token = None
     interval = 3600.0
     cors_origins = ()
+    environment = {}
 
     @classmethod
     def setUpClass(cls):
@@ -211,7 +214,8 @@ class WebClientTest(unittest.TestCase):
 
     def setUp(self):
         self.service = BannerServer(self.images, token=self.token, interval=self.interval,
-                                    cors_origins=self.cors_origins, admin_token=self.admin_token)
+                                    cors_origins=self.cors_origins, admin_token=self.admin_token,
+                                    environment=self.environment)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -556,6 +560,56 @@ class InStep(WebClientTest):
                          "one banner after the other, in the service's order")
 
 
+class Screens(WebClientTest):
+    """The page as a screen of the fleet (docs/SCREENS.md): named by `?screen=`, reporting what it
+    shows after each flip, listed by GET /screens as the service judges it."""
+
+    interval = 2.0
+    # Offline soon after the page is gone: the test waits for it, not for the default 30 s.
+    environment = {"CAROUSEL_SCREEN_TIMEOUT": "3"}
+
+    def page_url(self):
+        return self.service.url + "/?screen=wall-1"
+
+    def screen(self, screen_id="wall-1"):
+        return next((entry for entry in self.service.call("GET", "/screens")["screens"]
+                     if entry["id"] == screen_id), None)
+
+    def wait_for_receipts(self):
+        """Until the service lists a receipt of the page's, and returns the entry."""
+        self.wait(lambda: (self.screen() or {}).get("shown") is not None, 30, "wall-1 reports what it shows")
+        return self.screen()
+
+    def test_a_page_named_wall_1_is_online_with_receipts_of_what_it_shows(self):
+        entry = self.wait_for_receipts()
+        self.assertEqual(entry["via"], "stream")
+        self.assertEqual(entry["state"], "online", entry)
+        shown = [banner["id"] for banner in self.shown_banners()]
+        self.assertIn(entry["shown"]["banner"], shown, "a banner the page showed")
+        # In step: flipped within the tolerance (50 ms) of the carousel's own change.
+        self.assertLessEqual(abs(entry["shown"]["lateMs"]), 50, entry)
+        self.assertIsNotNone(entry["offsetMs"])
+
+    def test_a_page_that_stops_flipping_turns_out_of_step_frozen(self):
+        self.wait_for_receipts()
+        # The page hangs: no frame is drawn any more, its stream stays open.
+        self.browser.execute_script("window.requestAnimationFrame = () => 0;")
+        self.wait(lambda: (self.screen() or {}).get("reason") == "frozen", 40, "wall-1 is out of step, frozen")
+        self.assertEqual(self.screen()["state"], "out-of-step")
+
+    def test_a_closed_page_turns_offline_after_the_timeout(self):
+        self.wait(lambda: (self.screen() or {}).get("state") == "online", 15, "wall-1 is online")
+        # The tab closed (another one left open for the session). Navigating elsewhere is not
+        # enough: Chromium may keep the page, its stream open, in its back/forward cache.
+        page = self.browser.current_window_handle
+        self.browser.switch_to.new_window("tab")
+        other = self.browser.current_window_handle
+        self.browser.switch_to.window(page)
+        self.browser.close()
+        self.browser.switch_to.window(other)
+        self.wait(lambda: self.screen()["state"] == "offline", 30, "wall-1 is offline")
+
+
 class HiddenTab(WebClientTest):
     def test_a_hidden_tab_jumps_to_the_live_banner_when_shown_again(self):
         seen_before = len(self.shown_banners())
@@ -660,6 +714,31 @@ class ComponentTest(WebClientTest):
             touch("touchMove", step, [{"x": x + fraction * rect["width"] * step / steps, "y": y}])
         touch("touchEnd", steps, [])
 
+
+
+class ComponentScreens(ComponentTest):
+    """Components as screens (docs/SCREENS.md): `#first` named by its `screen` attribute, `#second`
+    by the id made for this browser; both report their flips from the shop's origin."""
+
+    interval = 2.0
+
+    def page_url(self):
+        return self.shop.show(self.service.url, screen="shop-1")
+
+    def test_each_element_is_a_screen_reporting_what_it_shows(self):
+        def listed():
+            return {entry["id"]: entry for entry in self.service.call("GET", "/screens")["screens"]}
+
+        self.wait(lambda: len([entry for entry in listed().values() if entry["shown"]]) == 2, 30,
+                  "both elements report what they show")
+        screens = listed()
+        self.assertIn("shop-1", screens)
+        made = [screen for screen in screens if screen != "shop-1"]
+        self.assertEqual(len(made), 1)
+        self.assertRegex(made[0], r"^web-[a-z0-9]{12}$")
+        for entry in screens.values():
+            self.assertEqual(entry["state"], "online", entry)
+            self.assertLessEqual(abs(entry["shown"]["lateMs"]), 50, entry)
 
 
 class Component(ComponentTest):

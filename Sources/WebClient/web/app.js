@@ -49,13 +49,18 @@
     let upcoming = null; // the next automatic advance, foreseen: {due, state}
     let defaultInterval = null;
     const clock = new ServiceClock("/time");
+    // `?preview`: the admin page's live preview, whose views are nobody's and which is no screen
+    // (docs/ADMIN.md).
+    const preview = new URLSearchParams(location.search).has("preview");
+    // Which screen this is (docs/SCREENS.md): `?screen=ID`, else an id kept for this browser.
+    const screen = preview ? null : screenId(new URLSearchParams(location.search).get("screen"));
     const feed = new CarouselFeed(carouselName ? `/carousels/${carouselName}` : "", clock, {
         onState: (next, {restart}) => receive(next, {restart}),
         onStatus: (status) => showStatus(status),
+        screen,
     });
     const views = new ViewReporter(carouselURL, clock, ui.stage);
-    // `?preview`: the admin page's live preview, whose views are nobody's (docs/ADMIN.md).
-    const preview = new URLSearchParams(location.search).has("preview");
+    const receipts = screen ? new ReceiptReporter(carouselURL, screen, clock) : null;
 
     // ----- Showing the state ---------------------------------------------------------------
 
@@ -83,7 +88,12 @@
         ui.pause.setAttribute("aria-pressed", String(next.paused));
         renderDots(next);
         if (hasBanner && !sameBanner(shown, next.banner)) {
-            showBanner(next.banner, frameTime < jumpUntil ? "none" : direction(previous, next),
+            const jumped = frameTime < jumpUntil;
+            // A flip of the carousel, seen as it happened: not the first banner, nor a tab catching up.
+            if (shown !== null && !jumped && shown.id !== next.banner.id) {
+                receipts?.flipped(next.banner.id, next.version, frameTime);
+            }
+            showBanner(next.banner, jumped ? "none" : direction(previous, next),
                 {frameTime, foreseen: next.foreseen === true});
         }
         // The three-view idea: the neighbours' images are fetched (and decoded, so that a flip at
@@ -329,5 +339,6 @@
     // and opens its own, which the service holds for under 1 KiB instead of 15 (docs/SCREENS.md).
     feed.start();
     if (!preview) views.start();
+    receipts?.start();
     requestAnimationFrame(frame);
 })();

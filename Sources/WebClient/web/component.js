@@ -82,7 +82,7 @@ function slideHue(text) {
 }
 
 class BannerCarouselElement extends HTMLElement {
-    static observedAttributes = ["src", "token"];
+    static observedAttributes = ["src", "token", "screen"];
 
     constructor() {
         super();
@@ -131,7 +131,7 @@ class BannerCarouselElement extends HTMLElement {
 
     attributeChangedCallback(name) {
         if (!this.isConnected) return;
-        if (name === "src") {
+        if (name === "src" || name === "screen") {
             if (this.running) this.stop();
             this.start();
         } else {
@@ -170,7 +170,10 @@ class BannerCarouselElement extends HTMLElement {
         this.shown = null; // {id, image, caption, link} in the current slide
         this.jumpUntil = 0;
         this.running = true;
+        // Which screen this is (docs/SCREENS.md): the `screen` attribute, else an id kept for this browser.
+        this.screen = screenId(this.getAttribute("screen"));
         this.feed = new CarouselFeed(this.base, this.clock, {
+            screen: this.screen,
             onState: (next, {restart}) => this.receive(next, {restart}),
             onStatus: (status) => this.say(
                 status === "live" ? null
@@ -187,6 +190,8 @@ class BannerCarouselElement extends HTMLElement {
         this.feed.start();
         this.views = new ViewReporter(this.carouselURL, this.clock, this);
         this.views.start();
+        this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock);
+        this.receipts.start();
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();
     }
@@ -195,6 +200,7 @@ class BannerCarouselElement extends HTMLElement {
         this.running = false;
         this.feed?.stop();
         this.views?.stop();
+        this.receipts?.stop();
         cancelAnimationFrame(this.frameRequest);
         if (this.onVisible) document.removeEventListener("visibilitychange", this.onVisible);
     }
@@ -283,7 +289,13 @@ class BannerCarouselElement extends HTMLElement {
         if (banner === null) this.views.shown(null);
         if (banner && (!this.shown || this.shown.id !== banner.id || this.shown.image !== banner.image
             || this.shown.caption !== banner.caption || this.shown.link !== banner.link)) {
-            const move = movement ?? (frameTime < this.jumpUntil ? "none" : this.direction(this.shown, banner));
+            const jumped = frameTime < this.jumpUntil;
+            const move = movement ?? (jumped ? "none" : this.direction(this.shown, banner));
+            // A flip of the live carousel, seen as it happened: not the first banner, a tab catching
+            // up, or a visitor browsing.
+            if (this.shown && !jumped && this.pinned === null && this.shown.id !== banner.id) {
+                this.receipts.flipped(banner.id, live.version, frameTime);
+            }
             this.fill(ui.slides.current, banner, move);
             this.shown = banner;
             this.views.shown(banner.id);

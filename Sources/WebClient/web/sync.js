@@ -39,6 +39,12 @@ class ServiceClock {
         return this.offsetMs !== null;
     }
 
+    /** The fastest round trip of the recent exchanges, in whole milliseconds; null before the first. */
+    get rttMs() {
+        if (this.samples.length === 0) return null;
+        return Math.round(Math.min(...this.samples.map((sample) => sample.receivedAt - sample.sentAt)));
+    }
+
     /** The service's epoch milliseconds at `local`, a `performance.now()` time. */
     at(local = performance.now()) {
         return local + this.offsetMs;
@@ -188,8 +194,11 @@ function learnDefaultInterval(state, known) {
  * "live", "unreachable" or "missing" (the service does not know it).
  */
 class CarouselFeed {
-    constructor(base, clock, {onState, onStatus}) {
+    constructor(base, clock, {onState, onStatus, screen = null}) {
         this.base = base;
+        // The screen this page is (docs/SCREENS.md), named on the stream and the polls: in the
+        // query, which needs no CORS preflight and which EventSource can send.
+        this.query = screen ? `?screen=${encodeURIComponent(screen)}` : "";
         this.clock = clock;
         this.onState = onState;
         this.onStatus = onStatus;
@@ -228,7 +237,7 @@ class CarouselFeed {
             this.startPolling();
             return;
         }
-        const events = new EventSource(`${this.base}/banner/events`);
+        const events = new EventSource(`${this.base}/banner/events${this.query}`);
         this.events = events;
         events.addEventListener("open", () => {
             this.report("live");
@@ -269,7 +278,7 @@ class CarouselFeed {
 
     async poll() {
         try {
-            const response = await fetch(`${this.base}/banner`, {
+            const response = await fetch(`${this.base}/banner${this.query}`, {
                 headers: this.etag ? {"If-None-Match": this.etag} : {}, cache: "no-store"});
             if (response.status === 304) return this.report("live");
             if (response.status === 404) return this.report("missing");
@@ -373,6 +382,88 @@ class ViewReporter {
                 fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
                     .catch(() => {}); // the service is away: these views are lost
             }
+        }
+    }
+}
+
+/**
+ * This screen's id (docs/SCREENS.md): `given` when it is one (the page's `?screen=`, the
+ * component's `screen` attribute), else an id made once for this browser, `web-` and 12 random
+ * characters, kept in localStorage.
+ */
+function screenId(given) {
+    const rule = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+    if (given && rule.test(given)) return given;
+    if (given) console.warn(`banner-carousel: '${given}' is not a screen id (a-z, 0-9, '.', '_', '-'); using another`);
+    const key = "banner-carousel-screen";
+    try {
+        const kept = localStorage.getItem(key);
+        if (kept && rule.test(kept)) return kept;
+    } catch {
+        // Storage refused (a private window's policy): an id for this page only.
+    }
+    const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    const id = "web-" + Array.from(crypto.getRandomValues(new Uint8Array(12)), (byte) => alphabet[byte % 36]).join("");
+    try {
+        localStorage.setItem(key, id);
+    } catch {
+        // As above.
+    }
+    return id;
+}
+
+/**
+ * Receipts (docs/SCREENS.md): after each flip the screen tells the service what it showed and
+ * when, on the service's clock, so that the service can say whether it is in step. A flip is a
+ * change of banner seen while following the carousel; the first banner after loading, or after
+ * the tab was hidden, is not one. Sent in batches of at most 100 every `everyMs` (5 s), and with
+ * `navigator.sendBeacon` when the page is hidden or left; the body is text, as for views.
+ */
+class ReceiptReporter {
+    constructor(base, screen, clock, {everyMs = 5000} = {}) {
+        this.url = `${base}/screens/${encodeURIComponent(screen)}/receipts`;
+        this.clock = clock;
+        this.everyMs = everyMs;
+        this.queue = [];
+        this.onVisibility = () => {
+            if (document.visibilityState === "hidden") this.send(true);
+        };
+        this.onLeave = () => this.send(true);
+    }
+
+    start() {
+        document.addEventListener("visibilitychange", this.onVisibility);
+        addEventListener("pagehide", this.onLeave);
+        this.timer = setInterval(() => this.send(false), this.everyMs);
+    }
+
+    stop() {
+        document.removeEventListener("visibilitychange", this.onVisibility);
+        removeEventListener("pagehide", this.onLeave);
+        clearInterval(this.timer);
+        this.send(true);
+    }
+
+    /** Banner `id` of the state of `version` was first painted in the frame of `frameTime`. */
+    flipped(id, version, frameTime) {
+        // Before the clock is estimated, a time would be this device's, not the service's.
+        if (!this.clock.ready) return;
+        const receipt = {version, banner: id, shownAt: new Date(Math.round(this.clock.at(frameTime))).toISOString(),
+            offsetMs: Math.round(this.clock.at() - Date.now())};
+        const rttMs = this.clock.rttMs;
+        if (rttMs !== null) receipt.rttMs = Math.min(rttMs, 600000);
+        this.queue.push(receipt);
+        if (this.queue.length > 100) this.queue.splice(0, this.queue.length - 100); // the latest matter
+    }
+
+    send(leaving) {
+        if (this.queue.length === 0) return;
+        const body = JSON.stringify({receipts: this.queue.splice(0, 100)});
+        if (leaving && navigator.sendBeacon) {
+            navigator.sendBeacon(this.url, body);
+        } else {
+            fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
+                .catch(() => {}); // the service is away: the next flips say it again
         }
     }
 }

@@ -971,6 +971,36 @@ class AdminPage(AdminPageTest):
         self.assert_missing("lobby")
 
 
+class AdminScreens(AdminPageTest):
+    """The Screens view (docs/ADMIN.md): every screen, what needs an operator first, kept live."""
+
+    def rows(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#screens tbody tr'), (row) => ({screen: row.dataset.screen,"
+            " state: row.querySelector('.state').textContent, image: row.querySelector('.shows img')?.src ?? null,"
+            " lateness: row.querySelector('.lateness').textContent}))")
+
+    def test_lists_screens_out_of_step_first_with_what_they_show(self):
+        # desk-2 polls; wall-9 reports banner-0 shown now, an hour after the carousel showed it: late.
+        urllib.request.urlopen(self.service.url + "/banner?screen=desk-2", timeout=5).close()
+        state = self.service.state()
+        shown_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self.service.call("POST", "/carousels/default/screens/wall-9/receipts", {"receipts": [
+            {"version": state["version"], "banner": state["banner"]["id"], "shownAt": shown_at}]})
+        self.wait(lambda: [row["screen"] for row in self.rows()] == ["wall-9", "desk-2"], 20,
+                  "both screens listed, the one out of step first")
+        wall, desk = self.rows()
+        self.assertEqual(wall["state"], "out-of-step: late")
+        self.assertEqual(wall["image"], state["banner"]["image"], "the thumbnail of what it shows")
+        self.assertRegex(wall["lateness"], r"^\+\d+ ms$")
+        self.assertEqual((desk["state"], desk["image"], desk["lateness"]), ("online", None, "—"))
+        self.assertEqual(self.find("#screens-status").text, "", "no 'no screen yet' beside the screens")
+        # A screen heard from now appears without a reload.
+        urllib.request.urlopen(self.service.url + "/banner?screen=lobby-3", timeout=5).close()
+        self.wait(lambda: "lobby-3" in [row["screen"] for row in self.rows()], 20, "a new screen appears")
+        self.browser.save_screenshot(str(ARTIFACTS / "admin-screens.png"))
+
+
 class AdminEditor(AdminPageTest):
     """One carousel's settings and banners on the admin page, with If-Match on every write."""
 

@@ -8,6 +8,8 @@ import {openEditor} from "./admin-editor.js";
 import {followState} from "./admin-takeover.js";
 // Every view registers its handlers when loaded; stats is reached by nothing else.
 import "./admin-stats.js";
+// The Screens view keeps itself up to date.
+import "./admin-screens.js";
 
 const refreshEveryMs = 10000;
 

@@ -1,5 +1,6 @@
 // Request bodies of the commands and of the admin API: any bytes, under any such route and
 // content type, must give deferred work (the change) or a 400, 415 or 422 problem, never a crash.
+// Screens' reports (views, receipts) are answered at once: 204, or 400, 413, 415 or 422.
 // Through the API's public handler, as libmicrohttpd calls it (from loopback, naming this host:
 // admin allowed).
 import BannerAPI
@@ -31,7 +32,8 @@ public func fuzzCommandBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         ("POST", "/banner/pause"), ("POST", "/banner/resume"), ("POST", "/carousels"), ("PUT", "/carousels/default"),
         ("PATCH", "/carousels/default"), ("POST", "/carousels/default/banners?position=2"),
         ("PUT", "/carousels/default/banners/b1"), ("PATCH", "/carousels/default/banners/b1"),
-        ("PUT", "/carousels/default/order"),
+        ("PUT", "/carousels/default/order"), ("POST", "/carousels/default/views"),
+        ("POST", "/carousels/default/screens/wall-1/receipts"),
     ]
     let contentTypes: [String?] = [
         nil, "application/json", "application/merge-patch+json; charset=utf-8", "text/plain",
@@ -43,8 +45,10 @@ public func fuzzCommandBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         + (contentTypes[Int(bytes[1]) % contentTypes.count].map { [HTTPHeader("Content-Type", $0)] } ?? [])
     switch api.respond(to: Request(method: method, path: path, headers: headers, body: Array(bytes[2...]))) {
     case .deferred: break
-    case .response(let problem):
-        precondition([400, 415, 422].contains(problem.status), "unexpected status \(problem.status)")
+    case .response(let answer):
+        let reported = path.hasSuffix("/views") || path.hasSuffix("/receipts")
+        let allowed = reported ? [204, 400, 413, 415, 422] : [400, 415, 422]
+        precondition(allowed.contains(answer.status), "unexpected status \(answer.status) for \(method) \(path)")
     case .prepared(let prepared):
         preconditionFailure("a command answered at once with \(prepared.status)")
     case .stream:

@@ -138,8 +138,10 @@ struct RequestHead {
     private func forEachHeader(_ body: (_ name: UnsafeRawBufferPointer, _ value: Range<Int>) -> Bool) {
         var start = headerLines.lowerBound
         while start < headerLines.upperBound {
-            let end = Self.lineEnd(in: bytes, from: start)!
-            let colon = Self.headerColon(in: bytes, start..<end)!
+            // Checked already: the first colon ends the name, and no byte needs checking again.
+            var colon = start
+            while bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+            let end = Self.lineEnd(in: bytes, from: colon)!
             guard body(UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), (colon + 1)..<end) else { return }
             start = end + 2
         }
@@ -149,6 +151,7 @@ struct RequestHead {
     /// without `=` (`?a`, and the empty one of `?&a=1`) has no value: nil, as libmicrohttpd
     /// answers it.
     func queryParameter(_ name: String) -> String? {
+        guard !query.isEmpty else { return nil }  // most reads: nothing to split, nothing allocated
         let query = queryText
         for item in query.split(separator: "&", omittingEmptySubsequences: false) where !query.isEmpty {
             let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

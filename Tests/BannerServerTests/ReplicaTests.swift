@@ -82,7 +82,8 @@ struct ReplicaTests {
         #expect(try await screen.openStream("/banner/events", headers: [("X-Screen-Id", "wall-1")]).status == 200)
         #expect(try await eventually { try await Self.screens(ports[0])["wall-1"]?["state"] as? String == "online" })
         #expect(try await Self.screens(ports[0])["wall-1"]?["via"] as? String == "stream")
-        // Held for longer than the timeout: heard all the while, on the replica holding it.
+        // Its stream stays held while the receipt goes round, longer than the 1 s timeout: heard all
+        // the while by the replica holding it, so judged by its receipt, not offline.
         let version = try await Self.state(ports[0]).version
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -192,12 +192,21 @@ bench/out/sse_reference: bench/reference/sse_reference.c
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
+bench/out/screens_load: bench/tools/screens_load.c
+	@mkdir -p bench/out
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
 BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals bench/out/sse_reference
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
-## fan-out and timing -> bench/results.md
+## fan-out and timing -> bench/results.md; then the fleet of screens (bench-screens)
 bench: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 	$(SYSTEM_PYTHON) bench/run.py
+	$(MAKE) bench-screens
+
+## bench-screens: 10,000 simulated screens holding streams and sending receipts (bench/screens.py)
+bench-screens: bench-deps build bench/out/screens_load
+	$(SYSTEM_PYTHON) bench/screens.py
 
 ## bench-uncounted: the release binary with request counting compiled out, for bench's A/B
 bench-uncounted: deps

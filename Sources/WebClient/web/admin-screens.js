@@ -4,7 +4,7 @@
 // without events), and instead of the stream where it cannot be had (an admin token is needed:
 // EventSource cannot send one).
 
-import {api, read} from "./admin-api.js";
+import {read, tokenKey} from "./admin-api.js";
 
 const table = document.querySelector("#screens tbody");
 const status = document.getElementById("screens-status");
@@ -16,11 +16,20 @@ const key = (entry) => `${entry.carousel}/${entry.id}`;
 const rank = (entry) => (entry.state === "online" ? 1 : 0);
 
 async function refresh() {
+    // With this tab's admin token when it has one; never asking for it here (the first change
+    // does): a view that reads every few seconds must not open the token dialog by itself.
+    const token = sessionStorage.getItem(tokenKey);
     let response;
     try {
-        response = await api("GET", "/screens");
+        response = await fetch("/screens", {
+            headers: token ? {Accept: "application/json", Authorization: `Bearer ${token}`} : {Accept: "application/json"},
+            cache: "no-store"});
     } catch {
         status.textContent = "The service cannot be reached; the list is as last read.";
+        return;
+    }
+    if (response.status === 401 || response.status === 403) {
+        status.textContent = "The screens are shown with the admin token: it is asked for at the first change.";
         return;
     }
     if (!response.ok) return;

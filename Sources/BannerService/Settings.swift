@@ -89,7 +89,8 @@ struct Setting: Sendable {
         seconds(
             flag: nil, metavariable: "", variable: "CAROUSEL_SCREEN_TIMEOUT", field: "screenTimeout",
             defaultValue: "30", help: "seconds after which a screen not heard from is offline",
-            range: .milliseconds(500) ... .seconds(86_400), set: { $0.fleet.screenTimeout = $1 }),
+            // At least 3 s: a screen is written once a second and read back by other replicas a second later.
+            range: .seconds(3) ... .seconds(86_400), set: { $0.fleet.screenTimeout = $1 }),
         integer(
             flag: nil, metavariable: "", variable: "CAROUSEL_MAX_SCREENS", field: "maxScreens", defaultValue: "10000",
             help: "screens per carousel; a new one past it gets 429", range: 1...1_000_000,

@@ -76,13 +76,13 @@ struct ReplicaTests {
     @Test func aScreenHeardByOneReplicaIsListedByEveryReplica() async throws {
         let server = try await PostgresServer.shared()
         let uri = try await server.createDatabase()
-        let processes = try (0..<2).map { _ in try Self.replica(uri, environment: ["CAROUSEL_SCREEN_TIMEOUT": "1"]) }
+        let processes = try (0..<2).map { _ in try Self.replica(uri, environment: ["CAROUSEL_SCREEN_TIMEOUT": "3"]) }
         let ports = try await processes.asyncMap { try await $0.waitForPort() }
         let screen = try HTTPConnection(port: ports[1])
         #expect(try await screen.openStream("/banner/events", headers: [("X-Screen-Id", "wall-1")]).status == 200)
         #expect(try await eventually { try await Self.screens(ports[0])["wall-1"]?["state"] as? String == "online" })
         #expect(try await Self.screens(ports[0])["wall-1"]?["via"] as? String == "stream")
-        // Its stream stays held while the receipt goes round, longer than the 1 s timeout: heard all
+        // Its stream stays held while the receipt goes round, longer than the 3 s timeout: heard all
         // the while by the replica holding it, so judged by its receipt, not offline.
         let version = try await Self.state(ports[0]).version
         let formatter = ISO8601DateFormatter()

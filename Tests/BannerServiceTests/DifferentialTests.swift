@@ -48,6 +48,10 @@ struct DifferentialTests {
         Exchange("HEAD", head("/banners", method: "HEAD") + last),
         Exchange("a query string", head("/carousels/default/timeline?limit=2") + head("/banner?x=1&y") + last),
         Exchange(
+            "reads naming a screen, and an invalid one",
+            head("/banner?screen=wall-1") + head("/banners", "X-Screen-Id: desk.2\r\n")
+                + head("/banner?screen=Wall") + head("/banner", "X-Screen-Id: -a\r\n") + last),
+        Exchange(
             "CORS", head("/banner", "Origin: \(shop)\r\n") + head("/banner", "Origin: https://evil.example\r\n") + last),
         Exchange(
             "a CORS preflight",

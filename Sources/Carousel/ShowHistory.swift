@@ -69,7 +69,14 @@ public struct ShowHistory: Sendable {
     /// The changes of the shown banner after `start`, up to and including `end`, at most `limit`
     /// of them (and at most 1,000 steps of the carousel's: a request's work stays bounded).
     public func transitions(after start: Timestamp, through end: Timestamp, limit: Int) -> [Transition] {
-        guard limit > 0, var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return [] }
+        walk(after: start, through: end, limit: limit).found
+    }
+
+    /// `transitions`, and whether they are all there are through `end` (false when `limit` or
+    /// the steps ran out first).
+    func walk(after start: Timestamp, through end: Timestamp, limit: Int) -> (found: [Transition], complete: Bool) {
+        guard limit > 0 else { return ([], false) }
+        guard var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return ([], true) }
         var state = states[index].state
         state.advance(to: max(start, states[index].from))
         var shownID = state.currentBanner?.id
@@ -91,10 +98,10 @@ public struct ShowHistory: Sendable {
                 shownID = state.currentBanner?.id
                 if nextState > start { found.append(Transition(at: nextState, banner: state.currentBanner)) }
             } else {
-                break
+                return (found, true)
             }
         }
-        return found
+        return (found, false)
     }
 
     /// The index of the state in effect at `time`.

@@ -55,4 +55,37 @@ extension ShowHistory {
     public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
         transitions(after: lastShownAt, through: now - grace, limit: 2).count == 2
     }
+
+    /// `isFrozen` for many screens at once, whose latest receipts are all at `earliest` or after:
+    /// one walk over the carousel's changes, where asking screen by screen walks again each time.
+    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration) -> FrozenCheck {
+        let (found, complete) = walk(after: earliest, through: now - grace, limit: FrozenCheck.changesWalked)
+        return FrozenCheck(earliest: earliest, changes: found.map(\.at), complete: complete)
+    }
+}
+
+/// The carousel's changes after an instant (`ShowHistory.frozenCheck`), to tell screen after
+/// screen whether it is frozen with a binary search.
+public struct FrozenCheck: Sendable {
+    /// A bound on one walk; screens it leaves undecided are asked of the history one by one.
+    static let changesWalked = 1000
+
+    let earliest: Timestamp
+    /// After `earliest`, oldest first: every change through the end when `complete`, else the first ones.
+    let changes: [Timestamp]
+    let complete: Bool
+
+    /// What `ShowHistory.isFrozen` answers for a screen whose latest receipt is at `lastShownAt`;
+    /// nil when the changes walked do not tell (before `earliest`, or past the changes walked).
+    public func isFrozen(lastShownAt: Timestamp) -> Bool? {
+        guard lastShownAt >= earliest else { return nil }
+        // The first change after lastShownAt.
+        var (low, high) = (0, changes.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if changes[middle] <= lastShownAt { low = middle + 1 } else { high = middle }
+        }
+        if changes.count - low >= 2 { return true }
+        return complete ? false : nil
+    }
 }

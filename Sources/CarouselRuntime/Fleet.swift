@@ -374,12 +374,27 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         let previous = state.withLock { $0.entries }
         var entries: [ScreenRecord.Key: ScreenEntry] = [:]
         var changed: [ScreenEntry] = []
+        // Whether a screen is frozen matters only while it is heard from; one walk over each
+        // carousel's changes tells every such screen of it.
+        let grace = FleetSettings.frozenGrace
+        func heard(_ row: ScreenRecord) -> Bool { now - row.lastSeen <= settings.screenTimeout }
+        var earliest: [Int64: Timestamp] = [:]
+        for row in rows where heard(row) {
+            guard let shownAt = row.receipt?.shownAt else { continue }
+            earliest[row.carousel] = min(earliest[row.carousel] ?? shownAt, shownAt)
+        }
+        var checks: [Int64: FrozenCheck] = [:]
+        for (serial, instant) in earliest {
+            checks[serial] = carousels[serial]?.frozenCheck(earliest: instant, now: now, grace: grace)
+        }
         for row in rows {
             guard let live = carousels[row.carousel] else { continue }
-            let frozen =
-                row.receipt.map {
-                    live.isFrozen(lastShownAt: $0.shownAt, now: now, grace: FleetSettings.frozenGrace)
-                } ?? false
+            var frozen = false
+            if heard(row), let shownAt = row.receipt?.shownAt {
+                frozen =
+                    checks[row.carousel]?.isFrozen(lastShownAt: shownAt)
+                    ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace)
+            }
             let state = ScreenState.of(
                 lastSeen: row.lastSeen, now: now, timeout: settings.screenTimeout, outOfStep: row.receipt?.outOfStep,
                 frozen: frozen)

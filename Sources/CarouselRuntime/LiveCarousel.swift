@@ -279,6 +279,11 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace) }
     }
 
+    /// `isFrozen` for many screens whose latest receipts are at `earliest` or after.
+    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration) -> FrozenCheck {
+        history.withLock { $0.frozenCheck(earliest: earliest, now: now, grace: grace) }
+    }
+
     /// Starts the timer; what is shown from now on is counted as played.
     func start() {
         // As of now: the snapshot is the stored anchor's state, which may be long past (another

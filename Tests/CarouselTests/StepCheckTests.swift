@@ -89,6 +89,31 @@ struct StepCheckTests {
         #expect(!still.isFrozen(lastShownAt: at(0), now: at(600), grace: grace))
     }
 
+    /// The fleet's one walk per carousel answers as the history does screen by screen, or not at all.
+    @Test func oneWalkTellsEveryScreenWhatTheHistoryWould() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var state = fiveBanners()
+        try state.apply(.jump(to: 4), at: at(5))  // a command between the advances
+        history.record(state, from: at(5))
+        let grace: Duration = .seconds(5)
+        let now = at(40)
+        let check = history.frozenCheck(earliest: at(3), now: now, grace: grace)
+        for tenths in stride(from: 30, through: 400, by: 5) {
+            let lastShownAt = at(Double(tenths) / 10)
+            #expect(
+                check.isFrozen(lastShownAt: lastShownAt)
+                    == history.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace), "at \(tenths / 10) s")
+        }
+        #expect(check.isFrozen(lastShownAt: at(2.9)) == nil, "before the walk began")
+        // A walk cut short (1,000 changes, four an hour… here every 4 s for over an hour) still
+        // says frozen where it saw two changes, and nothing past the changes it saw.
+        let long = ShowHistory(initial: fiveBanners(), from: t0, span: .seconds(7200))
+        let cut = long.frozenCheck(earliest: at(0), now: at(5000), grace: grace)
+        #expect(cut.isFrozen(lastShownAt: at(100)) == true)
+        #expect(cut.isFrozen(lastShownAt: at(4500)) == nil)
+        #expect(long.isFrozen(lastShownAt: at(4500), now: at(5000), grace: grace))
+    }
+
     @Test func statesOlderThanTheSpanGoButTheOneInEffectThenStays() throws {
         var history = ShowHistory(initial: fiveBanners(), from: t0, span: .seconds(60))
         var state = fiveBanners()

@@ -134,6 +134,27 @@ def due_time(port):
     return datetime.datetime.fromisoformat(state["nextAdvanceAt"].replace("Z", "+00:00")).timestamp() * 1000
 
 
+LATENESS_BOUNDS = ("0.005", "0.01", "0.025", "0.05")
+
+
+def judged_lateness(port):
+    """The pages' own receipts as the service judged them (`banner_screen_lateness_seconds`: how
+    far each reported flip was from the carousel's change, either side): their count, and the
+    share within each of LATENESS_BOUNDS seconds."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+
+    def value(name):
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return 0.0
+
+    count = value("banner_screen_lateness_seconds_count")
+    return {"count": int(count), "within": {bound: value(f'banner_screen_lateness_seconds_bucket{{le="{bound}"}}')
+                                            for bound in LATENESS_BOUNDS}}
+
+
 def summarise(records, due):
     """Groups the pages' records by the advance they show (the one due up to 150 ms after the
     record or 350 ms before it: a page that waits for the pushed state is late by its network)
@@ -167,7 +188,10 @@ def pooled(runs):
     """The flips of every run together: frames fall against the due times at one phase for a whole
     run, so one run is one sample of that phase; screens in the field meet every phase."""
     estimates = [figures["estimates"] for figures in runs if figures["estimates"]]
-    return {**summary(sorted(value for figures in runs for value in figures["spreads"])),
+    receipts = {"count": sum(figures["receipts"]["count"] for figures in runs),
+                "within": {bound: sum(figures["receipts"]["within"][bound] for figures in runs)
+                           for bound in LATENESS_BOUNDS}}
+    return {**summary(sorted(value for figures in runs for value in figures["spreads"])), "receipts": receipts,
             "estimates": (min(low for low, _ in estimates), max(high for _, high in estimates))
             if len(estimates) == len(runs) else None,
             "foreseen_share": statistics.mean(figures["foreseen_share"] for figures in runs)}
@@ -185,7 +209,9 @@ def flip_spread(start_service, pages, flips, rounds):
     def measure(on_arrival):
         service = start_service(banners(images))
         try:
-            return spread(service.port, pages, flips, on_arrival=on_arrival)
+            figures = spread(service.port, pages, flips, on_arrival=on_arrival)
+            # Read once the pages are closed: hidden, each sent what it still held.
+            return {**figures, "receipts": judged_lateness(service.port)}
         finally:
             service.stop()
 
@@ -201,8 +227,18 @@ def flip_spread(start_service, pages, flips, rounds):
         print(f"  flip spread over {pages} pages, {figures['flips']} flips, {label}: "
               f"{figures['same_frame']:.0%} in the same frame, {figures['one_frame']:.0%} one frame apart, "
               f"p50 {figures['p50']:.1f} ms, p99 {figures['p99']:.1f} ms, max {figures['max']:.1f} ms"
-              + (f"; estimates {estimates[0]:+.2f}…{estimates[1]:+.2f} ms" if estimates else ""), flush=True)
+              + (f"; estimates {estimates[0]:+.2f}…{estimates[1]:+.2f} ms" if estimates else "")
+              + f"; receipts judged: {judged(figures['receipts'])}", flush=True)
     return {"pages": pages, "in_step": in_step, "together": together, "on_arrival": on_arrival}
+
+
+def judged(receipts):
+    """`312, 98 / 100 / 100 / 100 %`: the receipts, and the shares within 5 / 10 / 25 / 50 ms."""
+    if receipts["count"] == 0:
+        return "none (a page sends receipts once it has an estimate of the service's clock)"
+    shares = " / ".join(f"{receipts['within'][bound] * 100 / max(receipts['count'], 1):.0f}"
+                        for bound in LATENESS_BOUNDS)
+    return f"{receipts['count']:,}, {shares} %"
 
 
 def render(result, step_ms=20):
@@ -219,11 +255,13 @@ def render(result, step_ms=20):
         f"run (500 ms is 30 frames), so the page as shipped is measured over {len(runs)} run{'s' if len(runs) != 1 else ''} on services of "
         "their own, and over all its flips together (screens in the field meet every phase). Estimates: each "
         "window's offset to the service clock minus the real one (median over its flips), the lowest and highest "
-        "of the windows. Bar: p99 ≤ 16.7 ms (one frame at 60 Hz).",
+        "of the windows. Receipts: what the pages themselves reported of their flips (docs/SCREENS.md, receipts), "
+        "as the service judged them against its own history: how many, and the share within 5 / 10 / 25 / 50 ms "
+        "of the carousel's change (50 ms is the in-step tolerance). Bar: p99 ≤ 16.7 ms (one frame at 60 Hz).",
         "",
         "| page flips | flips | same frame | one frame apart | p50 ms | p99 ms | max ms | p99 frames "
-        "| estimates ms | flips foreseen |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| estimates ms | flips foreseen | receipts, within 5 / 10 / 25 / 50 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     rows = [(f"at `nextAdvanceAt` on the estimated service clock (shipped), run {run + 1}", figures)
             for run, figures in enumerate(runs)]
@@ -234,5 +272,5 @@ def render(result, step_ms=20):
         lines.append(f"| {label} | {figures['flips']} | {figures['same_frame']:.0%} | {figures['one_frame']:.0%} | "
                      f"{figures['p50']:.1f} | {figures['p99']:.1f} | {figures['max']:.1f} | {figures['p99_frames']} | "
                      + (f"{estimates[0]:+.2f} … {estimates[1]:+.2f}" if estimates else "–")
-                     + f" | {figures['foreseen_share']:.0%} |")
+                     + f" | {figures['foreseen_share']:.0%} | {judged(figures['receipts'])} |")
     return lines

@@ -7,13 +7,19 @@ receipt for every flip each screen sees: N / 5 receipts a second. Measured:
 - RSS per screen: the service with every stream open and heard, minus the service idle;
 - service CPU per receipt: the service's CPU over a window with receipts, minus a window of the
   same streams without receipts (the streams' own events cost the same in both);
-- store: write-and-read transactions a second, and their time;
-- GET /banner (wrk) with the screens' load beside the same without it (bar >= 0.95);
-- lateness as the receipts report it (banner_screen_lateness_seconds), beside bench/flips.py's.
+- store: the screens' store operations a second (a write and a read a tick), and their time;
+- the receipts' lateness as the service judged them (banner_screen_lateness_seconds): here the
+  instant a simulated screen read the event, so the stream's delivery under this load;
+- GET /banner (wrk) beside the screens against the same wrk without them (bar >= 0.95), with the
+  service on one CPU and wrk and the screens on the other: the service's CPU is the same in both
+  runs, and what the fleet takes of it is what reads lose;
+- PostgreSQL with 3 replicas, the screens shared out between them: the database's transactions
+  and rows written a second (pg_stat_database), and every replica listing every screen.
 Prints a Markdown table; `--screens` and `--seconds` make it shorter.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,12 +27,13 @@ import time
 import urllib.request
 
 import run
+from postgres import Postgres
 
 LOAD = run.OUT / "screens_load"
 
 
-def metrics(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+def get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
         return response.read().decode()
 
 
@@ -35,26 +42,126 @@ def sample(text, name):
     return float(found.group(1)) if found else 0.0
 
 
-def load(service, screens, seconds, senders):
-    """Runs screens_load; returns (its JSON, RSS with every screen connected, service CPU seconds
-    over its window, the window's wrk result or None)."""
-    process = subprocess.Popen([str(LOAD), "--port", str(service.port), "--screens", str(screens), "--seconds",
-                                str(seconds), "--senders", str(senders), "--pause"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if process.stderr.readline().strip() != "ready":
-        sys.exit(f"screens_load did not get every stream: {process.stderr.read()}")
+class Load:
+    """screens_load against one service: `screens` streams from number `first`, `senders`
+    connections sending receipts (0: streams only), on CPU `cpu` when given. Started paused: every
+    stream is connected and has its first state when the constructor returns."""
+
+    def __init__(self, port, screens, seconds, senders, first=0, cpu=None):
+        command = [str(LOAD), "--port", str(port), "--screens", str(screens), "--seconds", str(seconds),
+                   "--senders", str(senders), "--first", str(first), "--pause"]
+        self.process = subprocess.Popen(run.pinned(command, cpu), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        if self.process.stderr.readline().strip() != "ready":
+            sys.exit(f"screens_load did not get every stream: {self.process.stderr.read()}")
+
+    def go(self):
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+
+    def result(self):
+        """Waits for the run's seconds; its JSON. The streams stay open until `close`."""
+        return json.loads(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.write("done\n")
+        self.process.stdin.flush()
+        self.process.wait(timeout=60)
+
+
+def window(service, screens, seconds, senders):
+    """One run of the screens: (its JSON, RSS with every screen connected and heard, the service's
+    CPU seconds over the run)."""
+    load = Load(service.port, screens, seconds, senders)
     # Every screen heard and written: the next ticks have them all.
     time.sleep(3)
     rss = run.rss_kib(service.pids)
     cpu_before = service.cpu_seconds()
-    process.stdin.write("go\n")
-    process.stdin.flush()
-    line = process.stdout.readline()
+    load.go()
+    result = load.result()
     cpu = service.cpu_seconds() - cpu_before
-    process.stdin.write("done\n")
-    process.stdin.flush()
-    process.wait(timeout=60)
-    return json.loads(line), rss, cpu
+    load.close()
+    return result, rss, cpu
+
+
+def reads_beside(service, screens, seconds, connections):
+    """GET /banner alone, then beside the screens (streams and receipts), then alone again, the
+    service on one CPU and the load on another: (alone, beside, alone again) req/s."""
+    usable = sorted(os.sched_getaffinity(0))
+    client, server = usable[0], usable[-1]
+    subprocess.run(["taskset", "-a", "-p", "-c", str(server), str(service.process.pid)], check=True,
+                   capture_output=True)
+    run.wrk(service, "/banner", 1, connections, cpu=client)
+    alone, _, _ = run.wrk(service, "/banner", seconds, connections, cpu=client)
+    load = Load(service.port, screens, seconds + 10, 4, cpu=client)
+    load.go()
+    time.sleep(3)  # receipts flowing: a flip has come and gone
+    beside, _, _ = run.wrk(service, "/banner", seconds, connections, cpu=client)
+    load.result()
+    load.close()
+    time.sleep(3)  # the streams' ends heard and written
+    again, _, _ = run.wrk(service, "/banner", seconds, connections, cpu=client)
+    return alone, beside, again
+
+
+def pg_counters(postgres, database):
+    """(transactions committed, rows inserted + updated) of `database` so far."""
+    out = postgres.run("psql", "-h", postgres.folder, "-U", "banner", "-d", "postgres", "-At", "-c",
+                       f"SELECT xact_commit, tup_inserted + tup_updated FROM pg_stat_database "
+                       f"WHERE datname = '{database}'", capture=True)
+    commits, rows = out.strip().split("|")
+    return int(commits), int(rows)
+
+
+def replicas_on_postgres(screens, seconds):
+    """The screens shared out between 3 replicas on one PostgreSQL database, each replica's screens
+    streaming from it and sending receipts to it: what the database does a second over `seconds`
+    (beside the same replicas idle over 10 s), and how many screens each replica lists."""
+    postgres = Postgres()
+    services = []
+    loads = []
+    try:
+        database = postgres.create_database()
+        for number in range(3):
+            services.append(run.start_service(2, name=f"screens-pg-{number}", store=postgres.uri(database),
+                                              autoplay=True, interval=5.0))
+        time.sleep(2)
+        idle_before = pg_counters(postgres, database)
+        time.sleep(10)
+        idle_after = pg_counters(postgres, database)
+        share = screens // 3
+        for number, service in enumerate(services):
+            loads.append(Load(service.port, share, seconds, 2, first=number * share))
+        time.sleep(3)
+        before = pg_counters(postgres, database)
+        metrics_before = [get(service.port, "/metrics") for service in services]
+        for load in loads:
+            load.go()
+        results = [load.result() for load in loads]
+        after = pg_counters(postgres, database)
+        metrics_after = [get(service.port, "/metrics") for service in services]
+        listed = [len(json.loads(get(service.port, "/screens"))["screens"]) for service in services]
+        for load in loads:
+            load.close()
+        loads = []
+        operations = 'banner_store_operation_duration_seconds_%s{operation="screens"}'
+        count = sum(sample(a, operations % "count") - sample(b, operations % "count")
+                    for a, b in zip(metrics_after, metrics_before))
+        spent = sum(sample(a, operations % "sum") - sample(b, operations % "sum")
+                    for a, b in zip(metrics_after, metrics_before))
+        return {"commits": (after[0] - before[0]) / seconds, "rows": (after[1] - before[1]) / seconds,
+                "idle_commits": (idle_after[0] - idle_before[0]) / 10,
+                "receipts": sum(result["answered"]["204"] for result in results) / seconds,
+                "other": sum(result["answered"]["other"] for result in results),
+                "lost": sum(result["lost"] for result in results),
+                "operations": count / seconds / 3, "operation_ms": spent * 1000 / max(count, 1),
+                "listed": listed, "screens": share * 3, "version": postgres.version()}
+    finally:
+        for load in loads:
+            load.process.kill()
+        for service in services:
+            service.stop()
+        postgres.stop()
 
 
 def main():
@@ -69,39 +176,28 @@ def main():
     try:
         time.sleep(1)
         idle = run.rss_kib(service.pids)
-        streams_only, rss, streams_cpu = load(service, arguments.screens, arguments.seconds, 0)
-        before = metrics(service.port)
-        with_receipts, _, receipts_cpu = load(service, arguments.screens, arguments.seconds, 4)
-        after = metrics(service.port)
-        # GET /banner alone, then beside the screens (streams and receipts), the same wrk.
-        alone, _, _ = run.wrk(service, "/banner", arguments.wrk_seconds, arguments.connections)
-        process = subprocess.Popen([str(LOAD), "--port", str(service.port), "--screens", str(arguments.screens),
-                                    "--seconds", str(arguments.wrk_seconds + 10), "--pause"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        process.stderr.readline()
-        process.stdin.write("go\n")
-        process.stdin.flush()
-        time.sleep(2)
-        beside, _, _ = run.wrk(service, "/banner", arguments.wrk_seconds, arguments.connections)
-        process.stdout.readline()
-        process.stdin.write("done\n")
-        process.stdin.flush()
-        process.wait(timeout=60)
+        streams_only, rss, streams_cpu = window(service, arguments.screens, arguments.seconds, 0)
+        before = get(service.port, "/metrics")
+        with_receipts, _, receipts_cpu = window(service, arguments.screens, arguments.seconds, 4)
+        after = get(service.port, "/metrics")
+        alone, beside, again = reads_beside(service, arguments.screens, arguments.wrk_seconds, arguments.connections)
     finally:
         service.stop()
+    shared = replicas_on_postgres(arguments.screens, arguments.seconds)
 
     receipts = with_receipts["answered"]["204"]
     per_receipt_us = (receipts_cpu - streams_cpu) * 1e6 / max(receipts, 1)
-    store_count = sample(after, 'banner_store_operation_duration_seconds_count{operation="screens"}') - sample(
-        before, 'banner_store_operation_duration_seconds_count{operation="screens"}')
-    store_seconds = sample(after, 'banner_store_operation_duration_seconds_sum{operation="screens"}') - sample(
-        before, 'banner_store_operation_duration_seconds_sum{operation="screens"}')
-    late_count = sample(after, "banner_screen_lateness_seconds_count") - sample(
-        before, "banner_screen_lateness_seconds_count")
-    within = {}
-    for bound in ("0.005", "0.01", "0.025", "0.05"):
-        name = 'banner_screen_lateness_seconds_bucket{le="%s"}' % bound
-        within[bound] = (sample(after, name) - sample(before, name)) / max(late_count, 1)
+
+    def delta(name):
+        return sample(after, name) - sample(before, name)
+
+    store_count = delta('banner_store_operation_duration_seconds_count{operation="screens"}')
+    store_seconds = delta('banner_store_operation_duration_seconds_sum{operation="screens"}')
+    late_count = delta("banner_screen_lateness_seconds_count")
+    bounds = ("0.005", "0.01", "0.025", "0.05")
+    within = {bound: delta('banner_screen_lateness_seconds_bucket{le="%s"}' % bound) / max(late_count, 1)
+              for bound in bounds}
+    reference = (alone + again) / 2
     lines = [
         f"Screens: {arguments.screens:,} streams, a receipt per flip of a 5 s carousel, "
         f"{arguments.seconds} s windows (SQLite store, release build).",
@@ -116,10 +212,17 @@ def main():
         f"| service CPU per receipt | {per_receipt_us:.1f} µs |",
         f"| store operations for screens | {store_count / arguments.seconds:.1f}/s, "
         f"{store_seconds * 1000 / max(store_count, 1):.2f} ms each |",
-        f"| receipts' lateness within 5 / 10 / 25 / 50 ms | "
-        + " / ".join(f"{within[bound] * 100:.1f} %" for bound in ("0.005", "0.01", "0.025", "0.05")) + " |",
-        f"| GET /banner alone / beside the screens | {alone:,.0f} / {beside:,.0f} req/s "
-        f"({beside / alone:.2f}×) |",
+        "| receipts' lateness as judged, within 5 / 10 / 25 / 50 ms | "
+        + " / ".join(f"{within[bound] * 100:.1f} %" for bound in bounds) + " |",
+        f"| GET /banner, service on one CPU: alone / beside the screens / alone again | {alone:,.0f} / "
+        f"{beside:,.0f} / {again:,.0f} req/s (**{beside / reference:.2f}×**) |",
+        f"| PostgreSQL {shared['version']}, 3 replicas, {shared['screens']:,} screens shared out: receipts | "
+        f"{shared['receipts']:,.0f}/s answered 204 ({shared['other']} other), {shared['lost']} streams lost |",
+        f"| … the database's transactions / rows written | {shared['commits']:,.1f}/s (idle replicas "
+        f"{shared['idle_commits']:,.1f}/s) / {shared['rows']:,.0f}/s |",
+        f"| … each replica's store operations for screens | {shared['operations']:.1f}/s, "
+        f"{shared['operation_ms']:.2f} ms each |",
+        f"| … screens each replica lists | {', '.join(f'{count:,}' for count in shared['listed'])} |",
     ]
     print("\n".join(lines))
 

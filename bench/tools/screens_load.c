@@ -1,9 +1,10 @@
 /*
  * A fleet of simulated screens, for `make bench` (docs/SCREENS.md, "The fleet").
  *
- *   screens_load --port P --screens N --seconds S [--carousel NAME] [--senders K] [--pause]
+ *   screens_load --port P --screens N --seconds S [--carousel NAME] [--senders K] [--first F] [--pause]
  *
- * Opens N event streams, GET /carousels/NAME/banner/events?screen=sim-NNNNN (one epoll loop,
+ * Opens N event streams, GET /carousels/NAME/banner/events?screen=sim-NNNNN, numbered from F
+ * (default 0: several instances, one per replica, name different screens; one epoll loop,
  * non-blocking sockets). Like the page, each screen sends a receipt for every change it sees
  * after the first state: POST /carousels/NAME/screens/sim-NNNNN/receipts with the state's version
  * and banner, `shownAt` the instant the event arrived (this machine's clock is the service's),
@@ -114,6 +115,9 @@ static int parse(struct screen *screen, int index, int counting) {
     return seen;
 }
 
+/* The number of this instance's first screen. */
+static int first_screen = 0;
+
 static int send_receipt(struct sender *sender, const char *carousel, struct receipt *receipt) {
     struct tm utc;
     gmtime_r(&receipt->at.tv_sec, &utc);
@@ -127,7 +131,7 @@ static int send_receipt(struct sender *sender, const char *carousel, struct rece
     int length = snprintf(request, sizeof request,
                           "POST /carousels/%s/screens/sim-%05d/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-                          carousel, receipt->screen, body_length, body);
+                          carousel, first_screen + receipt->screen, body_length, body);
     if (write(sender->fd, request, (size_t)length) != length) return -1;
     sender->busy = 1;
     sender->length = 0;
@@ -148,9 +152,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--seconds") == 0) seconds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--senders") == 0) senders_count = atoi(argv[++i]);
         else if (strcmp(argv[i], "--carousel") == 0) carousel = argv[++i];
+        else if (strcmp(argv[i], "--first") == 0) first_screen = atoi(argv[++i]);
     }
-    if (port <= 0 || count <= 0 || count > 99999 || seconds <= 0 || senders_count < 0) {
-        fprintf(stderr, "usage: %s --port P --screens N --seconds S [--carousel NAME] [--senders K] [--pause]\n",
+    if (port <= 0 || count <= 0 || first_screen < 0 || first_screen + count > 100000 || seconds <= 0 ||
+        senders_count < 0) {
+        fprintf(stderr,
+                "usage: %s --port P --screens N --seconds S [--carousel NAME] [--senders K] [--first F] [--pause]\n",
                 argv[0]);
         return 2;
     }
@@ -171,7 +178,7 @@ int main(int argc, char **argv) {
         char request[256];
         int length = snprintf(request, sizeof request,
                               "GET /carousels/%s/banner/events?screen=sim-%05d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                              carousel, i);
+                              carousel, first_screen + i);
         if (write(fd, request, (size_t)length) != length) {
             close(fd);
             break;

@@ -244,20 +244,11 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// Merges `sighting` into what is pending for its screen: the latest presence, the latest
     /// receipt, and the first arrival of the latest receipt's verdict.
     private static func note(_ sighting: ScreenSighting, in state: inout State) {
-        guard var pending = state.pending[sighting.key] else {
+        if state.pending[sighting.key] == nil {
             state.pending[sighting.key] = sighting
-            return
+        } else {
+            state.pending[sighting.key]!.absorb(sighting)
         }
-        if sighting.heardAt >= pending.heardAt {
-            pending.heardAt = sighting.heardAt
-            pending.via = sighting.via
-            pending.userAgent = sighting.userAgent
-        }
-        if var receipt = sighting.receipt, pending.receipt.map({ $0.shownAt <= receipt.shownAt }) ?? true {
-            if let old = pending.receipt, old.outOfStep == receipt.outOfStep { receipt.verdictSince = old.verdictSince }
-            pending.receipt = receipt
-        }
-        state.pending[sighting.key] = pending
     }
 
     // MARK: Listing

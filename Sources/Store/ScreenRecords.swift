@@ -86,6 +86,14 @@ public struct JudgedReceipt: Sendable, Equatable {
         self.offsetMs = offsetMs
         self.rttMs = rttMs
     }
+
+    /// Of the receipt `kept` and one `arriving`, the one to keep: an older receipt never replaces
+    /// a newer one, and a verdict keeps its `since` while receipts repeat it.
+    static func latest(kept: JudgedReceipt?, arriving: JudgedReceipt?) -> JudgedReceipt? {
+        guard var arriving, kept.map({ $0.shownAt <= arriving.shownAt }) ?? true else { return kept }
+        if let kept, kept.outOfStep == arriving.outOfStep { arriving.verdictSince = kept.verdictSince }
+        return arriving
+    }
 }
 
 /// What one process heard of a screen since its last write, to merge into the stored row
@@ -121,11 +129,19 @@ public struct ScreenSighting: Sendable, Equatable {
             row.via = via
             row.userAgent = userAgent
         }
-        if var receipt, row.receipt.map({ $0.shownAt <= receipt.shownAt }) ?? true {
-            if let old = row.receipt, old.outOfStep == receipt.outOfStep { receipt.verdictSince = old.verdictSince }
-            row.receipt = receipt
-        }
+        row.receipt = JudgedReceipt.latest(kept: row.receipt, arriving: receipt)
         return row
+    }
+
+    /// Takes in a sighting of the same screen heard after this one was (or while it waited to be
+    /// written): the latest presence, the latest receipt, by the rules of `merged(into:timeout:)`.
+    public mutating func absorb(_ other: ScreenSighting) {
+        if other.heardAt >= heardAt {
+            heardAt = other.heardAt
+            via = other.via
+            userAgent = other.userAgent
+        }
+        receipt = JudgedReceipt.latest(kept: receipt, arriving: other.receipt)
     }
 }
 

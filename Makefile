@@ -180,7 +180,7 @@ bench/out/reference: bench/reference/reference.c
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs libmicrohttpd)
 
-bench/out/sse_fanout: bench/tools/sse_fanout.c
+bench/out/sse_fanout: bench/tools/sse_fanout.c bench/tools/net.h
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
@@ -192,7 +192,7 @@ bench/out/sse_reference: bench/reference/sse_reference.c
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-bench/out/screens_load: bench/tools/screens_load.c
+bench/out/screens_load: bench/tools/screens_load.c bench/tools/net.h
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net.h"
+
 /* What a stream has read and not parsed yet: an event may come in pieces. */
 struct screen {
     int fd;
@@ -56,26 +58,6 @@ struct sender {
     char answer[512];
     size_t length;
 };
-
-static double now_ms(void) {
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec * 1e3 + (double)time.tv_nsec / 1e6;
-}
-
-static int connect_to(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-        close(fd);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
 
 static struct receipt *queue;
 static size_t queue_capacity, queue_head, queue_tail;
@@ -138,6 +120,21 @@ static int send_receipt(struct sender *sender, const char *carousel, struct rece
     return 0;
 }
 
+/* Connects sender number k (non-blocking, watched by `epoll`); 0, or -1 saying why. */
+static int open_sender(struct sender *sender, int k, int epoll, int port) {
+    sender->fd = connect_to(port);
+    if (sender->fd < 0) {
+        fprintf(stderr, "screens_load: cannot connect a sender\n");
+        return -1;
+    }
+    sender->busy = 0;
+    sender->length = 0;
+    fcntl(sender->fd, F_SETFL, O_NONBLOCK);
+    struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)(100000 + k)};
+    epoll_ctl(epoll, EPOLL_CTL_ADD, sender->fd, &event);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int port = 0, count = 1000, seconds = 10, senders_count = 4, pause = 0;
     const char *carousel = "default";
@@ -190,14 +187,7 @@ int main(int argc, char **argv) {
         connected++;
     }
     for (int k = 0; k < senders_count; k++) {
-        senders[k].fd = connect_to(port);
-        if (senders[k].fd < 0) {
-            fprintf(stderr, "screens_load: cannot connect a sender\n");
-            return 1;
-        }
-        fcntl(senders[k].fd, F_SETFL, O_NONBLOCK);
-        struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)(100000 + k)};
-        epoll_ctl(epoll, EPOLL_CTL_ADD, senders[k].fd, &event);
+        if (open_sender(&senders[k], k, epoll, port) != 0) return 1;
     }
 
     long changes = 0, sent = 0, ok = 0, refused = 0;
@@ -246,8 +236,16 @@ int main(int argc, char **argv) {
                                       sizeof sender->answer - sender->length - 1);
                 if (length <= 0) {
                     if (length < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-                    fprintf(stderr, "screens_load: a sender's connection closed\n");
-                    return 1;
+                    if (sender->busy) {
+                        fprintf(stderr, "screens_load: a sender's connection closed before its answer\n");
+                        return 1;
+                    }
+                    /* Idle past the service's connection timeout (few receipts: the first sender
+                       takes them all): another connection, as a browser would open. */
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, sender->fd, NULL);
+                    close(sender->fd);
+                    if (open_sender(sender, which - 100000, epoll, port) != 0) return 1;
+                    continue;
                 }
                 sender->length += (size_t)length;
                 sender->answer[sender->length] = 0;

@@ -31,32 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net.h"
+
 struct subscriber {
     int fd;
     long last_id;       /* highest "id: N" seen so far */
     char tail[32];      /* the end of what was read before, for ids split across reads */
     size_t tail_length;
 };
-
-static double now_ms(void) {
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec * 1e3 + (double)time.tv_nsec / 1e6;
-}
-
-static int connect_to(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-        close(fd);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
 
 /* Scans new bytes for "id: <number>" lines; keeps the highest id. */
 static void scan(struct subscriber *subscriber, const char *data, size_t length) {

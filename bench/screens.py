@@ -183,7 +183,7 @@ def main():
     try:
         time.sleep(1)
         idle = run.rss_kib(service.pids)
-        streams_only, rss, streams_cpu = window(service, arguments.screens, arguments.seconds, 0)
+        _, rss, streams_cpu = window(service, arguments.screens, arguments.seconds, 0)
         before = get(service.port, "/metrics")
         with_receipts, _, receipts_cpu = window(service, arguments.screens, arguments.seconds, 4)
         after = get(service.port, "/metrics")

@@ -55,9 +55,14 @@ extension ScreenState {
     public static func of(
         lastSeen: Timestamp, now: Timestamp, timeout: Duration, outOfStep: OutOfStepReason?, frozen: Bool
     ) -> ScreenState {
-        guard now - lastSeen <= timeout else { return .offline }
+        guard isHeard(lastSeen: lastSeen, now: now, timeout: timeout) else { return .offline }
         if let outOfStep { return .outOfStep(outOfStep) }
         return frozen ? .outOfStep(.frozen) : .online
+    }
+
+    /// Whether a screen last seen at `lastSeen` is still heard from: not offline.
+    public static func isHeard(lastSeen: Timestamp, now: Timestamp, timeout: Duration) -> Bool {
+        now - lastSeen <= timeout
     }
 }
 

@@ -368,7 +368,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         // Whether a screen is frozen matters only while it is heard from; one walk over each
         // carousel's changes tells every such screen of it.
         let grace = FleetSettings.frozenGrace
-        func heard(_ row: ScreenRecord) -> Bool { now - row.lastSeen <= settings.screenTimeout }
+        func heard(_ row: ScreenRecord) -> Bool {
+            ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: settings.screenTimeout)
+        }
         var earliest: [Int64: Timestamp] = [:]
         for row in rows where heard(row) {
             guard let shownAt = row.receipt?.shownAt else { continue }

@@ -1,11 +1,13 @@
-/* What the load tools share: a monotonic clock in milliseconds and a TCP connection to the
- * service on 127.0.0.1 with Nagle off (every request and event is one small write). */
+/* What the load tools share: a monotonic clock in milliseconds, a TCP connection to the
+ * service on 127.0.0.1 with Nagle off (every request and event is one small write), and room
+ * for as many connections as the system allows. */
 #ifndef BENCH_TOOLS_NET_H
 #define BENCH_TOOLS_NET_H
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +31,14 @@ static inline int connect_to(int port) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
+}
+
+/* Raises the open-file limit to its hard limit: a tool holds one descriptor per connection. */
+static inline void raise_descriptor_limit(void) {
+    struct rlimit limit;
+    getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 #endif

@@ -158,10 +158,7 @@ int main(int argc, char **argv) {
                 argv[0]);
         return 2;
     }
-    struct rlimit limit;
-    getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+    raise_descriptor_limit();
 
     queue_capacity = (size_t)count * 4;
     queue = calloc(queue_capacity, sizeof *queue);

@@ -93,10 +93,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s --port P --subscribers N [--changes K]\n", argv[0]);
         return 2;
     }
-    struct rlimit limit;
-    getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+    raise_descriptor_limit();
 
     struct subscriber *subscribers = calloc((size_t)count, sizeof *subscribers);
     int epoll = epoll_create1(0);

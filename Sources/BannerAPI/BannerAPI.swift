@@ -74,9 +74,14 @@ public struct BannerAPI: HTTPHandler {
         path.hasSuffix("/events")
     }
 
-    /// Every GET and HEAD but a subscription (a stream) and stats (read from the store later).
-    public func answersAtOnce(_ path: String) -> Bool {
-        !path.hasSuffix("/events") && !path.hasSuffix("/stats")
+    /// Every GET and HEAD but a subscription (a stream) and stats (read from the store later);
+    /// the POSTs screens send most, receipts and views, which are checked and taken at once.
+    public func answersAtOnce(method: String, path: String) -> Bool {
+        switch method {
+        case "GET", "HEAD": !path.hasSuffix("/events") && !path.hasSuffix("/stats")
+        case "POST": path.hasSuffix("/receipts") || path.hasSuffix("/views")
+        default: false
+        }
     }
 
     /// Answers, and counts the answer (`RequestMetrics`) by the route template it matched.

@@ -33,6 +33,8 @@ final class Acceptor: @unchecked Sendable {
     private let headTimeout: Duration
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
+    /// The largest body the server takes: a larger one is libmicrohttpd's to refuse.
+    private let maxBodySize: Int
     /// Streams that closed their socket, for the loop to take out of the registry.
     private let ended = Lock<[UInt64]>([])
 
@@ -53,6 +55,7 @@ final class Acceptor: @unchecked Sendable {
         connectionLimit = configuration.connectionLimit
         headTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
         poolSize = configuration.connectionMemoryLimit
+        maxBodySize = configuration.maxBodySize
         do {
             eventLoop = try EventLoop(name: "http-acceptor", errorLog: configuration.errorLog)
         } catch {
@@ -202,17 +205,16 @@ final class Acceptor: @unchecked Sendable {
             return
         }
         let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])
-        switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize)
-        {
+        switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize, maxBodySize: maxBodySize) {
         case .needMore:
             return
         case .other:
             handOver(token, &loop)
         case .plain(let head):
             let path = head.pathText
-            if !head.isHead && handler.mayStream(path[...]) {
+            if head.method == .get && handler.mayStream(path[...]) {
                 subscribe(token, head: head, path: path, &loop)
-            } else if !readLoops.isEmpty && handler.answersAtOnce(path) {
+            } else if !readLoops.isEmpty && handler.answersAtOnce(method: head.method.rawValue, path: path) {
                 giveToReadLoop(token, &loop)
             } else {
                 handOver(token, &loop)

@@ -34,18 +34,19 @@ public protocol HTTPHandler: Sendable {
     /// outside libmicrohttpd, for a fraction of the memory (docs/ARCHITECTURE.md); any other
     /// answer is left to libmicrohttpd, which asks the handler again. The default is no.
     func mayStream(_ path: Substring) -> Bool
-    /// Whether a `GET` or `HEAD` of `path` is always answered at once (`.prepared` or
-    /// `.response`), never deferred or streamed. Such requests, on a connection where every
-    /// request so far was one, are read and answered by the server's read loops, outside
-    /// libmicrohttpd (docs/ARCHITECTURE.md); the first other request sends the connection to
-    /// libmicrohttpd. The default is no.
-    func answersAtOnce(_ path: String) -> Bool
+    /// Whether `method` (`GET`, `HEAD` or `POST`) of `path` is always answered at once
+    /// (`.prepared` or `.response`), never deferred or streamed. Such requests, on a connection
+    /// where every request so far was one, are read and answered by the server's read loops,
+    /// outside libmicrohttpd (docs/ARCHITECTURE.md); the first other request sends the connection
+    /// to libmicrohttpd. A `POST` said yes to must never be deferred: its effect would be had
+    /// twice, once here and once when libmicrohttpd asks again. The default is no.
+    func answersAtOnce(method: String, path: String) -> Bool
 }
 
 extension HTTPHandler {
     public func mayStream(_ path: Substring) -> Bool { false }
 
-    public func answersAtOnce(_ path: String) -> Bool { false }
+    public func answersAtOnce(method: String, path: String) -> Bool { false }
 
     public func respond(to rejection: Rejection) -> Response {
         switch rejection {

@@ -30,6 +30,8 @@ final class ReadLoop: @unchecked Sendable {
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
+    /// The largest body the server takes: a larger one is libmicrohttpd's to refuse.
+    private let maxBodySize: Int
     /// Connections held here now: the acceptor counts them against the connection limit.
     let connectionCount = Atomic<Int>(0)
     private let inbox = Lock(Inbox())
@@ -51,6 +53,7 @@ final class ReadLoop: @unchecked Sendable {
         configuration: ServerConfiguration
     ) throws(HTTPServerError) {
         poolSize = configuration.connectionMemoryLimit
+        maxBodySize = configuration.maxBodySize
         self.daemon = daemon
         self.handler = handler
         self.streams = streams
@@ -184,7 +187,7 @@ final class ReadLoop: @unchecked Sendable {
                 return
             }
             let bytes = UnsafeRawBufferPointer(rebasing: loop.buffer[..<received])
-            switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize) {
+            switch RequestHead.parse(bytes, limit: loop.buffer.count, poolSize: poolSize, maxBodySize: maxBodySize) {
             case .needMore:
                 // The request's first bytes start its clock, as the idle time ends: the timeout
                 // allows as much again for the rest of its head (docs/CONFIGURATION.md).
@@ -198,7 +201,7 @@ final class ReadLoop: @unchecked Sendable {
                 return
             case .plain(let head):
                 let path = head.pathText
-                guard handler.answersAtOnce(path) else {
+                guard handler.answersAtOnce(method: head.method.rawValue, path: path) else {
                     handOver(descriptor, &loop)
                     return
                 }

@@ -86,11 +86,11 @@ public struct Request: ~Copyable {
         self.headers = .connection(connection)
     }
 
-    /// A plain GET or HEAD peeked at outside libmicrohttpd (`Acceptor`, `ReadLoop`).
+    /// A plain GET, HEAD or POST peeked at outside libmicrohttpd (`Acceptor`, `ReadLoop`).
     init(_ head: RequestHead, path: String, fromLoopback: Bool, sending: Sending) {
-        method = head.method
+        method = head.method.rawValue
         self.path = path
-        body = []
+        body = head.body.isEmpty ? [] : head.bodyBytes
         self.sending = sending
         headers = .peeked(head, fromLoopback: fromLoopback)
     }

@@ -4,14 +4,17 @@
 /// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd").
 ///
 /// Deliberately narrow: only a plain `GET` or `HEAD` over HTTP/1.1, with a Host, no body, a target
-/// that needs no decoding and headers on one line each is `.plain`. Anything unusual (percent-
-/// encoding, folded or odd header lines, a body, `Connection: close`, `Expect`, `Upgrade`) is
-/// `.other`, so libmicrohttpd and the dispatcher answer it exactly as they always have.
+/// that needs no decoding and headers on one line each is `.plain` — or such a `POST` with one
+/// plain decimal `Content-Length` whose whole body has arrived with its head (a screen's report:
+/// docs/ARCHITECTURE.md, "Reports outside libmicrohttpd"). Anything unusual (percent-encoding,
+/// folded or odd header lines, a chunked or oversize body, `Connection: close`, `Expect`,
+/// `Upgrade`) is `.other`, so libmicrohttpd and the dispatcher answer it exactly as they always
+/// have.
 ///
 /// Parsing allocates nothing: the head is positions in the bytes it was parsed from, which must
 /// outlive it (`Request` reads its headers from them).
 struct RequestHead {
-    let isHead: Bool
+    let method: Method
     let bytes: UnsafeRawBufferPointer
     /// The target's path: from its `/` to the `?` or the space.
     let path: Range<Int>
@@ -19,8 +22,17 @@ struct RequestHead {
     let query: Range<Int>
     /// The header lines, each with its CRLF.
     let headerLines: Range<Int>
-    /// Bytes from the request's first byte to the end of the blank line after the headers.
+    /// The body (a POST's); empty for a GET or HEAD.
+    let body: Range<Int>
+    /// Bytes from the request's first byte to the end of its body (of the blank line after the
+    /// headers, without one): the request's whole length on the socket.
     let length: Int
+
+    enum Method: String {
+        case get = "GET"
+        case head = "HEAD"
+        case post = "POST"
+    }
 
     enum Parsing {
         /// Not enough bytes yet to tell.
@@ -38,23 +50,23 @@ struct RequestHead {
     static let recordCost = 64
     static let responseRoom = 1024
 
-    /// Parses the bytes received so far; `limit` is how many bytes a head may take before it is
-    /// left to libmicrohttpd, `poolSize` libmicrohttpd's memory per connection
-    /// (`ServerConfiguration.connectionMemoryLimit`).
-    static func parse(_ bytes: UnsafeRawBufferPointer, limit: Int, poolSize: Int = 16 * 1024) -> Parsing {
-        let isHead: Bool
-        switch startsWith(bytes, "GET /") {
-        case .some(true): isHead = false
-        case nil: return .needMore
-        case .some(false):
-            switch startsWith(bytes, "HEAD /") {
-            case .some(true): isHead = true
-            case nil: return .needMore
-            case .some(false): return .other
-            }
+    /// Parses the bytes received so far; `limit` is how many bytes a request may take before it
+    /// is left to libmicrohttpd, `poolSize` libmicrohttpd's memory per connection
+    /// (`ServerConfiguration.connectionMemoryLimit`), `maxBodySize` the largest body the server
+    /// takes (`ServerConfiguration.maxBodySize`: a larger one is libmicrohttpd's to refuse).
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, limit: Int, poolSize: Int = 16 * 1024, maxBodySize: Int = 16 * 1024
+    ) -> Parsing {
+        let method: Method
+        switch (startsWith(bytes, "GET /"), startsWith(bytes, "HEAD /"), startsWith(bytes, "POST /")) {
+        case (.some(true), _, _): method = .get
+        case (_, .some(true), _): method = .head
+        case (_, _, .some(true)): method = .post
+        case (.some(false), .some(false), .some(false)): return .other
+        default: return .needMore
         }
         let incomplete: Parsing = bytes.count < limit ? .needMore : .other
-        let targetStart = isHead ? 5 : 4
+        let targetStart = method.rawValue.utf8.count + 1
         guard let lineEnd = lineEnd(in: bytes, from: targetStart) else {
             return hasBareLineFeed(bytes, from: targetStart) ? .other : incomplete
         }
@@ -76,6 +88,7 @@ struct RequestHead {
             }
         }
         var hasHost = false
+        var contentLength: Int?
         var start = lineEnd + 2
         while true {
             guard let end = Self.lineEnd(in: bytes, from: start) else {
@@ -87,8 +100,11 @@ struct RequestHead {
             if equalsIgnoringCase(name, "host".utf8) {
                 guard !hasHost else { return .other }  // two Hosts: libmicrohttpd's path refuses them
                 hasHost = true
+            } else if method == .post && contentLength == nil && equalsIgnoringCase(name, "content-length".utf8) {
+                guard let length = plainLength(bytes, (colon + 1)..<end), length <= maxBodySize else { return .other }
+                contentLength = length
             } else if asksForMore(name) {
-                return .other
+                return .other  // a body where none belongs, a second Content-Length, chunks, Expect, Upgrade
             } else if equalsIgnoringCase(name, "connection".utf8),
                 containsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[colon..<end]), "close")
             {
@@ -97,15 +113,26 @@ struct RequestHead {
             records += 1
             start = end + 2
         }
-        guard hasHost, start + 2 + records * recordCost + responseRoom <= poolSize else { return .other }
+        let headEnd = start + 2
+        let bodyLength = contentLength ?? 0
+        guard hasHost, method != .post || contentLength != nil,
+            headEnd + bodyLength + records * recordCost + responseRoom <= poolSize
+        else { return .other }
+        guard headEnd + bodyLength <= bytes.count else {
+            return headEnd + bodyLength <= limit ? .needMore : .other  // the body is still coming
+        }
         return .plain(
             RequestHead(
-                isHead: isHead, bytes: bytes, path: targetStart..<pathEnd,
+                method: method, bytes: bytes, path: targetStart..<pathEnd,
                 query: pathEnd == targetEnd ? targetEnd..<targetEnd : (pathEnd + 1)..<targetEnd,
-                headerLines: (lineEnd + 2)..<start, length: start + 2))
+                headerLines: (lineEnd + 2)..<start, body: headEnd..<(headEnd + bodyLength),
+                length: headEnd + bodyLength))
     }
 
-    var method: String { isHead ? "HEAD" : "GET" }
+    var isHead: Bool { method == .head }
+
+    /// The body's bytes (a copy: the peeked bytes are reused for the next request).
+    var bodyBytes: [UInt8] { Array(bytes[body]) }
 
     /// The path as a String (short ones, `/banner`, are stored inline: no allocation).
     var pathText: String { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[path]), as: UTF8.self) }
@@ -173,6 +200,23 @@ struct RequestHead {
         let count = min(bytes.count, prefix.utf8CodeUnitCount)
         for index in 0..<count where bytes[index] != prefix.utf8Start[index] { return false }
         return count == prefix.utf8CodeUnitCount ? true : nil
+    }
+
+    /// A `Content-Length` value libmicrohttpd and every proxy read alike: spaces or tabs, then 1 to
+    /// 5 decimal digits without a leading zero (or `0` alone), then nothing. Anything else
+    /// (a sign, a trailing space, `05`, a list) is left to libmicrohttpd and the dispatcher.
+    private static func plainLength(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) -> Int? {
+        var index = value.lowerBound
+        while index < value.upperBound && (bytes[index] == 0x20 || bytes[index] == 0x09) { index += 1 }
+        let digits = index..<value.upperBound
+        guard (1...5).contains(digits.count), bytes[index] != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+        var length = 0
+        for index in digits {
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            length = length * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return length
     }
 
     private static func matches(_ bytes: UnsafeRawBufferPointer, at start: Int, _ text: StaticString) -> Bool {

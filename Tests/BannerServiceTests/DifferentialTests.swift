@@ -36,6 +36,13 @@ struct DifferentialTests {
         "\(method) \(target) HTTP/1.1\r\nHost: x\r\n\(headers)\r\n"
     }
 
+    /// A POST with `body` and its Content-Length (and `headers` before it).
+    static func post(_ target: String, _ body: String, _ headers: String = "") -> String {
+        "POST \(target) HTTP/1.1\r\nHost: x\r\n\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    static let receiptsPath = "/carousels/default/screens/wall-1/receipts"
+
     /// A head of exactly `size` bytes, padded with a header.
     static func head(ofSize size: Int) -> String {
         let start = "GET /banner HTTP/1.1\r\nHost: x\r\nX-Pad: "
@@ -86,6 +93,28 @@ struct DifferentialTests {
         // Near the end of libmicrohttpd's pool: a record per parameter (RequestHead.recordCost).
         Exchange(
             "many query parameters", head("/banner?" + Array(repeating: "a", count: 235).joined(separator: "&")) + last),
+        Exchange(
+            "reports refused",
+            post(receiptsPath, "{\"receipts\": 1}") + post(receiptsPath, "{") + post(receiptsPath, "")
+                + post("/carousels/default/screens/Wall/receipts", "{}") + post("/carousels/nope/views", "{}")
+                + post(
+                    "/carousels/default/views", "{\"views\": [{\"banner\": \"welcome\"}]}",
+                    "Content-Type: text/plain\r\n")
+                + last),
+        Exchange("a POST of a command", post("/banner/nope", "{}") + last),
+        Exchange(
+            "a report in pieces", "POST \(receiptsPath) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n", "{",
+            "}" + last),
+        Exchange(
+            "a report's odd framing",
+            "POST \(receiptsPath) HTTP/1.1\r\nHost: x\r\nContent-Length: 02\r\n\r\n{}" + last),
+        Exchange(
+            "a chunked report",
+            "POST \(receiptsPath) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n" + last),
+        Exchange(
+            "a report over the body limit",
+            post(receiptsPath, "{\"receipts\": [" + String(repeating: " ", count: 17000) + "]}")),
+        Exchange("a report expecting 100-continue", post(receiptsPath, "{}", "Expect: 100-continue\r\n") + last),
         Exchange("an event stream", head("/banner/events"), stream: true),
         Exchange(
             "an event stream with CORS", head("/carousels/default/banner/events", "Origin: \(shop)\r\n"), stream: true),
@@ -104,7 +133,21 @@ struct DifferentialTests {
             "a conditional read",
             Self.head("/banner", "If-None-Match: \(tag)\r\n") + Self.head("/banner", "If-None-Match: \"old\"\r\n")
                 + Self.last)
-        for exchange in Self.exchanges + [conditional] {
+        // A receipt and a view true now, on either service: the same answers, 204.
+        let now = ISO8601DateFormatter().string(from: Date())
+        let reports = Exchange(
+            "reports taken",
+            Self.post(
+                Self.receiptsPath, "{\"receipts\": [{\"version\": 1, \"banner\": \"b0\", \"shownAt\": \"\(now)\"}]}")
+                + Self.head("/banner")
+                + Self.post(
+                    "/carousels/default/views", "{\"views\": [{\"banner\": \"b0\", \"at\": \"\(now)\", \"ms\": 5}]}",
+                    "Origin: \(Self.shop)\r\n")
+                + Self.post(
+                    Self.receiptsPath,
+                    "{\"receipts\": [{\"version\": 1, \"banner\": \"nope\", \"shownAt\": \"\(now)\"}]}")
+                + Self.last)
+        for exchange in Self.exchanges + [conditional, reports] {
             let fastAnswer = try await Self.answer(to: exchange, port: fast.port)
             let plainAnswer = try await Self.answer(to: exchange, port: plain.port)
             #expect(!plainAnswer.isEmpty, "\(exchange): libmicrohttpd answered")
@@ -113,6 +156,9 @@ struct DifferentialTests {
                 "\(exchange)\nfast paths:\n\(Self.printable(fastAnswer))\nlibmicrohttpd:\n\(Self.printable(plainAnswer))"
             )
         }
+        let taken = String(decoding: try await Self.answer(to: reports, port: fast.port), as: UTF8.self)
+        #expect(taken.components(separatedBy: "HTTP/1.1 204 No Content\r\n").count == 3, "\(taken)")
+        #expect(taken.contains("HTTP/1.1 422 "), "\(taken)")
         let notModified = try await Self.answer(to: conditional, port: fast.port)
         #expect(String(decoding: notModified, as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
     }

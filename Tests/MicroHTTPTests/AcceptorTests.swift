@@ -5,8 +5,8 @@ import Testing
 
 @testable import MicroHTTP
 
-/// The acceptor and the read loops read each request far enough to sort it: a plain GET or HEAD
-/// they may answer themselves, everything else libmicrohttpd answers as before
+/// The acceptor and the read loops read each request far enough to sort it: a plain GET, HEAD or
+/// POST they may answer themselves, everything else libmicrohttpd answers as before
 /// (docs/ARCHITECTURE.md).
 @Suite("Acceptor: sorting a request by its head")
 struct RequestHeadTests {
@@ -39,7 +39,7 @@ struct RequestHeadTests {
                 Issue.record("not plain: \(Self.parsing(text))")
                 return
             }
-            #expect(head.method == "GET")
+            #expect(head.method == .get)
             #expect(head.pathText == "/carousels/lobby/events")
             #expect(head.queryText == "x=1&y")
             #expect(head.queryParameter("x") == "1")
@@ -72,7 +72,7 @@ struct RequestHeadTests {
 
     @Test func aHeadRequestIsPlainToo() {
         Self.withParsed("HEAD /banner HTTP/1.1\r\nHost: a\r\n\r\n") { head in
-            #expect(head?.method == "HEAD")
+            #expect(head?.method == .head)
             #expect(head?.pathText == "/banner")
             #expect(head?.queryText == "")
         }
@@ -95,7 +95,8 @@ struct RequestHeadTests {
     }
 
     @Test(arguments: [
-        "POST /banner/next HTTP/1.1\r\n",  // another method
+        "POST /banner/next HTTP/1.1\r\nHost: a\r\n\r\n",  // a POST without Content-Length
+        "PUT /carousels/a HTTP/1.1\r\n",  // another method
         "OPTIONS /banner HTTP/1.1\r\n",
         "GET /banner HTTP/1.0\r\n",  // HTTP/1.0: no keep-alive by default, no chunked body
         "GET /caro%75sels/a/events HTTP/1.1\r\n",  // needs decoding
@@ -113,6 +114,53 @@ struct RequestHeadTests {
     ])
     func anythingElseIsLeftToLibmicrohttpd(_ text: String) {
         #expect(Self.parsing(text) == "other")
+    }
+
+    @Test func aPostIsPlainWithItsWholeBody() {
+        let text = "POST /carousels/a/screens/s/receipts HTTP/1.1\r\nHost: a\r\nContent-Length:  5\r\n\r\nhellonext"
+        Self.withParsed(text) { head in
+            #expect(head?.method == .post)
+            #expect(head?.pathText == "/carousels/a/screens/s/receipts")
+            #expect(head?.bodyBytes == Array("hello".utf8))
+            #expect(head?.length == text.utf8.count - "next".utf8.count)
+        }
+        Self.withParsed("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n") { head in
+            #expect(head?.bodyBytes == [])
+        }
+    }
+
+    /// Until its last byte has come a POST waits; a body that cannot come whole within the limit,
+    /// or is over the server's, goes to libmicrohttpd.
+    @Test func aPostWaitsForItsBodyWithinTheLimits() {
+        let text = "POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"
+        let bytes = Array(text.utf8)
+        for end in 1..<bytes.count {
+            #expect(Self.parsing(String(decoding: bytes[..<end], as: UTF8.self)) == "needMore", "\(end) bytes")
+        }
+        #expect(Self.parsing(text) == "plain")
+        #expect(Self.parsing(text, limit: bytes.count) == "plain")
+        #expect(Self.parsing(String(text.dropLast()), limit: bytes.count - 1) == "other", "it cannot all be peeked")
+        Array(text.utf8).withUnsafeBytes { raw in
+            guard case .other = RequestHead.parse(raw, limit: 8192, maxBodySize: 9) else {
+                Issue.record("a body over the server's limit is libmicrohttpd's to refuse")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "+5", "5 ", "05", "0x5", "5,5", "", "123456", "-1", "5\r\nContent-Length: 5",
+    ])
+    func aContentLengthThatIsNotPlainIsLeftToLibmicrohttpd(_ value: String) {
+        #expect(Self.parsing("POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: \(value)\r\n\r\nhello") == "other")
+    }
+
+    @Test(arguments: [
+        "Transfer-Encoding: chunked\r\n", "Expect: 100-continue\r\n", "Connection: close\r\n",
+        "Upgrade: h2c\r\n",
+    ])
+    func aPostAskingForMoreIsLeftToLibmicrohttpd(_ header: String) {
+        #expect(Self.parsing("POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\(header)\r\nhello") == "other")
     }
 
     @Test func aHeadLargerThanTheLimitIsLeftToLibmicrohttpd() {

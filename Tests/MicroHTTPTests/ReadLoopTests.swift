@@ -5,7 +5,8 @@ import Testing
 @testable import MicroHTTP
 
 /// Reads answered at once: pre-built responses, a large one, an echo of what the request said,
-/// and `/later`, which claims to answer at once but defers (libmicrohttpd must then answer it).
+/// and `/later`, which claims to answer at once but defers (libmicrohttpd must then answer it);
+/// `POST /report` is answered at once too (its body echoed, 202), `POST /echo-body` is not.
 final class ReadingHandler: HTTPHandler {
     let small = PreparedResponse(
         Response(
@@ -27,7 +28,11 @@ final class ReadingHandler: HTTPHandler {
             ], body: Array("odd".utf8)))
     let laterCalls = Counter()
 
-    func answersAtOnce(_ path: String) -> Bool { path != "/echo-body" }
+    let reports = Counter()
+
+    func answersAtOnce(method: String, path: String) -> Bool {
+        method == "POST" ? path == "/report" : path != "/echo-body"
+    }
 
     func respond(to request: borrowing Request) -> Reply {
         switch request.path {
@@ -40,6 +45,9 @@ final class ReadingHandler: HTTPHandler {
                 + "probe=\(request.header("x-probe") ?? "-") loopback=\(request.isFromLoopback)"
             return .response(Response(status: 200, body: Array(text.utf8)))
         case "/echo-body": return .response(Response(status: 201, body: request.body))
+        case "/report":
+            reports.increment()
+            return .response(Response(status: 202, body: request.body))
         case "/later":
             laterCalls.increment()
             return .deferred { PreparedResponse(Response(status: 202, body: Array("later".utf8))) }
@@ -123,6 +131,53 @@ struct ReadLoopTests {
         #expect(try await connection.readResponse().text == "GET /echo q=2 probe=- loopback=true")
         #expect(try await connection.readResponse().text == "abc")
         #expect(try await connection.readResponse().text == "small")
+    }
+
+    /// A report (a POST answered at once) stays in the loop, its body read whole however it
+    /// arrives; one the loop cannot read plainly (chunks, a body over the limit) goes to
+    /// libmicrohttpd, which answers it as always.
+    @Test func aPostAnsweredAtOnceIsReadHereWithItsBody() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port)
+        let posted = try await connection.send("POST", "/report", body: Array("{\"a\":1}".utf8))
+        #expect(posted.status == 202 && posted.text == "{\"a\":1}")
+        #expect(server.connectionsInReadLoops == 1)
+        let empty = try await connection.send("POST", "/report", body: [])
+        #expect(empty.status == 202 && empty.body.isEmpty)
+        for piece in ["POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", "hello", " world"] {
+            try await connection.write(Array(piece.utf8))
+        }
+        #expect(try await connection.readResponse().text == "hello world")
+        let pipelined =
+            "POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\none"
+            + "GET /small HTTP/1.1\r\nHost: a\r\n\r\n"
+            + "POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\ntwo"
+        try await connection.write(Array(pipelined.utf8))
+        #expect(try await connection.readResponse().text == "one")
+        #expect(try await connection.readResponse().text == "small")
+        #expect(try await connection.readResponse().text == "two")
+        #expect(server.connectionsInReadLoops == 1)
+        #expect(handler.reports.count == 5, "each report taken once")
+
+        let chunked = "POST /report HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+        try await connection.write(Array(chunked.utf8))
+        #expect(try await connection.readResponse().text == "abc")
+        #expect(server.connectionsInReadLoops == 0, "a chunked body took the connection to libmicrohttpd")
+        #expect(handler.reports.count == 6)
+    }
+
+    @Test func aPostOverTheBodyLimitIsLeftToLibmicrohttpd() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        let tooLarge = try await connection.send(
+            "POST", "/report", body: [UInt8](repeating: 0x61, count: 16 * 1024 + 1))
+        #expect(tooLarge.status == 413)
+        #expect(handler.reports.count == 0)
     }
 
     @Test func aHeadArrivingInPiecesIsAnswered() async throws {

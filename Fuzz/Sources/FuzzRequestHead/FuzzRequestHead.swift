@@ -1,8 +1,8 @@
 // The hand-written request-head parser of the fast paths (`RequestHead`, docs/ARCHITECTURE.md)
 // against libmicrohttpd, on the same bytes. A head the parser takes as plain is answered outside
 // libmicrohttpd, so libmicrohttpd must take it too and read it the same way: the same method,
-// path, query parameters and header values, and the head ending at the same byte (a request sent
-// right after it is the next one). A head the parser leaves to libmicrohttpd needs no check: it is
+// path, query parameters, header values and body (a POST's), and the request ending at the same
+// byte (a request sent right after it is the next one). A head the parser leaves to libmicrohttpd needs no check: it is
 // libmicrohttpd's to answer. Any difference stops the run (a finding). Input: the head's bytes.
 import Glibc
 import Locking
@@ -16,6 +16,7 @@ private final class Reading: HTTPHandler, @unchecked Sendable {
         var path = ""
         var headers: [String?] = []
         var query: [String?] = []
+        var body: [UInt8] = []
     }
 
     /// The header and query names to look up: the ones the parser found.
@@ -26,7 +27,7 @@ private final class Reading: HTTPHandler, @unchecked Sendable {
         let (headers, query) = asked.withLock { $0 }
         let seen = Seen(
             method: request.method, path: request.path, headers: headers.map { request.header($0) },
-            query: query.map { request.queryParameter($0) })
+            query: query.map { request.queryParameter($0) }, body: request.body)
         self.seen.withLock { $0.append(seen) }
         return .response(Response(status: 200))
     }
@@ -89,7 +90,7 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let queryNames = head.queryText.split(separator: "&", omittingEmptySubsequences: false).map {
         String($0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
     }
-    var expected = Reading.Seen(method: head.method, path: head.pathText)
+    var expected = Reading.Seen(method: head.method.rawValue, path: head.pathText, body: head.bodyBytes)
     expected.headers = names.map { name in headers.first { $0.name.lowercased() == name.lowercased() }?.value }
     expected.query = queryNames.map { head.queryParameter($0) }
     reading.asked.withLock { $0 = (names, queryNames) }

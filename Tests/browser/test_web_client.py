@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -268,7 +269,10 @@ class WebClientTest(unittest.TestCase):
         return self.browser.find_element(By.CSS_SELECTOR, selector)
 
     def wait(self, condition, seconds=15, message=""):
-        return WebDriverWait(self.browser, seconds).until(lambda _: condition(), message)
+        # The admin page re-renders its lists as changes arrive: an element read just as it was
+        # replaced is looked at again on the next try, not a failure.
+        return WebDriverWait(self.browser, seconds, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda _: condition(), message)
 
     def let_a_second_pass(self):
         # A view needs a second on screen: a precondition of the rule, not a measurement.
@@ -1165,9 +1169,10 @@ class AdminEditor(AdminPageTest):
         self.assertEqual(starts, tomorrow, "8:30 tomorrow in Berlin, whatever the browser's own zone")
         self.assertEqual(stored["windows"], [{"days": ["mon", "tue", "wed", "thu", "fri"], "from": "09:00", "to": "17:00"}])
         self.assertNotIn("banner-1", self.service.state()["rotation"], "not in the rotation before it starts")
-        item = self.find('#banners li[data-banner="banner-1"]')
-        self.wait(lambda: "not on now" in item.text, 15, "the list says the banner is not on now")
-        self.assertIn(f"from {tomorrow:%Y-%m-%d %H:%M}", item.text, "the list says when it starts, in Berlin time")
+        item = '#banners li[data-banner="banner-1"]'
+        self.wait(lambda: "not on now" in self.find(item).text, 15, "the list says the banner is not on now")
+        self.wait(lambda: f"from {tomorrow:%Y-%m-%d %H:%M}" in self.find(item).text, 15,
+                  "the list says when it starts, in Berlin time")
         # Edited again, the form holds the schedule as saved; the start removed, the banner is back.
         self.banner_button("Edit banner-1").click()
         self.assertEqual(self.find("#banner-starts-at").get_attribute("value"), tomorrow.strftime("%Y-%m-%dT%H:%M"))

@@ -90,7 +90,7 @@ public struct Request: ~Copyable {
     init(_ head: RequestHead, path: String, fromLoopback: Bool, sending: Sending) {
         method = head.method.rawValue
         self.path = path
-        body = head.body.isEmpty ? [] : head.bodyBytes
+        body = head.bodyBytes  // empty for a GET or HEAD
         self.sending = sending
         headers = .peeked(head, fromLoopback: fromLoopback)
     }

@@ -2,8 +2,9 @@
 // against libmicrohttpd, on the same bytes. A head the parser takes as plain is answered outside
 // libmicrohttpd, so libmicrohttpd must take it too and read it the same way: the same method,
 // path, query parameters, header values and body (a POST's), and the request ending at the same
-// byte (a request sent right after it is the next one). A head the parser leaves to libmicrohttpd needs no check: it is
-// libmicrohttpd's to answer. Any difference stops the run (a finding). Input: the head's bytes.
+// byte (a request sent right after it is the next one). A head the parser leaves to libmicrohttpd
+// needs no check: it is libmicrohttpd's to answer. Any difference stops the run (a finding).
+// Input: the request's bytes.
 import Glibc
 import Locking
 

@@ -124,6 +124,10 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         var lastForget: Timestamp?
         /// Whether the last write or read failed, so that a store that stays down is logged once.
         var failing = false
+        /// Whether `State.entries` hold every stored row, on a store no other process writes: a
+        /// tick then merges what it wrote into them rather than reading every row back
+        /// (docs/SCREENS.md, "The fleet").
+        var mirrorsStore = false
     }
 
     init(
@@ -286,19 +290,23 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             state.streams = [:]
         }
-        ticking.withLock { ticking in write(at: now, &ticking) }
+        ticking.withLock { ticking in _ = write(at: now, &ticking) }
     }
 
     /// Writes what was heard, forgets screens past their retention now and then, and judges
-    /// every stored screen.
+    /// every stored screen: read back from a store other processes write too, else as this
+    /// process wrote it (after a first read, the rows are what it wrote).
     func tick() {
         ticking.withLock { ticking in
             let now = clock()
-            write(at: now, &ticking)
+            let written = write(at: now, &ticking)
+            var forgottenBefore: Timestamp?
             if ticking.lastForget.map({ now - $0 >= FleetSettings.forgetEvery }) ?? true {
                 ticking.lastForget = now
+                let cutoff = now - settings.screenRetention
                 do throws(StoreError) {
-                    let forgotten = try store.forgetScreens(silentSince: now - settings.screenRetention)
+                    let forgotten = try store.forgetScreens(silentSince: cutoff)
+                    forgottenBefore = cutoff
                     if forgotten > 0 {
                         logger.info(
                             "forgot \(forgotten) screen\(forgotten == 1 ? "" : "s") silent for over \(settings.screenRetention.seconds) s"
@@ -308,17 +316,24 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     failed("forgetting old screens", error, &ticking)
                 }
             }
-            let rows: [ScreenRecord]
-            do throws(StoreError) { rows = try store.screens() } catch {
-                failed("reading screens", error, &ticking)
-                return
+            let change: RowChange
+            if ticking.mirrorsStore {
+                change = .written(written, forgottenBefore: forgottenBefore)
+            } else {
+                do throws(StoreError) { change = .all(try store.screens()) } catch {
+                    failed("reading screens", error, &ticking)
+                    return
+                }
+                ticking.mirrorsStore = !store.isShared
             }
-            judge(rows, at: now, countTransitions: ticking.judgedOnce)
+            judge(change, at: now, countTransitions: ticking.judgedOnce)
             ticking.judgedOnce = true
         }
     }
 
-    private func write(at now: Timestamp, _ ticking: inout TickState) {
+    /// Writes what is pending; returns what was written (nothing when the write failed: it waits
+    /// for the next tick).
+    private func write(at now: Timestamp, _ ticking: inout TickState) -> [ScreenSighting] {
         let batch = state.withLock { state in
             // Streams held are heard every third of the timeout: well before it runs out.
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
@@ -338,6 +353,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 ticking.failing = false
                 logger.notice("screens are written to \(store.description) again")
             }
+            return batch
         } catch {
             // Kept for the next tick, under what was heard meanwhile.
             state.withLock { state in
@@ -348,6 +364,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 }
             }
             failed("writing \(batch.count) screen\(batch.count == 1 ? "" : "s")", error, &ticking)
+            return []
         }
     }
 
@@ -357,48 +374,100 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         logger.error("\(what) failed: \(error); screens are listed as last known until the store is back")
     }
 
-    /// Judges every row of a carousel served here; tells observers of screens that appeared or
-    /// changed state. The first judging's are not counted as transitions: a process starting has
-    /// seen no change, only screens it did not know of.
-    private func judge(_ rows: [ScreenRecord], at now: Timestamp, countTransitions: Bool) {
+    /// How the stored rows changed since the last judging.
+    private enum RowChange {
+        /// Every row, as read back.
+        case all([ScreenRecord])
+        /// What this process wrote, merged by the store's rule, and the rows silent since before
+        /// `forgottenBefore` deleted: what a store with no other writer now holds.
+        case written([ScreenSighting], forgottenBefore: Timestamp?)
+    }
+
+    /// Brings every entry's row up to date, then judges each screen of a carousel served here in
+    /// place; tells observers of screens that appeared or changed state. The first judging's are
+    /// not counted as transitions: a process starting has seen no change, only screens it did not
+    /// know of.
+    private func judge(_ change: RowChange, at now: Timestamp, countTransitions: Bool) {
         let carousels = Dictionary(directory.all.map { ($0.key.serial, $0) }) { first, _ in first }
-        let previous = state.withLock { $0.entries }
-        var entries: [ScreenRecord.Key: ScreenEntry] = [:]
-        var changed: [ScreenEntry] = []
+        let timeout = settings.screenTimeout
+        func heard(_ row: ScreenRecord) -> Bool {
+            ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: timeout)
+        }
         // Whether a screen is frozen matters only while it is heard from; one walk over each
         // carousel's changes tells every such screen of it.
+        let (appeared, earliest) = state.withLock { state in
+            let appeared = Self.apply(change, to: &state, carousels: carousels, timeout: timeout, now: now)
+            var earliest: [Int64: Timestamp] = [:]
+            for entry in state.entries.values where heard(entry.record) {
+                guard let shownAt = entry.record.receipt?.shownAt else { continue }
+                earliest[entry.record.carousel] = min(earliest[entry.record.carousel] ?? shownAt, shownAt)
+            }
+            return (appeared, earliest)
+        }
         let grace = FleetSettings.frozenGrace
-        func heard(_ row: ScreenRecord) -> Bool {
-            ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: settings.screenTimeout)
-        }
-        var earliest: [Int64: Timestamp] = [:]
-        for row in rows where heard(row) {
-            guard let shownAt = row.receipt?.shownAt else { continue }
-            earliest[row.carousel] = min(earliest[row.carousel] ?? shownAt, shownAt)
-        }
         var checks: [Int64: FrozenCheck] = [:]
         for (serial, instant) in earliest {
             checks[serial] = carousels[serial]?.frozenCheck(earliest: instant, now: now, grace: grace)
         }
-        for row in rows {
-            guard let live = carousels[row.carousel] else { continue }
-            var frozen = false
-            if heard(row), let shownAt = row.receipt?.shownAt {
-                frozen =
-                    checks[row.carousel]?.isFrozen(lastShownAt: shownAt)
-                    ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace)
+        let (changed, observers) = state.withLock { state in
+            var changed: [ScreenEntry] = []
+            var gone: [ScreenRecord.Key] = []
+            for index in state.entries.indices {
+                let entry = state.entries.values[index]
+                let row = entry.record
+                guard let live = carousels[row.carousel] else {
+                    gone.append(row.key)
+                    continue
+                }
+                var frozen = false
+                if heard(row), let shownAt = row.receipt?.shownAt {
+                    frozen =
+                        checks[row.carousel]?.isFrozen(lastShownAt: shownAt)
+                        ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace)
+                }
+                let judged = ScreenState.of(
+                    lastSeen: row.lastSeen, now: now, timeout: timeout, outOfStep: row.receipt?.outOfStep,
+                    frozen: frozen)
+                let before = appeared.isEmpty || !appeared.contains(row.key) ? entry : nil
+                let now = ScreenEntry(
+                    record: row, carousel: entry.carousel, state: judged,
+                    since: since(judged, of: row, before: before, now: now))
+                state.entries.values[index] = now
+                if before?.state != judged { changed.append(now) }
             }
-            let state = ScreenState.of(
-                lastSeen: row.lastSeen, now: now, timeout: settings.screenTimeout, outOfStep: row.receipt?.outOfStep,
-                frozen: frozen)
-            let before = previous[row.key]
-            let entry = ScreenEntry(
-                record: row, carousel: live.name, state: state,
-                since: since(state, of: row, before: before, now: now))
-            entries[row.key] = entry
-            if before?.state != state { changed.append(entry) }
+            for key in gone { state.entries[key] = nil }
+            Self.forget(gone, in: &state)
+            if countTransitions {
+                for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
+            }
+            return (changed, state.observers)
         }
-        let observers = state.withLock { state in
+        for entry in changed.sorted(by: ScreenEntry.listedBefore) {
+            for observer in observers { observer(entry) }
+        }
+    }
+
+    /// Puts `change` into the entries, each new one in the state `.offline` until judged; returns
+    /// the screens that appeared.
+    private static func apply(
+        _ change: RowChange, to state: inout State, carousels: [Int64: Live], timeout: Duration, now: Timestamp
+    ) -> Set<ScreenRecord.Key> {
+        var appeared: Set<ScreenRecord.Key> = []
+        func entry(_ row: ScreenRecord, of live: Live) -> ScreenEntry {
+            if let before = state.entries[row.key] {
+                return ScreenEntry(record: row, carousel: before.carousel, state: before.state, since: before.since)
+            }
+            appeared.insert(row.key)
+            return ScreenEntry(record: row, carousel: live.name, state: .offline, since: now)
+        }
+        switch change {
+        case .all(let rows):
+            var entries: [ScreenRecord.Key: ScreenEntry] = [:]
+            entries.reserveCapacity(rows.count)
+            for row in rows {
+                guard let live = carousels[row.carousel] else { continue }
+                entries[row.key] = entry(row, of: live)
+            }
             state.entries = entries
             // What maxScreens counts: stored, and heard here but not written yet.
             var known: [Int64: Set<ScreenID>] = [:]
@@ -406,13 +475,27 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             for key in state.pending.keys { known[key.carousel, default: []].insert(key.id) }
             for key in state.streams.keys { known[key.carousel, default: []].insert(key.id) }
             state.known = known
-            if countTransitions {
-                for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
+        case .written(let sightings, let forgottenBefore):
+            // Every screen written was known already (`admit`).
+            for sighting in sightings {
+                // The store drops a sighting of a carousel it no longer has.
+                guard let live = carousels[sighting.key.carousel] else { continue }
+                let row = sighting.merged(into: state.entries[sighting.key]?.record, timeout: timeout)
+                state.entries[sighting.key] = entry(row, of: live)
             }
-            return state.observers
+            if let forgottenBefore {
+                let forgotten = state.entries.values.filter { $0.record.lastSeen < forgottenBefore }.map(\.record.key)
+                for key in forgotten { state.entries[key] = nil }
+                forget(forgotten, in: &state)
+            }
         }
-        for entry in changed.sorted(by: ScreenEntry.listedBefore) {
-            for observer in observers { observer(entry) }
+        return appeared
+    }
+
+    /// Screens no longer stored no longer count against `maxScreens`, unless heard here since.
+    private static func forget(_ keys: [ScreenRecord.Key], in state: inout State) {
+        for key in keys where state.pending[key] == nil && state.streams[key] == nil {
+            state.known[key.carousel]?.remove(key.id)
         }
     }
 

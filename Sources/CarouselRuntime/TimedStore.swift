@@ -18,6 +18,7 @@ final class TimedStore: CarouselStore {
     var description: String { store.description }
     var identity: String { store.identity }
     var isReadOnly: Bool { store.isReadOnly }
+    var isShared: Bool { store.isShared }
     var unreachable: String? { store.unreachable }
 
     func loadAll() throws(StoreError) -> [StoredCarousel] {

@@ -23,6 +23,7 @@ public final class PostgresStore: CarouselStore {
     public let description: String
     public var identity: String { status.withLock { $0.identity ?? "" } }
     public var isReadOnly: Bool { false }
+    public var isShared: Bool { true }
     public var unreachable: String? { status.withLock { $0.unreachable } }
 
     private let parameters: [(keyword: String, value: String)]

@@ -46,6 +46,10 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// True when the store can be read but not written (every change will be refused).
     var isReadOnly: Bool { get }
 
+    /// True when other processes may write the store while this one runs (PostgreSQL): what this
+    /// process wrote last is not necessarily what is stored.
+    var isShared: Bool { get }
+
     /// Every carousel, by name.
     func loadAll() throws(StoreError) -> [StoredCarousel]
 
@@ -131,6 +135,8 @@ extension CarouselStore {
     ) throws(StoreError) -> StoredCarousel {
         try modify(key, purpose, expecting: nil, decide)
     }
+
+    public var isShared: Bool { false }
 
     /// Stores one process owns see no change they did not make: nothing to observe.
     public func observeChanges(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}

@@ -1,0 +1,201 @@
+import Carousel
+import Definitions
+import Locking
+import Logging
+import Store
+import TestSupport
+import Testing
+import TimeZones
+
+@testable import CarouselRuntime
+
+/// On a store no other process writes, the fleet keeps the rows as it wrote them rather than
+/// reading them all back at each tick (docs/SCREENS.md, "The fleet"). The same calls made to a
+/// fleet whose store says it is shared, and so is read back at every tick, must list the same
+/// screens in the same states since the same instants, and tell the same transitions.
+@Suite("Fleet without read-back")
+struct FleetMirrorTests {
+    let clock = ManualClock(t0)
+    let mirrored: Side
+    let readBack: Side
+
+    /// A fleet and its store; `lobby` shows b0, b1, b2 and `hall` b0, b1, 4 s each from t0.
+    struct Side {
+        let store: any CarouselStore
+        let runtime: Runtime<RecordingOutlets>
+        let told = Lock<[String]>([])
+
+        init(_ store: any CarouselStore, clock: ManualClock, loadFrom stored: Bool = false) throws {
+            self.store = store
+            var carousels = try store.loadAll()
+            if !stored {
+                for (name, count) in [("lobby", 3), ("hall", 2)] {
+                    let definition = CarouselDefinition(name: name, banners: sampleBanners(count))
+                    carousels.append(try store.create(definition, anchor: definition.newCarousel(at: t0).anchor))
+                }
+            }
+            runtime = Runtime(
+                store: store, loaded: carousels, outlets: RecordingOutlets(),
+                logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read,
+                statsFlushInterval: .seconds(10),
+                fleet: FleetSettings(maxScreens: 3, screenRetention: .seconds(120)), beforeFirstLoad: nil)
+            runtime.fleet.observe { [told] entry in told.withLock { $0.append("\(entry.record.id) \(entry.state)") } }
+        }
+
+        var fleet: Fleet<RecordingOutlets> { runtime.fleet }
+        func carousel(_ name: String) -> LiveCarousel<RecordingOutlet> { runtime.directory.carousel(named: name)! }
+    }
+
+    init() throws {
+        mirrored = try Side(MemoryStore(), clock: clock)
+        readBack = try Side(SharedMemoryStore(), clock: clock)
+    }
+
+    func at(_ seconds: Double) {
+        clock.set(t0 + .milliseconds(Int64((seconds * 1000).rounded())))
+    }
+
+    /// Makes the same call on both sides; both must take it or refuse it alike.
+    func onBoth(_ call: (Side) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+        let outcomes = [mirrored, readBack].map { side in Result { try call(side) }.map { "taken" } }
+        #expect(
+            outcomes.map { "\($0)" }.allSatisfy { $0 == "\(outcomes[0])" }, "\(outcomes)",
+            sourceLocation: sourceLocation)
+    }
+
+    func hear(_ id: String, on carousel: String) {
+        onBoth { side in try side.fleet.hear(ScreenID(id)!, on: side.carousel(carousel), userAgent: "Kiosk/\(id)") }
+    }
+
+    func report(_ id: String, on carousel: String, _ banner: String, at seconds: Double) {
+        onBoth { side in
+            let receipt = ReportedReceipt(
+                banner: banner, version: 1, shownAt: t0 + .milliseconds(Int64((seconds * 1000).rounded())),
+                offsetMs: 2, rttMs: 12)
+            try side.fleet.report([receipt], from: ScreenID(id)!, on: side.carousel(carousel), userAgent: nil)
+        }
+    }
+
+    /// Ticks both; returns what the mirrored side lists, after checking the other lists the same.
+    @discardableResult
+    func tick(sourceLocation: SourceLocation = #_sourceLocation) -> [String: ScreenState] {
+        mirrored.fleet.tick()
+        readBack.fleet.tick()
+        let listed = mirrored.fleet.entries()
+        #expect(listed == readBack.fleet.entries(), sourceLocation: sourceLocation)
+        #expect(
+            mirrored.told.withLock { $0 } == readBack.told.withLock { $0 }, sourceLocation: sourceLocation)
+        return Dictionary(uniqueKeysWithValues: listed.map { ($0.record.id.rawValue, $0.state) })
+    }
+
+    @Test func listsWhatReadingEveryRowBackLists() async throws {
+        at(1)
+        hear("a", on: "lobby")
+        report("c", on: "lobby", "b0", at: 0.01)
+        let streams = [mirrored, readBack].map { side in
+            try! side.fleet.hold(ScreenID("b")!, on: side.carousel("hall"), userAgent: "TV")
+        }
+        #expect(tick() == ["a": .online, "b": .online, "c": .online])
+
+        at(4.5)
+        report("c", on: "lobby", "b1", at: 4.01)
+        report("d", on: "lobby", "b2", at: 4.2)  // b1 then: b2 is early
+        hear("e", on: "lobby")  // a fourth screen on lobby: past maxScreens on both
+        #expect(tick() == ["a": .online, "b": .online, "c": .online, "d": .outOfStep(.early)])
+
+        // c heard but its receipts stop: frozen once two flips are past the grace; a silent: offline.
+        at(20.1)
+        hear("c", on: "lobby")
+        #expect(tick() == ["a": .online, "b": .online, "c": .outOfStep(.frozen), "d": .outOfStep(.early)])
+        at(31.5)
+        #expect(tick()["a"] == .offline)
+
+        // The stream ends: b is silent from now on.
+        at(40)
+        for (side, stream) in zip([mirrored, readBack], streams) { side.fleet.release(stream) }
+        #expect(tick()["b"] == .online)
+
+        // Past the retention, checked a minute after the last check: a, c and d forgotten, b kept.
+        at(61)
+        tick()
+        at(160)
+        #expect(tick() == ["b": .offline])
+        hear("e", on: "lobby")
+        #expect(tick() == ["b": .offline, "e": .online])
+
+        // A carousel deleted takes its screens with it.
+        for side in [mirrored, readBack] {
+            try await side.runtime.directory.delete(side.carousel("hall"), if: nil)
+        }
+        #expect(tick() == ["e": .online])
+    }
+
+    @Test func aFleetStartingListsWhatTheStoreKept() throws {
+        at(1)
+        hear("a", on: "lobby")
+        report("c", on: "hall", "b0", at: 0.5)
+        tick()
+        let restarted = try Side(mirrored.store, clock: clock, loadFrom: true)
+        at(2)
+        restarted.fleet.tick()
+        #expect(restarted.fleet.entries() == mirrored.fleet.entries())
+        #expect(restarted.fleet.entries().count == 2)
+    }
+}
+
+/// A memory store that says it is shared: a fleet reads every row back from it at each tick.
+final class SharedMemoryStore: CarouselStore {
+    private let store = MemoryStore()
+
+    var description: String { "shared memory store" }
+    var identity: String { store.identity }
+    var isReadOnly: Bool { false }
+    var isShared: Bool { true }
+
+    func loadAll() throws(StoreError) -> [StoredCarousel] { try store.loadAll() }
+
+    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        try store.create(definition, anchor: anchor)
+    }
+
+    func load(named name: String) throws(StoreError) -> StoredCarousel? { try store.load(named: name) }
+
+    func modify(
+        _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
+        _ decide: (StoredCarousel) -> StoredCarousel?
+    ) throws(StoreError) -> StoredCarousel {
+        try store.modify(key, purpose, expecting: expected, decide)
+    }
+
+    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+        try store.delete(key, expectedRevision: expectedRevision)
+    }
+
+    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
+        -> Bool
+    { try store.seed(definitions, anchor: anchor) }
+
+    func record(_ batch: StatsBatch) throws(StoreError) { try store.record(batch) }
+
+    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+        try store.stats(of: serial, from: from, to: to)
+    }
+
+    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? { try store.lastPlay(of: serial) }
+
+    func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {
+        try store.saveScreens(sightings, timeout: timeout)
+    }
+
+    func screens() throws(StoreError) -> [ScreenRecord] { try store.screens() }
+
+    func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int {
+        try store.forgetScreens(silentSince: cutoff)
+    }
+
+    func importDefinitions(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+    ) throws(StoreError) {
+        try store.importDefinitions(definitions, anchor: anchor)
+    }
+}

@@ -6,14 +6,18 @@ A release banner-server on a fresh SQLite store, one carousel of the shipped ban
 receipt for every flip each screen sees: N / 5 receipts a second. Measured:
 - RSS per screen: the service with every stream open and heard, minus the service idle;
 - service CPU per receipt: the service's CPU over a window with receipts, minus a window of the
-  same streams without receipts (the streams' own events cost the same in both);
-- store: the screens' store operations a second (a write and a read a tick), and their time;
+  same streams without receipts (the streams' own events cost the same in both); and the same
+  traffic naming no screen, a read instead of each receipt (`screens_load --anonymous`): what the
+  streams and as many requests cost without the fleet;
+- store: the screens' store operations a second (a write a tick; on PostgreSQL a read too), and
+  their time;
 - the receipts' lateness as the service judged them (banner_screen_lateness_seconds): here the
   instant a simulated screen read the event, so the stream's delivery under this load;
 - GET /banner (wrk) beside the screens against the same wrk without them (bar >= 0.95), with the
   service on one CPU and wrk and the screens on the other: the service's CPU is the same in both
   runs, and what the fleet takes of it is what reads lose; a fresh service a round, warmed up,
-  the run beside against the runs either side of it, median ratio;
+  the run beside against the runs either side of it, median ratio. The same beside the anonymous
+  traffic is the floor of this method: what reads lose to the streams and requests alone;
 - PostgreSQL with 3 replicas, the screens shared out between them: the rows the database writes a
   second (pg_stat_database), and every replica listing every screen.
 Prints a Markdown table; `--screens` and `--seconds` make it shorter.
@@ -45,12 +49,13 @@ def sample(text, name):
 
 class Load:
     """screens_load against one service: `screens` streams from number `first`, `senders`
-    connections sending receipts (0: streams only), on CPU `cpu` when given. Started paused: every
-    stream is connected and has its first state when the constructor returns."""
+    connections sending receipts (0: streams only), on CPU `cpu` when given; `anonymous`: the same
+    traffic naming no screen, a read for each receipt (the fleet takes no part). Started paused:
+    every stream is connected and has its first state when the constructor returns."""
 
-    def __init__(self, port, screens, seconds, senders, first=0, cpu=None):
+    def __init__(self, port, screens, seconds, senders, first=0, cpu=None, anonymous=False):
         command = [str(LOAD), "--port", str(port), "--screens", str(screens), "--seconds", str(seconds),
-                   "--senders", str(senders), "--first", str(first), "--pause"]
+                   "--senders", str(senders), "--first", str(first), "--pause"] + (["--anonymous"] if anonymous else [])
         self.process = subprocess.Popen(run.pinned(command, cpu), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         if self.process.stderr.readline().strip() != "ready":
@@ -73,10 +78,10 @@ class Load:
         self.process.wait(timeout=60)
 
 
-def window(service, screens, seconds, senders):
+def window(service, screens, seconds, senders, anonymous=False):
     """One run of the screens: (its JSON, RSS with every screen connected and heard, the service's
     CPU seconds over the run)."""
-    load = Load(service.port, screens, seconds, senders)
+    load = Load(service.port, screens, seconds, senders, anonymous=anonymous)
     # Every screen heard and written: the next ticks have them all.
     time.sleep(3)
     rss = run.rss_kib(service.pids)
@@ -88,7 +93,7 @@ def window(service, screens, seconds, senders):
     return result, rss, cpu
 
 
-def reads_beside(screens, seconds, connections, rounds):
+def reads_beside(screens, seconds, connections, rounds, anonymous=False):
     """GET /banner without the screens, beside them (streams and receipts), and without them
     again, on a fresh service each round, the service on one CPU and wrk and the screens on
     another: [(without, beside, without again) req/s] by round. A service's first seconds of
@@ -102,7 +107,7 @@ def reads_beside(screens, seconds, connections, rounds):
         try:
             run.wrk(service, "/banner", seconds, connections, cpu=client)
             alone, _, _ = run.wrk(service, "/banner", seconds, connections, cpu=client)
-            load = Load(service.port, screens, seconds + 10, 4, cpu=client)
+            load = Load(service.port, screens, seconds + 10, 4, cpu=client, anonymous=anonymous)
             load.go()
             time.sleep(3)  # receipts flowing: a flip has come and gone
             beside, _, _ = run.wrk(service, "/banner", seconds, connections, cpu=client)
@@ -157,7 +162,7 @@ def replicas_on_postgres(screens, seconds):
         spent = sum(sample(a, operations % "sum") - sample(b, operations % "sum")
                     for a, b in zip(metrics_after, metrics_before))
         return {"rows": (after - before) / seconds,
-                "receipts": sum(result["answered"]["204"] for result in results) / seconds,
+                "receipts": sum(result["answered"]["ok"] for result in results) / seconds,
                 "other": sum(result["answered"]["other"] for result in results),
                 "lost": sum(result["lost"] for result in results),
                 "operations": count / seconds / 3, "operation_ms": spent * 1000 / max(count, 1),
@@ -187,15 +192,19 @@ def main():
         before = get(service.port, "/metrics")
         with_receipts, _, receipts_cpu = window(service, arguments.screens, arguments.seconds, 4)
         after = get(service.port, "/metrics")
+        anonymous, _, anonymous_cpu = window(service, arguments.screens, arguments.seconds, 4, anonymous=True)
     finally:
         service.stop()
     reads = reads_beside(arguments.screens, arguments.wrk_seconds, arguments.connections, arguments.rounds)
+    floor = reads_beside(arguments.screens, arguments.wrk_seconds, arguments.connections, arguments.rounds,
+                         anonymous=True)
     # The same with one screen: what the method itself reads when the fleet costs nothing.
     control = reads_beside(1, arguments.wrk_seconds, arguments.connections, arguments.rounds)
     shared = replicas_on_postgres(arguments.screens, arguments.seconds)
 
-    receipts = with_receipts["answered"]["204"]
+    receipts = with_receipts["answered"]["ok"]
     per_receipt_us = (receipts_cpu - streams_cpu) * 1e6 / max(receipts, 1)
+    fleet_us = (receipts_cpu - anonymous_cpu) * 1e6 / max(receipts, 1)
 
     def delta(name):
         return sample(after, name) - sample(before, name)
@@ -224,13 +233,18 @@ def main():
         f"| RSS per screen (streams open and heard) | {(rss - idle) / arguments.screens:.2f} KiB |",
         f"| service CPU, streams only / with receipts | {streams_cpu:.2f} s / {receipts_cpu:.2f} s |",
         f"| service CPU per receipt | {per_receipt_us:.1f} µs |",
+        f"| service CPU, the same traffic naming no screen (a read for each receipt: "
+        f"{anonymous['answered']['ok']:,} answered) | {anonymous_cpu:.2f} s: the fleet's own "
+        f"{fleet_us:.1f} µs a receipt |",
         f"| store operations for screens | {store_count / arguments.seconds:.1f}/s, "
         f"{store_seconds * 1000 / max(store_count, 1):.2f} ms each |",
         "| receipts' lateness as judged, within 5 / 10 / 25 / 50 ms | "
         + " / ".join(f"{within[bound] * 100:.1f} %" for bound in bounds) + " |",
         f"| GET /banner, service on one CPU, without / beside / without the screens, by round | "
         f"{by_round(reads)} req/s; median **{ratios(reads)[len(reads) // 2]:.2f}×** |",
-        f"| … the same beside 1 screen (the method's floor) | {by_round(control)} req/s; median "
+        f"| … the same beside that traffic naming no screen (its floor: no fleet) | {by_round(floor)} req/s; "
+        f"median **{ratios(floor)[len(floor) // 2]:.2f}×** |",
+        f"| … the same beside 1 screen (the method's noise) | {by_round(control)} req/s; median "
         f"{ratios(control)[len(control) // 2]:.2f}× |",
         f"| PostgreSQL {shared['version']}, 3 replicas, {shared['screens']:,} screens shared out: receipts | "
         f"{shared['receipts']:,.0f}/s answered 204 ({shared['other']} other), {shared['lost']} streams lost |",

@@ -140,6 +140,7 @@ enum CommandBody {
 
     /// `application/json` or any `…/…+json`, parameters (charset) ignored.
     static func isJSON(_ contentType: String) -> Bool {
+        if contentType == "application/json" { return true }  // as nearly every client sends it
         let normalized = mediaType(of: contentType)
         return normalized == "application/json"
             || (normalized.hasPrefix("application/") && normalized.hasSuffix("+json"))

@@ -223,35 +223,48 @@ enum Routes {
     private static func lookUp(_ path: String, method: String) throws(Problem) -> (
         Methods, carousel: String, template: RouteTemplate
     ) {
+        // A carousel's paths first: no bare path starts with `/carousels/`. Matched on the UTF-8
+        // bytes: every separator is ASCII, and a screen's receipts come a thousand a second.
+        if let (name, below) = split(carouselPath: path) {
+            if let methods = scoped[below] { return (methods, name, scopedTemplates[below]!) }
+            if let screen = segment(of: below, between: receiptsPrefix, and: receiptsSuffix) {
+                return (receiptsMethods(screen), name, receiptsRouteTemplate)
+            }
+            if let id = segment(of: below, between: bannerPrefix, and: "") {
+                return (bannerMethods(id), name, bannerRouteTemplate)
+            }
+            if let clicked = segment(of: below, between: bannerPrefix, and: clickSuffix) {
+                return (clickMethods(clicked), name, clickRouteTemplate)
+            }
+        }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)
         }
-        let prefix = "/carousels/"
-        if path.hasPrefix(prefix) {
-            let rest = path.dropFirst(prefix.count)
-            let name = String(rest.prefix { $0 != "/" })
-            let below = String(rest.dropFirst(name.count))
-            if !name.isEmpty {
-                if let methods = scoped[below] { return (methods, name, scopedTemplates[below]!) }
-                if below.hasPrefix(receiptsPrefix) && below.hasSuffix(receiptsSuffix) {
-                    let screen = below.dropFirst(receiptsPrefix.count).dropLast(receiptsSuffix.count)
-                    if !screen.isEmpty && !screen.contains("/") {
-                        return (receiptsMethods(String(screen)), name, receiptsRouteTemplate)
-                    }
-                }
-                let bannerPrefix = "/banners/"
-                if below.hasPrefix(bannerPrefix) {
-                    let id = String(below.dropFirst(bannerPrefix.count))
-                    if !id.isEmpty && !id.contains("/") { return (bannerMethods(id), name, bannerRouteTemplate) }
-                    if id.hasSuffix(clickSuffix) {
-                        let clicked = String(id.dropLast(clickSuffix.count))
-                        if !clicked.isEmpty && !clicked.contains("/") {
-                            return (clickMethods(clicked), name, clickRouteTemplate)
-                        }
-                    }
-                }
-            }
-        }
         throw Problem(status: 404, detail: "no route for \(method) \(path)")
+    }
+
+    private static let carouselsSlash = "/carousels/"
+    private static let bannerPrefix = "/banners/"
+
+    /// `/carousels/{name}{below}` split, the name not empty; nil for any other path.
+    private static func split(carouselPath path: String) -> (name: String, below: String)? {
+        let bytes = path.utf8
+        guard bytes.starts(with: carouselsSlash.utf8) else { return nil }
+        let nameStart = bytes.index(bytes.startIndex, offsetBy: carouselsSlash.utf8.count)
+        let nameEnd = bytes[nameStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        guard nameStart < nameEnd else { return nil }
+        return (String(path[nameStart..<nameEnd]), String(path[nameEnd...]))
+    }
+
+    /// The one non-empty segment (no `/`) between `prefix` and `suffix` that make up `text`.
+    private static func segment(of text: String, between prefix: String, and suffix: String) -> String? {
+        let bytes = text.utf8
+        let (head, tail) = (prefix.utf8.count, suffix.utf8.count)
+        guard bytes.count > head + tail, bytes.starts(with: prefix.utf8), bytes.suffix(tail).elementsEqual(suffix.utf8)
+        else { return nil }
+        let start = bytes.index(bytes.startIndex, offsetBy: head)
+        let end = bytes.index(bytes.endIndex, offsetBy: -tail)
+        guard !bytes[start..<end].contains(UInt8(ascii: "/")) else { return nil }
+        return String(text[start..<end])
     }
 }

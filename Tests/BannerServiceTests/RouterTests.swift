@@ -93,6 +93,22 @@ struct RouterReadTests {
         #expect(json["detail"] as? String == "no route for GET /nope")
     }
 
+    /// A carousel's paths, the edges of their segments included: an empty name or id, or one with
+    /// a `/` in it, is no route (404 saying so), where a path with a route answers anything else.
+    @Test(arguments: [
+        ("/carousels/default/banner", true), ("/carousels/default/banners/b1", true),
+        ("/carousels/default/banners/b1/click", true), ("/carousels/default/screens/wall-1/receipts", true),
+        ("/carousels/nope/banner", true), ("/carousels", true), ("/carousels/default/screens", true),
+        ("/carousels//banner", false), ("/carousels/", false), ("/carousels/default/banners/", false),
+        ("/carousels/default/banners/b1/x", false), ("/carousels/default/banners//click", false),
+        ("/carousels/default/banners/b1/click/", false), ("/carousels/default/screens/receipts", false),
+        ("/carousels/default/screens//receipts", false), ("/carousels/default/screens/a/b/receipts", false),
+    ])
+    func aCarouselsPathLeadsWhereItSays(_ path: String, _ routed: Bool) async {
+        let response = await RouterHarness().send("GET", path)
+        #expect((response.problemDetail != "no route for GET \(path)") == routed, "\(response.status)")
+    }
+
     @Test(arguments: [
         ("DELETE", "/banner", "GET, HEAD"), ("POST", "/banner", "GET, HEAD"), ("PUT", "/banners", "GET, HEAD"),
         ("POST", "/banner/index", "GET, HEAD, PUT"), ("GET", "/banner/next", "POST"),

@@ -2,6 +2,7 @@
  * A fleet of simulated screens, for `make bench` (docs/SCREENS.md, "The fleet").
  *
  *   screens_load --port P --screens N --seconds S [--carousel NAME] [--senders K] [--first F] [--pause]
+ *                [--anonymous]
  *
  * Opens N event streams, GET /carousels/NAME/banner/events?screen=sim-NNNNN, numbered from F
  * (default 0: several instances, one per replica, name different screens; one epoll loop,
@@ -12,6 +13,11 @@
  * on each. Runs S seconds
  * once every stream has its first state, then prints one JSON object: streams connected and
  * lost, changes seen, receipts sent and answered by status.
+ *
+ * With --anonymous the same traffic names no screen, so the fleet takes no part in it: the streams
+ * carry no `?screen=`, and each receipt is instead a GET /carousels/NAME/banner (the cheapest
+ * request the service answers; 200 is counted as taken). What the service spends on that is what
+ * the streams and the requests cost without the fleet: the floor of the comparison beside reads.
  *
  * With --pause it writes "ready" on stderr once every stream has its first state, and starts the S
  * seconds at a line on stdin (the caller reads the server's memory with every screen connected
@@ -55,7 +61,7 @@ struct receipt {
 struct sender {
     int fd;
     int busy;
-    char answer[512];
+    char answer[4096];
     size_t length;
 };
 
@@ -99,6 +105,8 @@ static int parse(struct screen *screen, int index, int counting) {
 
 /* The number of this instance's first screen. */
 static int first_screen = 0;
+/* --anonymous: streams and requests name no screen, and reads stand for receipts. */
+static int anonymous = 0;
 
 static int send_receipt(struct sender *sender, const char *carousel, struct receipt *receipt) {
     struct tm utc;
@@ -110,7 +118,9 @@ static int send_receipt(struct sender *sender, const char *carousel, struct rece
                                "{\"receipts\":[{\"version\":%ld,\"banner\":\"%s\",\"shownAt\":\"%s.%03ldZ\"}]}",
                                receipt->version, receipt->banner, shown, receipt->at.tv_nsec / 1000000);
     char request[640];
-    int length = snprintf(request, sizeof request,
+    int length = anonymous ? snprintf(request, sizeof request, "GET /carousels/%s/banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                      carousel)
+                           : snprintf(request, sizeof request,
                           "POST /carousels/%s/screens/sim-%05d/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
                           carousel, first_screen + receipt->screen, body_length, body);
@@ -143,6 +153,10 @@ int main(int argc, char **argv) {
             pause = 1;
             continue;
         }
+        if (strcmp(argv[i], "--anonymous") == 0) {
+            anonymous = 1;
+            continue;
+        }
         if (i + 1 == argc) break;
         if (strcmp(argv[i], "--port") == 0) port = atoi(argv[++i]);
         else if (strcmp(argv[i], "--screens") == 0) count = atoi(argv[++i]);
@@ -154,7 +168,8 @@ int main(int argc, char **argv) {
     if (port <= 0 || count <= 0 || first_screen < 0 || first_screen + count > 100000 || seconds <= 0 ||
         senders_count < 0) {
         fprintf(stderr,
-                "usage: %s --port P --screens N --seconds S [--carousel NAME] [--senders K] [--first F] [--pause]\n",
+                "usage: %s --port P --screens N --seconds S [--carousel NAME] [--senders K] [--first F] [--pause] "
+                "[--anonymous]\n",
                 argv[0]);
         return 2;
     }
@@ -170,9 +185,11 @@ int main(int argc, char **argv) {
         int fd = connect_to(port);
         if (fd < 0) break;
         char request[256];
-        int length = snprintf(request, sizeof request,
-                              "GET /carousels/%s/banner/events?screen=sim-%05d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                              carousel, first_screen + i);
+        int length = anonymous ? snprintf(request, sizeof request,
+                                          "GET /carousels/%s/banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", carousel)
+                               : snprintf(request, sizeof request,
+                                          "GET /carousels/%s/banner/events?screen=sim-%05d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                          carousel, first_screen + i);
         if (write(fd, request, (size_t)length) != length) {
             close(fd);
             break;
@@ -248,11 +265,11 @@ int main(int argc, char **argv) {
                 sender->answer[sender->length] = 0;
                 char *head_end = strstr(sender->answer, "\r\n\r\n");
                 if (!head_end) continue;
-                /* 204 has no body; a problem's body is short and its length is given. */
+                /* 204 has no body; a problem's body or a read's is short and its length is given. */
                 char *content_length = strcasestr(sender->answer, "content-length: ");
                 size_t body = content_length && content_length < head_end ? (size_t)atol(content_length + 16) : 0;
                 if (sender->length < (size_t)(head_end + 4 - sender->answer) + body) continue;
-                if (strncmp(sender->answer, "HTTP/1.1 204", 12) == 0) ok++;
+                if (strncmp(sender->answer, anonymous ? "HTTP/1.1 200" : "HTTP/1.1 204", 12) == 0) ok++;
                 else refused++;
                 sender->busy = 0;
                 sender->length = 0;
@@ -284,7 +301,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    printf(", \"lost\": %d, \"changes\": %ld, \"receipts\": %ld, \"answered\": {\"204\": %ld, \"other\": %ld},"
+    printf(", \"lost\": %d, \"changes\": %ld, \"receipts\": %ld, \"answered\": {\"ok\": %ld, \"other\": %ld},"
            " \"unsent\": %ld, \"seconds\": %d}\n",
            lost, changes, sent, ok, refused, (long)(queue_tail - queue_head), seconds);
     fflush(stdout);

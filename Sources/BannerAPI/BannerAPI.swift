@@ -220,9 +220,11 @@ public struct BannerAPI: HTTPHandler {
                 return .deferred { [origin] in await perform(parsed, on: live, label: label, origin: origin) }
             case .timeline:
                 let live = try carousel(route)
-                let limit = try TimelineView.limit(request.queryParameter("limit"))
-                return .response(
-                    TimelineView.response(of: live.engine.timeline(limit: limit), headers: cors.headers(for: origin)))
+                let span = try TimelineView.span(request.queryParameter("hours"))
+                let limit = try TimelineView.limit(request.queryParameter("limit"), spanGiven: span != nil)
+                let (entries, until) =
+                    span.map { live.engine.plan(limit: limit, span: $0) } ?? (live.engine.timeline(limit: limit), nil)
+                return .response(TimelineView.response(of: entries, until: until, headers: cors.headers(for: origin)))
             case .views:
                 let live = try carousel(route)
                 let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())

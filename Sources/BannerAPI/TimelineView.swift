@@ -3,15 +3,28 @@ import JSON
 import MicroHTTP
 import TimeZones
 
-/// `GET /carousels/{name}/timeline?limit=N` (docs/SCHEDULES.md): the changes planned from now if
-/// no command intervenes, `{"entries": [{"at", "banner", "index", "count"}, …]}`. Computed per
-/// request from the published state, with the engine's clock: the same steps the engine takes.
+/// `GET /carousels/{name}/timeline?limit=N&hours=H` (docs/SCHEDULES.md): the changes planned from
+/// now if no command intervenes, `{"entries": [{"at", "banner", "index", "count"}, …]}`; with
+/// `hours`, those of the next H hours and `"until"`, the instant before which every change is
+/// listed (what a screen plays from when it loses the service). Computed per request from the
+/// published state, with the engine's clock: the same steps the engine takes.
 enum TimelineView {
     static let defaultLimit = 100
+    static let maxHours = 24.0
 
-    /// `limit` as given in the query, or the default.
-    static func limit(_ given: String?) throws(Problem) -> Int {
-        guard let given else { return defaultLimit }
+    /// `hours` as given in the query (more than 0, at most 24, fractions allowed), or nil.
+    static func span(_ given: String?) throws(Problem) -> Duration? {
+        guard let given else { return nil }
+        guard let hours = Double(given), hours.isFinite, hours > 0, hours <= maxHours else {
+            throw Problem.unprocessable("hours: '\(given)' is not a number of hours, more than 0 and at most 24")
+        }
+        return .milliseconds(Int64((hours * 3_600_000).rounded()))
+    }
+
+    /// `limit` as given in the query, or the default: 100, or as many as a timeline gives when
+    /// `hours` bounds it.
+    static func limit(_ given: String?, spanGiven: Bool) throws(Problem) -> Int {
+        guard let given else { return spanGiven ? Carousel.timelineLimit : defaultLimit }
         guard let value = Int(given), (1...Carousel.timelineLimit).contains(value) else {
             throw Problem.unprocessable(
                 "limit: '\(given)' is not a number of entries from 1 to \(Carousel.timelineLimit)")
@@ -19,7 +32,7 @@ enum TimelineView {
         return value
     }
 
-    static func response(of entries: [TimelineEntry], headers: [HTTPHeader]) -> Response {
+    static func response(of entries: [TimelineEntry], until: Timestamp?, headers: [HTTPHeader]) -> Response {
         var document = JSONObject()
         document.add(
             "entries",
@@ -31,6 +44,7 @@ enum TimelineView {
                 object.add("count", entry.count)
                 return object
             })
+        if let until { document.add("until", until.rfc3339) }
         return Response(
             status: 200, headers: ReadViews.jsonHeaders + headers, body: document.bytes + [UInt8(ascii: "\n")])
     }

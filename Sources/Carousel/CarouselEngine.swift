@@ -40,6 +40,12 @@ public actor CarouselEngine {
         snapshot.timeline(from: clock(), limit: limit)
     }
 
+    /// The changes planned for the next `span` (`Carousel.plan`), and until when they are complete.
+    public nonisolated func plan(limit: Int, span: Duration) -> (entries: [TimelineEntry], until: Timestamp) {
+        let now = clock()
+        return snapshot.plan(from: now, limit: limit, before: now + span)
+    }
+
     /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with
     /// the clock and the arming of the timer happen inside the engine, in order with commands.
     public nonisolated func start() {

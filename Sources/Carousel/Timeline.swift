@@ -18,23 +18,36 @@ extension Carousel {
     /// them. Ends early when nothing more is planned (paused, one banner, an open-ended takeover),
     /// two years ahead, or after `2 × limit + 1000` steps.
     public func timeline(from now: Timestamp, limit: Int) -> [TimelineEntry] {
+        plan(from: now, limit: limit, before: nil).entries
+    }
+
+    /// The changes planned from `now` until just before `end` (at most two years ahead), at most
+    /// `limit` of them, and `until`: every change before it is listed. That is `end` when nothing
+    /// cut them short (nothing more planned is complete too), else the last step looked at.
+    public func plan(from now: Timestamp, limit: Int, before end: Timestamp?) -> (
+        entries: [TimelineEntry], until: Timestamp
+    ) {
         var future = self
         future.advance(to: now)
         var entries: [TimelineEntry] = []
         var shown = (future.currentBanner?.id, future.index, future.count)
-        let horizon = now + .seconds(2 * 31_536_000)
+        let twoYears = now + .seconds(2 * 31_536_000)
+        let horizon = end.map { min($0, twoYears) } ?? twoYears
         // Steps that change nothing on screen (a window ending where another begins) are few; the
         // bound keeps a request's work in proportion to what it asks for, whatever the schedules.
         var steps = 0
-        while entries.count < limit, steps < 2 * limit + 1000, let due = future.nextChangeAt, due < horizon {
+        var lookedAt = now
+        while let due = future.nextChangeAt, due < horizon {
+            guard entries.count < limit, steps < 2 * limit + 1000 else { return (entries, lookedAt) }
             steps += 1
             future.advance(to: due)
+            lookedAt = due
             let now = (future.currentBanner?.id, future.index, future.count)
             guard now != shown else { continue }
             shown = now
             entries.append(
                 TimelineEntry(at: due, banner: future.currentBanner, index: future.index, count: future.count))
         }
-        return entries
+        return (entries, max(horizon, now))
     }
 }

@@ -106,7 +106,29 @@ struct ScheduleAPITests {
             #expect(refused.status == 422, "limit \(limit)")
         }
         #expect(try await service.request("GET", "/carousels/nope/timeline").status == 404)
+        #expect(try await service.request("GET", "/carousels/default/timeline?limit=3").json["until"] == nil)
+
+        // The next 10.5 hours: every hourly change before `until`, 10.5 hours from the service's now.
+        let span = try await service.request("GET", "/carousels/default/timeline?hours=10.5").json
+        let planned = try #require(span["entries"] as? [[String: Any]]).compactMap {
+            ($0["at"] as? String).flatMap(Timestamp.init(rfc3339:))
+        }
+        let until = try #require((span["until"] as? String).flatMap(Timestamp.init(rfc3339:)))
+        let first = try #require(planned.first)
+        #expect(planned == (0..<planned.count).map { first + .seconds(3600 * $0) })
+        #expect(planned.count >= 10 && planned.last! < until && planned.last! + .seconds(3600) >= until)
+        #expect(first - .seconds(3600) <= until - .seconds(37_800), "the first change is within the hour")
+        // The limit ends it first: `until` is then the last change listed.
+        let cut = try await service.request("GET", "/carousels/default/timeline?hours=24&limit=2").json
+        let cutEntries = try #require(cut["entries"] as? [[String: Any]])
+        #expect(cutEntries.count == 2 && cut["until"] as? String == cutEntries[1]["at"] as? String)
+        for hours in ["0", "24.5", "-1", "x", "nan", "inf", ""] {
+            let refused = try await service.request("GET", "/carousels/default/timeline?hours=\(hours)")
+            #expect(refused.status == 422 && refused.problemDetail?.hasPrefix("hours:") == true, "hours \(hours)")
+        }
         _ = try await service.request("POST", "/banner/pause")
+        let pausedSpan = try await service.request("GET", "/carousels/default/timeline?hours=1").json
+        #expect((pausedSpan["entries"] as? [Any])?.isEmpty == true && pausedSpan["until"] is String)
         let paused = try await service.request("GET", "/carousels/default/timeline").json["entries"] as? [Any]
         #expect(paused?.isEmpty == true)
     }

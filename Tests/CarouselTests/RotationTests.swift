@@ -319,6 +319,22 @@ struct TimelineTests {
         #expect(carousel.timeline(from: clock(2), limit: 100).isEmpty)
     }
 
+    /// A plan for a span: the changes before its end, and `until` saying how far they go.
+    @Test func aPlanCoversItsSpanUnlessTheLimitEndsItFirst() throws {
+        var carousel = scheduled([banner("a"), banner("b")])  // 4 s each from `ten`
+        let span = carousel.plan(from: clock(1), limit: 100, before: clock(17))
+        #expect(span.entries.map(\.at) == [clock(4), clock(8), clock(12), clock(16)])
+        #expect(span.until == clock(17))
+        let exactEnd = carousel.plan(from: clock(1), limit: 100, before: clock(16))
+        #expect(exactEnd.entries.map(\.at) == [clock(4), clock(8), clock(12)] && exactEnd.until == clock(16))
+        let cut = carousel.plan(from: clock(1), limit: 2, before: clock(17))
+        #expect(cut.entries.map(\.at) == [clock(4), clock(8)] && cut.until == clock(8))
+        #expect(carousel.plan(from: clock(1), limit: 4, before: clock(17)).until == clock(17), "the limit just met")
+        try carousel.apply(.pause(for: nil), at: clock(1))
+        let paused = carousel.plan(from: clock(2), limit: 100, before: clock(3600))
+        #expect(paused.entries.isEmpty && paused.until == clock(3600), "nothing planned: complete to the end")
+    }
+
     @Test func aTakeoverWithAnEndPlansTheReturn() throws {
         var carousel = scheduled([banner("a"), banner("b")])
         try carousel.apply(.startTakeover(banner: banner("promo"), duration: .seconds(10)), at: clock(1))

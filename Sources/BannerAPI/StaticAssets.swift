@@ -23,8 +23,8 @@ struct StaticAssets: Sendable {
     private let representations: [String: Representation]
 
     init(cors: CORSPolicy) {
-        let security = [
-            HTTPHeader("Content-Security-Policy", Self.contentSecurityPolicy(framedBy: cors)),
+        let pagePolicy = Self.contentSecurityPolicy(framedBy: cors)
+        let common = [
             HTTPHeader("X-Content-Type-Options", "nosniff"),
             HTTPHeader("Referrer-Policy", "strict-origin-when-cross-origin"),
             HTTPHeader("Cache-Control", "no-cache"),
@@ -35,9 +35,12 @@ struct StaticAssets: Sendable {
         ]
         var representations: [String: Representation] = [:]
         for asset in Self.files {
+            let policy = asset.path == Self.serviceWorkerPath ? Self.serviceWorkerPolicy : pagePolicy
             representations[asset.path] = Representation(
                 etag: Self.etags[asset.path]!, body: asset.content,
-                headers: [HTTPHeader("Content-Type", asset.contentType)] + security)
+                headers: [
+                    HTTPHeader("Content-Type", asset.contentType), HTTPHeader("Content-Security-Policy", policy),
+                ] + common)
         }
         self.representations = representations
     }
@@ -58,6 +61,13 @@ struct StaticAssets: Sendable {
             + "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
             + "frame-ancestors \(ancestors)"
     }
+
+    static let serviceWorkerPath = "/sw.js"
+
+    /// The service worker's own policy, which governs what it fetches: this service, and banner
+    /// images from anywhere on the web, which it keeps for a page that loses the service
+    /// (docs/SCREENS.md, offline play).
+    static let serviceWorkerPolicy = "default-src 'none'; connect-src 'self' http: https:"
 
     /// FNV-1a, 64-bit: stable across runs, so browsers keep their copy over restarts.
     static func fingerprint(_ bytes: [UInt8]) -> UInt64 {

@@ -36,6 +36,9 @@ public enum WebClient {
         Asset(path: "/app.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.app_js),
         Asset(path: "/app.css", contentType: "text/css; charset=utf-8", content: PackageResources.app_css),
         Asset(path: "/favicon.svg", contentType: "image/svg+xml", content: PackageResources.favicon_svg),
+        // The page's service worker (docs/SCREENS.md, offline play), at the root so that its scope
+        // is every page address.
+        Asset(path: "/sw.js", contentType: "text/javascript; charset=utf-8", content: PackageResources.sw_js),
         Asset(path: "/embed.js", contentType: "text/javascript; charset=utf-8", content: embedScript),
         Asset(
             path: "/embed-demo.html", contentType: "text/html; charset=utf-8", content: PackageResources.embed_demo_html

@@ -206,6 +206,20 @@ struct WebClientAssetTests {
         #expect(await harness.send("HEAD", path).status == 200)
     }
 
+    /// The service worker fetches what the page plays offline: this service, and banner images
+    /// from anywhere; it runs nothing but itself and is never framed.
+    @Test func theServiceWorkerHasAPolicyOfItsOwn() async throws {
+        let harness = RouterHarness(corsOrigins: ["https://shop.example.com"])
+        let response = await harness.send("GET", "/sw.js")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "text/javascript; charset=utf-8")
+        #expect(response.header("Content-Security-Policy") == "default-src 'none'; connect-src 'self' http: https:")
+        #expect(response.header("Cache-Control") == "no-cache")
+        #expect(response.text.contains(#"self.addEventListener("fetch""#))
+        let etag = try #require(response.header("ETag"))
+        #expect(await harness.send("GET", "/sw.js", headers: [("If-None-Match", etag)]).status == 304)
+    }
+
     @Test func thePageLoadsItsScriptAndStyleFromTheService() async {
         let page = await RouterHarness().send("GET", "/").text
         #expect(page.contains(#"<script src="/sync.js" defer></script>"#))

@@ -1,7 +1,8 @@
 """A TCP proxy on 127.0.0.1 that delays what it forwards, as a slow network between a screen and
 the service does: every chunk in either direction is held `delay` seconds (plus up to `jitter`),
 and chunks of event streams going to the client are held `hold_events` seconds more (a proxy that
-buffers streams, or a congested link). Order is kept within each direction.
+buffers streams, or a congested link). Order is kept within each direction. `cut()` takes the
+network away (every connection closed, new ones closed as they come) until `restore()`.
 
 Used by the browser tests (Tests/browser) and the flip-spread benchmark (bench/).
 """
@@ -23,6 +24,8 @@ class DelayingProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.closed = threading.Event()
+        self.is_cut = threading.Event()
+        self.lock = threading.Lock()  # a connection is either cut or kept, never let through
         self.connections = []
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -40,6 +43,23 @@ class DelayingProxy:
                 except OSError:
                     pass
 
+    def cut(self):
+        """The network goes: what is open is closed, and so is every new connection, until restore()."""
+        with self.lock:
+            self.is_cut.set()
+            connections, self.connections = self.connections, []
+        for connection in connections:
+            for end in connection:
+                try:
+                    # shutdown wakes the threads blocked reading it; close alone would not.
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                end.close()
+
+    def restore(self):
+        self.is_cut.clear()
+
     def _accept(self):
         while not self.closed.is_set():
             try:
@@ -53,7 +73,12 @@ class DelayingProxy:
                 continue
             for end in (client, upstream):
                 end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.connections.append((client, upstream))
+            with self.lock:
+                if self.is_cut.is_set():
+                    client.close()
+                    upstream.close()
+                    continue
+                self.connections.append((client, upstream))
             self._connect(client, upstream)
 
     def _connect(self, client, upstream):

@@ -82,8 +82,28 @@ class ImageServer:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    @property
+    def port(self):
+        return self.server.server_address[1]
+
     def url(self, number):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/banner-{number}.svg"
+        return f"http://127.0.0.1:{self.port}/banner-{number}.svg"
+
+
+class ProxiedImages:
+    """The pictures of an ImageServer, addressed through a proxy in front of it."""
+
+    def __init__(self, images, proxy):
+        self.images = images
+        self.proxy = proxy
+
+    def url(self, number):
+        return self.images.url(number).replace(f":{self.images.port}/", f":{self.proxy.port}/")
+
+
+def epoch_ms(text):
+    """An RFC 3339 time of the service's as epoch milliseconds."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
 
 
 class BannerServer:
@@ -217,22 +237,27 @@ class WebClientTest(unittest.TestCase):
         self.service = BannerServer(self.images, token=self.token, interval=self.interval,
                                     cors_origins=self.cors_origins, admin_token=self.admin_token,
                                     environment=self.environment)
+        self.browser = self.new_browser()
+        self.prepare_browser()
+        self.browser.get(self.page_url())
+        self.wait_for_page()
+
+    def new_browser(self):
+        """A headless Chromium of its own (profile, window), its pages recording what they show."""
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--window-size=1280,860", "--force-device-scale-factor=1"]:
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         # Every banner the page shows, as it announces them (before its own scripts run).
-        self.before_page_scripts("""
+        browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
             window.shownBanners = [];
             document.addEventListener("banner-carousel:shown", (event) =>
                 window.shownBanners.push({...event.detail, element: event.target.id ?? null}));
-        """)
-        self.prepare_browser()
-        self.browser.get(self.page_url())
-        self.wait_for_page()
+        """})
+        return browser
 
     def wait_for_page(self):
         self.wait(lambda: self.find(".slide-caption").text == self.service.state()["banner"]["caption"], 15,
@@ -353,13 +378,186 @@ class ShowingAndFollowing(WebClientTest):
 
     def test_survives_a_service_restart(self):
         self.service.stop()
-        self.wait(lambda: self.find(".status").is_displayed(), 5, "the page says the service is unreachable")
-        self.assertIn("unreachable", self.find(".status").text)
+        # It has its plan of the next hours: it plays on, and says since when it is offline.
+        self.wait(lambda: self.find(".offline-badge").is_displayed(), 5, "the page says it is offline")
+        self.assertRegex(self.find(".offline-badge").text, r"^Offline since \d\d:\d\d$")
+        self.assertFalse(self.find(".status").is_displayed())
         self.browser.save_screenshot(str(ARTIFACTS / "service-unreachable.png"))
         self.service.start()
-        self.wait(lambda: not self.find(".status").is_displayed(), 10, "the page reconnects by itself")
+        self.wait(lambda: not self.find(".offline-badge").is_displayed(), 10, "the page reconnects by itself")
         moved = self.service.call("POST", "/banner/next")
         self.wait_for_caption(moved["banner"]["caption"])
+
+
+class CutOff(WebClientTest):
+    """Pages whose network goes (docs/SCREENS.md, offline play): each reaches the service through
+    a proxy of its own that can cut every connection, as a shop's network fails; the banners'
+    images come through another proxy, cut with them."""
+
+    interval = 2.0
+
+    def setUp(self):
+        self.image_proxy = DelayingProxy(type(self).images.port)
+        self.addCleanup(self.image_proxy.close)
+        self.images = ProxiedImages(type(self).images, self.image_proxy)
+        super().setUp()
+
+    def prepare_browser(self):
+        self.proxy = DelayingProxy(self.service.port)
+        self.addCleanup(self.proxy.close)
+
+    def page_url(self):
+        return self.proxy.url + "/"
+
+    def ready_offline(self, browser):
+        """Whether the page is served by its service worker and has kept its plan and the images of
+        the five banners."""
+        return browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+                if (!navigator.serviceWorker.controller) return false;
+                const plans = await (await caches.open("banner-carousel-plan")).keys();
+                const images = await (await caches.open("banner-carousel-images")).keys();
+                return plans.length === 1 && images.length === 5;
+            })().then(done, () => done(false));
+        """)
+
+    def kept_plan(self, browser):
+        return browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            caches.open("banner-carousel-plan").then((cache) => cache.match("/carousels/default/plan"))
+                .then((kept) => kept.json()).then(done, () => done(null));
+        """)
+
+    def badge(self, browser):
+        """The offline badge: shown, its text, and whether it overlaps the banner's stage."""
+        return browser.execute_script("""
+            const badge = document.querySelector(".offline-badge");
+            const a = badge.getBoundingClientRect();
+            const b = document.querySelector(".stage").getBoundingClientRect();
+            return {shown: !badge.hidden && a.width > 0, text: badge.textContent,
+                    overlaps: a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom};
+        """)
+
+    def shown(self, browser):
+        """What the page showed since it loaded, as (real epoch ms of the frame, banner id)."""
+        origin = browser.execute_script("return performance.timeOrigin")
+        return [(origin + entry["frameTime"], entry["id"])
+                for entry in browser.execute_script("return window.shownBanners")]
+
+    def image_painted(self, browser):
+        return browser.execute_script(
+            "const image = document.querySelector('.slide-image'); return image.complete && image.naturalWidth > 0")
+
+
+def planned_at(instants, at, tolerance_ms=50):
+    """The change of `instants` ((epoch ms, banner id), in order) within `tolerance_ms` of `at`."""
+    return next((instant for instant in instants if abs(instant[0] - at) <= tolerance_ms), None)
+
+
+class OfflinePlay(CutOff):
+    def test_pages_cut_off_play_on_in_step_reload_from_the_cache_and_rejoin_in_one_step(self):
+        second = self.new_browser()
+        second_proxy = DelayingProxy(self.service.port)
+        self.addCleanup(second_proxy.close)
+        self.addCleanup(second.quit)
+        second.get(second_proxy.url + "/")
+        pages = {"first": self.browser, "second": second}
+        for name, browser in pages.items():
+            WebDriverWait(browser, 30).until(lambda _: self.ready_offline(browser),
+                                             f"the {name} page keeps its plan and images for offline play")
+        plan = [(epoch_ms(entry["at"]), entry["banner"])
+                for entry in self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]]
+
+        cut_at = time.time() * 1000
+        for proxy in (self.proxy, second_proxy, self.image_proxy):
+            proxy.cut()
+        for name, browser in pages.items():
+            WebDriverWait(browser, 15).until(lambda _: self.badge(browser)["shown"], f"the {name} page says it is offline")
+            badge = self.badge(browser)
+            self.assertRegex(badge["text"], r"^Offline since \d\d:\d\d$")
+            self.assertFalse(badge["overlaps"], f"the badge covers the banner on the {name} page")
+        self.browser.save_screenshot(str(ARTIFACTS / "offline-badge.png"))
+
+        # The first page reloaded while cut off comes up from its service worker's cache and plays on,
+        # with the images it kept.
+        flips = {"first": self.shown(self.browser), "second": []}
+        self.browser.refresh()
+        self.wait(lambda: self.badge(self.browser)["shown"] and len(self.shown(self.browser)) >= 3, 15,
+                  "the reloaded page plays from its plan")
+        self.wait(lambda: self.image_painted(self.browser), 5, "the banner's image comes from the worker's cache")
+
+        # A command while the pages are cut off: they learn it when they are back.
+        moved = self.service.call("POST", "/banner/next")
+        live = [(epoch_ms(entry["at"]), entry["banner"])
+                for entry in self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]]
+        # An outage of a minute: a condition of the test, not a measurement.
+        self.wait(lambda: time.time() * 1000 - cut_at >= 60000, 90)
+        restored_at = time.time() * 1000
+        flips["first"] += self.shown(self.browser)[1:]  # the reloaded page's first banner is no flip
+        flips["second"] = self.shown(second)
+        for proxy in (self.proxy, second_proxy, self.image_proxy):
+            proxy.restore()
+
+        def live_banner(at):
+            return next((banner for instant, banner in reversed(live) if instant <= at), moved["banner"]["id"])
+
+        for name, browser in pages.items():
+            WebDriverWait(browser, 15).until(lambda _: not self.badge(browser)["shown"]
+                                             and self.shown(browser)[-1][1] == live_banner(time.time() * 1000),
+                                             f"the {name} page is back on the live banner")
+            during = [flip for flip in flips[name] if cut_at <= flip[0] < restored_at]
+            self.assertGreaterEqual(len(during), 25, f"the {name} page flipped all through the outage")
+            for at, banner in during:
+                instant = planned_at(plan, at)
+                self.assertIsNotNone(instant, f"the {name} page flipped to {banner} at {at:.0f}, 50 ms or more "
+                                              f"from any instant of the timeline")
+                self.assertEqual(banner, instant[1], f"the {name} page showed {banner} at {at:.0f}")
+            # Back: the planned flips until it knows, one step to the live banner, then the live
+            # carousel's flips; no burst of the changes missed.
+            after = [flip for flip in self.shown(browser) if flip[0] >= restored_at]
+            unplanned = [flip for flip in after if planned_at(plan, flip[0]) is None and planned_at(live, flip[0]) is None]
+            self.assertLessEqual(len(unplanned), 1, f"the {name} page came back in more than one step: {after}")
+        # In step with each other: the flips of every instant both pages showed, within 50 ms.
+        first = {planned_at(plan, at): at for at, _ in flips["first"] if planned_at(plan, at)}
+        for at, _ in flips["second"]:
+            instant = planned_at(plan, at)
+            if instant in first and cut_at <= at < restored_at:
+                self.assertLessEqual(abs(first[instant] - at), 50, "the pages flipped apart")
+        errors = [entry for entry in second.get_log("browser")
+                  if entry["level"] == "SEVERE" and entry.get("source") != "network"]
+        self.assertEqual(errors, [], "errors in the second browser's console")
+
+
+class OfflinePlayToTheEnd(CutOff):
+    def prepare_browser(self):
+        super().prepare_browser()
+        # A plan of 20 s instead of 6 hours, so that the test sees it run out: the page's requests
+        # rewritten in the browser, the page itself as it ships.
+        self.before_page_scripts("""
+            const realFetch = window.fetch;
+            window.fetch = (resource, ...rest) =>
+                realFetch(typeof resource === "string" ? resource.replace("?hours=6", "?hours=0.0056") : resource, ...rest);
+        """)
+
+    def test_the_last_planned_banner_stays_and_the_badge_says_so(self):
+        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        plan = self.kept_plan(self.browser)
+        self.assertIsNotNone(plan)
+        self.wait(lambda: "nothing planned after this banner" in self.badge(self.browser)["text"], 40,
+                  "the badge says the plan ran out")
+        self.assertFalse(self.badge(self.browser)["overlaps"])
+        last = plan["entries"][-1]
+        self.assertLessEqual(last["at"], plan["until"])
+        # It stays: two intervals more, and nothing else shown.
+        waited_from = time.time()
+        self.wait(lambda: time.time() - waited_from > 2 * self.interval + 0.5, 10)
+        shown = self.shown(self.browser)
+        self.assertEqual(shown[-1][1], last["banner"], "the plan's last banner stays")
+        self.assertLess(shown[-1][0], plan["until"] + 50, "nothing shown after the plan ended")
+        self.assertEqual(self.find(".slide").get_attribute("data-banner-id"), last["banner"])
 
 
 class Driving(WebClientTest):
@@ -1354,11 +1552,12 @@ class Serving(unittest.TestCase):
                            ("/embed.js", "text/javascript"), ("/embed-demo.html", "text/html"),
                            ("/embed-demo.css", "text/css"), ("/admin", "text/html"),
                            ("/admin.js", "text/javascript"), ("/admin-editor.js", "text/javascript"),
-                           ("/admin.css", "text/css")]:
+                           ("/admin.css", "text/css"), ("/sw.js", "text/javascript")]:
             with urllib.request.urlopen(self.service.url + path) as response:
                 self.assertTrue(response.headers["Content-Type"].startswith(kind), path)
                 policy = response.headers["Content-Security-Policy"]
-                self.assertIn("script-src 'self'", policy)
+                # The service worker runs no other script: its policy says only what it may fetch.
+                self.assertIn("connect-src 'self' http: https:" if path == "/sw.js" else "script-src 'self'", policy)
                 self.assertNotIn("unsafe-inline", policy)
                 tag = response.headers["ETag"]
             request = urllib.request.Request(self.service.url + path, headers={"If-None-Match": tag})

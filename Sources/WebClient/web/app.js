@@ -19,6 +19,7 @@
         pause: $(".pause-button"),
         dots: $(".dots"),
         error: $(".error"),
+        badge: $(".offline-badge"),
         dialog: $(".token-dialog"),
         tokenForm: $(".token-form"),
         tokenInput: $(".token-input"),
@@ -48,7 +49,7 @@
     let jumpUntil = 0; // performance.now() until which changes show without animation (tab shown again)
     let upcoming = null; // the next automatic advance, foreseen: {due, state}
     let defaultInterval = null;
-    const clock = new ServiceClock("/time");
+    const clock = new ServiceClock("/time", {rememberAs: "banner-carousel-clock"});
     // `?preview`: the admin page's live preview, whose views are nobody's and which is no screen
     // (docs/ADMIN.md).
     const preview = new URLSearchParams(location.search).has("preview");
@@ -60,6 +61,21 @@
         screen,
     });
     const views = new ViewReporter(carouselURL, clock, ui.stage);
+    // Offline play (docs/SCREENS.md): the next hours planned, kept for a reload; their images
+    // cached by the service worker.
+    const plan = new TimelinePlan(carouselURL, {current: () => state, keepAs: `${carouselURL}/plan`,
+        onPlanned: (images) => worker.then((registration) => registration?.active?.postMessage({cacheImages: images}))});
+    const worker = !preview && "serviceWorker" in navigator
+        ? navigator.serviceWorker.register("/sw.js").then(() => navigator.serviceWorker.ready).catch((error) => {
+            console.warn(`banner-carousel: no service worker, so no playing from a reload while offline (${error})`);
+            return null;
+        })
+        : Promise.resolve(null);
+    let feedStatus = null; // the feed's: "live", "unreachable" or "missing"
+    let playedStep = null; // the plan's entry shown while playing from it, else null
+    let planEnded = false; // the plan ran out: the last banner it knows stays
+    let offlineSince = null; // Date.now() when the service was last reached, while it is not
+    const offlineSinceKey = "banner-carousel-offline-since";
     const receipts = screen ? new ReceiptReporter(carouselURL, screen, clock) : null;
 
     // ----- Showing the state ---------------------------------------------------------------
@@ -73,6 +89,8 @@
     function render(next, frameTime) {
         const previous = state;
         state = next;
+        // A new version is a change the plan does not know; back from playing it, it may be old.
+        if (!next.planned && (next.version !== previous?.version || previous?.planned)) plan.changed();
         defaultInterval = learnDefaultInterval(next, defaultInterval);
         upcoming = foreseeAdvance(next, defaultInterval);
         ui.carousel.dataset.version = String(next.version);
@@ -197,7 +215,9 @@
             pending = null;
             render(next, frameTime);
         }
-        if (advanceIsDue(upcoming, clock, frameTime)) {
+        if (feedStatus === "unreachable" && (clock.ready || clock.recall())) {
+            playFromPlan(frameTime);
+        } else if (advanceIsDue(upcoming, clock, frameTime)) {
             render(upcoming.state, frameTime);
         }
         let fraction = 0;
@@ -207,6 +227,27 @@
         }
         ui.bar.style.transform = `scaleX(${fraction})`;
         requestAnimationFrame(frame);
+    }
+
+    // Cut off from the service, the page goes on with the plan: each change in the frame nearest
+    // its instant (as advanceIsDue), on the last estimate of the service's clock, so that every
+    // screen cut off stays in step with the others and with the service (docs/SCREENS.md).
+    function playFromPlan(frameTime) {
+        const planned = plan.stateAt(clock.at(frameTime) + 1000 / 120);
+        if (!planned) return;
+        if (planned.step !== playedStep) {
+            const first = playedStep === null;
+            playedStep = planned.step;
+            const next = planned.state;
+            // Going offline changes nothing on screen: the plan starts where the page is.
+            if (!(first && state && next.banner?.id === state.banner?.id && next.index === state.index)) {
+                render(next, frameTime);
+            }
+        }
+        if (planned.ended !== planEnded || ui.badge.hidden) {
+            planEnded = planned.ended;
+            updateStatus();
+        }
     }
 
     // A tab that was hidden shows the live state as it comes back, without catching up slide by
@@ -220,12 +261,56 @@
     // ----- Following the service -----------------------------------------------------------
 
     function showStatus(status) {
-        const live = status === "live";
-        ui.status.hidden = live;
-        ui.status.textContent = status === "missing"
+        if (status === "unreachable" && feedStatus !== "unreachable") offlineSince = lostContact();
+        if (status === "live" && feedStatus === "unreachable") backOnline();
+        if (status === "live") {
+            offlineSince = null;
+            try {
+                localStorage.removeItem(offlineSinceKey);
+            } catch {
+                // Storage refused: nothing was kept.
+            }
+        }
+        feedStatus = status;
+        updateStatus();
+    }
+
+    // Since when the service has been out of reach (Date.now()): kept for this browser, so that a
+    // page reloaded meanwhile says the same.
+    function lostContact() {
+        try {
+            const kept = localStorage.getItem(offlineSinceKey);
+            if (kept !== null && Number.isFinite(Number(kept))) return Number(kept);
+            localStorage.setItem(offlineSinceKey, String(Date.now()));
+        } catch {
+            // Storage refused: since this page knows.
+        }
+        return Date.now();
+    }
+
+    // Back: the service's state shows at once, without a slide or a burst of the changes missed
+    // (the next frame shows the latest), the clock is estimated afresh and the plan fetched again.
+    function backOnline() {
+        playedStep = null;
+        planEnded = false;
+        jumpUntil = performance.now() + 1000;
+        clock.round();
+        feed.refresh();
+    }
+
+    function updateStatus() {
+        const playingOffline = feedStatus === "unreachable" && playedStep !== null;
+        ui.status.hidden = feedStatus === "live" || playingOffline;
+        ui.status.textContent = feedStatus === "missing"
             ? `There is no carousel named “${carouselName ?? "default"}”.`
-            : live ? "" : "The carousel service is unreachable — retrying…";
-        ui.carousel.classList.toggle("offline", !live);
+            : "The carousel service is unreachable — retrying…";
+        ui.carousel.classList.toggle("offline", !ui.status.hidden);
+        // A badge beside the controls, never over the banner, which goes on playing.
+        ui.badge.hidden = !playingOffline;
+        if (playingOffline) {
+            const since = new Date(offlineSince ?? Date.now()).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"});
+            ui.badge.textContent = `Offline since ${since}` + (planEnded ? " · nothing planned after this banner" : "");
+        }
     }
 
     // ----- Driving it ------------------------------------------------------------------------
@@ -338,6 +423,8 @@
     // The page's files came on connections the service closed: the stream finds none idle to reuse
     // and opens its own, which the service holds for under 1 KiB instead of 15 (docs/SCREENS.md).
     feed.start();
+    plan.start();
+    plan.recall(); // for a reload while offline; a plan fetched from the service replaces it
     if (!preview) views.start();
     receipts?.start();
     requestAnimationFrame(frame);

@@ -12,12 +12,17 @@
  * a round at start (and when the page is shown again), one more every few seconds; those older
  * than a minute are dropped (clocks drift). Kept as an offset to this page's monotonic clock
  * (`performance.now()`), so a wrong or adjusted system clock (`Date.now()`) does not matter.
+ *
+ * With `rememberAs` (a localStorage key), the estimate is also kept against `Date.now()`, so that
+ * a page reloaded while the service cannot be reached can go on from it (`recall`).
  */
 class ServiceClock {
     static exchangeNumber = 0;
 
-    constructor(timeURL, {exchanges = 16, sampleEveryMs = 2000, windowMs = 60 * 1000, retryMs = 2000} = {}) {
+    constructor(timeURL, {exchanges = 16, sampleEveryMs = 2000, windowMs = 60 * 1000, retryMs = 2000,
+        rememberAs = null} = {}) {
         this.timeURL = timeURL;
+        this.rememberAs = rememberAs;
         this.exchanges = exchanges;
         this.sampleEveryMs = sampleEveryMs;
         this.windowMs = windowMs;
@@ -54,12 +59,38 @@ class ServiceClock {
     start() {
         if (this.started) return;
         this.started = true;
-        const round = () => this.estimate(this.exchanges).catch(() => setTimeout(round, this.retryMs));
-        round();
+        this.round();
         setInterval(() => this.estimate(1).catch(() => {}), this.sampleEveryMs);
         document.addEventListener("visibilitychange", () => {
-            if (document.visibilityState === "visible") round();
+            if (document.visibilityState === "visible") this.round();
         });
+    }
+
+    /** A round of exchanges, tried again until one gets through (the service is back). */
+    round() {
+        if (this.rounding) return;
+        this.rounding = true;
+        this.estimate(this.exchanges).then(() => {
+            this.rounding = false;
+        }, () => setTimeout(() => {
+            this.rounding = false;
+            this.round();
+        }, this.retryMs));
+    }
+
+    /**
+     * Before any exchange got through (a page reloaded while the service is away): the estimate
+     * this browser remembered, kept against its wall clock. Whether there is one now.
+     */
+    recall() {
+        if (this.ready || !this.rememberAs) return this.ready;
+        try {
+            const kept = localStorage.getItem(this.rememberAs);
+            if (kept !== null && Number.isFinite(Number(kept))) this.offsetMs = Date.now() + Number(kept) - performance.now();
+        } catch {
+            // Storage refused: nothing remembered.
+        }
+        return this.ready;
     }
 
     /** `count` exchanges in a row, the estimate updated after each. */
@@ -90,6 +121,13 @@ class ServiceClock {
             inbound = Math.min(inbound, receivedAt - serviceAt);
         }
         this.offsetMs = (outbound - inbound) / 2;
+        if (this.rememberAs) {
+            try {
+                localStorage.setItem(this.rememberAs, String(Math.round(this.at() - Date.now())));
+            } catch {
+                // Storage refused: a reload while the service is away starts without an estimate.
+            }
+        }
     }
 
     async exchange() {
@@ -161,9 +199,11 @@ function foreseeAdvance(state, defaultInterval) {
  * command's answer overtook the stream), nor when it is the state a foreseen flip came from (a
  * poll answered just before the advance): no flicker back. After a lost stream (`restart`) the
  * first state is taken whatever its version: the carousel may have been deleted and created again.
+ * So is any state that comes while the page plays from its plan (it was cut off): the service's
+ * word replaces the page's guess.
  */
 function supersedes(next, current, restart = false) {
-    return restart || !current || !(next.version < current.version
+    return restart || !current || current.planned === true || !(next.version < current.version
         || (current.foreseen && next.version === current.version));
 }
 
@@ -180,6 +220,151 @@ function advanceIsDue(upcoming, clock, frameTime) {
 /** The carousel's own interval, learnt from a state whose banner has none of its own. */
 function learnDefaultInterval(state, known) {
     return state && state.banner && state.banner.duration === null && !state.takeover ? state.interval : known;
+}
+
+/**
+ * What the carousel will show over the next hours, for playing on while the service cannot be
+ * reached (docs/SCREENS.md, offline play): `GET …/timeline?hours=6` (the changes planned, and `until`, the
+ * instant before which every change is listed) with each banner's content from `GET …/banners`,
+ * and the state shown when they came, which the first change follows. Fetched again on every
+ * `changed()` (a state of a new version: a command, an edit, a takeover) and every 10 minutes.
+ *
+ * `current()` gives the state shown now; `onPlanned(urls)` gets the images the plan may show.
+ * With `keepAs` (a URL of this origin), the plan is also kept in the Cache Storage, so that a
+ * page reloaded while the service is away can `recall` it.
+ */
+class TimelinePlan {
+    static cacheName = "banner-carousel-plan";
+
+    constructor(base, {current, onPlanned = () => {}, keepAs = null, hours = 6, refreshEveryMs = 10 * 60 * 1000}) {
+        this.base = base;
+        this.current = current;
+        this.onPlanned = onPlanned;
+        this.keepAs = keepAs;
+        this.hours = hours;
+        this.refreshEveryMs = refreshEveryMs;
+        // {from: the state shown when it came, entries: [{at (epoch ms), banner (id), index,
+        // count}], until (epoch ms), banners: {id: banner}}
+        this.plan = null;
+        this.fetching = null;
+        this.again = false;
+    }
+
+    /** Plans afresh every `refreshEveryMs`; the first plan comes with the first `changed()`. */
+    start() {
+        setInterval(() => this.refresh(), this.refreshEveryMs);
+    }
+
+    /** The carousel changed (a state of a new version was received): plans afresh. */
+    changed() {
+        this.refresh();
+    }
+
+    /** Fetches the plan, one request at a time: a change meanwhile fetches it once more after. */
+    refresh() {
+        if (this.fetching) {
+            this.again = true;
+            return;
+        }
+        this.fetching = this.fetchPlan().catch(() => {}).finally(() => {
+            this.fetching = null;
+            if (this.again) {
+                this.again = false;
+                this.refresh();
+            }
+        });
+    }
+
+    async fetchPlan() {
+        const [timeline, listed] = await Promise.all([
+            this.getJSON(`${this.base}/timeline?hours=${this.hours}`), this.getJSON(`${this.base}/banners`)]);
+        const from = this.current();
+        if (!from || from.planned) return;
+        const banners = {};
+        const content = ({id, image, caption, link, duration}) => ({id, image, caption, link, duration});
+        for (const banner of listed.banners) banners[banner.id] = content(banner);
+        // A takeover's own banner is in no list: the state has it.
+        for (const banner of [from.banner, from.previous, from.next]) if (banner) banners[banner.id] ??= content(banner);
+        this.plan = {from, banners, until: Date.parse(timeline.until),
+            entries: timeline.entries.map((entry) => ({...entry, at: Date.parse(entry.at)}))};
+        this.onPlanned(this.imageURLs());
+        await this.keep();
+    }
+
+    async getJSON(url) {
+        const response = await fetch(url, {cache: "no-store"});
+        if (!response.ok) throw new Error(`GET ${url}: ${response.status}`);
+        return response.json();
+    }
+
+    /** Every image the plan may show. */
+    imageURLs() {
+        const {from, entries, banners} = this.plan;
+        const ids = new Set([from.banner?.id, ...entries.map((entry) => entry.banner)]);
+        return [...ids].map((id) => banners[id]?.image).filter((image) => image);
+    }
+
+    async keep() {
+        if (!this.keepAs || typeof caches === "undefined") return;
+        const cache = await caches.open(TimelinePlan.cacheName);
+        await cache.put(this.keepAs, new Response(JSON.stringify(this.plan), {headers: {"Content-Type": "application/json"}}));
+    }
+
+    /** The plan kept by an earlier load of this page, unless one was fetched since. Whether there is one. */
+    async recall() {
+        if (this.plan || !this.keepAs || typeof caches === "undefined") return this.plan !== null;
+        try {
+            const kept = await (await caches.open(TimelinePlan.cacheName)).match(this.keepAs);
+            if (kept && !this.plan) this.plan = await kept.json();
+        } catch {
+            // Nothing usable kept.
+        }
+        return this.plan !== null;
+    }
+
+    /**
+     * What the plan says is shown at `serviceMs` (service epoch milliseconds), as
+     * `{state, step, ended}`: `step` numbers the entry it comes from (-1: the state the plan started
+     * from), `ended` says that `serviceMs` is past `until`, where the plan can say no more (the
+     * state is then the last one known). Null without a plan. The state is marked `planned`.
+     */
+    stateAt(serviceMs) {
+        if (!this.plan) return null;
+        const {entries, until} = this.plan;
+        let low = 0;
+        let high = entries.length;
+        while (low < high) {
+            const middle = (low + high) >> 1;
+            if (entries[middle].at <= serviceMs) low = middle + 1;
+            else high = middle;
+        }
+        const step = low - 1;
+        return {step, ended: serviceMs >= until, state: this.stateOf(step)};
+    }
+
+    stateOf(step) {
+        const {from, entries, banners} = this.plan;
+        if (step < 0) return {...from, planned: true, foreseen: true};
+        const entry = entries[step];
+        const following = entries[step + 1] ?? null;
+        const banner = (id) => (id == null ? null
+            : banners[id] ?? {id, image: "", caption: "", link: null, duration: null});
+        return {
+            ...from,
+            banner: banner(entry.banner),
+            index: entry.index,
+            count: entry.count,
+            previous: banner(step > 0 ? entries[step - 1].banner : from.banner?.id),
+            next: following ? banner(following.banner) : null,
+            paused: false,
+            pausedUntil: null,
+            takeover: null,
+            interval: following ? (following.at - entry.at) / 1000 : from.interval,
+            nextAdvanceAt: following ? new Date(following.at).toISOString() : null,
+            planned: true,
+            foreseen: true,
+        };
+    }
 }
 
 /**

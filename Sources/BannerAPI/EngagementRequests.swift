@@ -1,4 +1,5 @@
 import Carousel
+import CarouselRuntime
 import JSON
 import MicroHTTP
 import Store
@@ -17,14 +18,16 @@ enum EngagementRequests {
 
     // MARK: POST …/views
 
-    /// `{"views": [{"banner": id, "at": time, "ms": n}, …]}`: each view's banner and time, or
-    /// 400 (not that shape) or 422 (naming the first entry that cannot be a view of this
-    /// carousel: an unknown banner, a time in the future or more than a day ago).
+    /// `{"views": [{"banner": id, "at": time, "ms": n, "id": text}, …]}`: each view's banner, time
+    /// and id (optional: 1 to 64 of a-z, A-Z, 0-9, '.', '_', '-'; a view sent again with its id
+    /// counts once), or 400 (not that shape, an id that is not one) or 422 (naming the first entry
+    /// that cannot be a view of this carousel: an unknown banner, a time in the future or more than
+    /// a day ago).
     ///
     /// Screens send it with `navigator.sendBeacon`, which can only send a text body across
     /// origins without a preflight: `text/plain` is read as JSON too.
     static func views(of request: borrowing Request, state: Carousel, now: Timestamp) throws(Problem)
-        -> [(banner: String, at: Timestamp)]
+        -> [ReportedView]
     {
         let document = try CommandBody.document(of: request, alsoAccepting: "text/plain")
         guard let document else {
@@ -40,19 +43,24 @@ enum EngagementRequests {
                 status: 413, detail: "\(entries.count) views in one request; send at most \(maximumViews) a request")
         }
         let known = Set(state.banners.map(\.id) + (state.takeover.map { [$0.banner.id] } ?? []))
-        var views: [(banner: String, at: Timestamp)] = []
+        var views: [ReportedView] = []
         for (index, entry) in entries.enumerated() {
             let path = "views[\(index)]"
-            let (banner, atText) = try CommandBody.reading { () throws(FieldError) -> (String, String) in
+            let (banner, atText, id) = try CommandBody.reading { () throws(FieldError) -> (String, String, String?) in
                 let fields = try JSONFields(entry, path: path)
-                try fields.rejectUnknown(allowing: ["banner", "at", "ms"])
+                try fields.rejectUnknown(allowing: ["banner", "at", "ms", "id"])
                 let banner = try fields.required("banner", .string)
                 let at = try fields.required("at", .string)
                 let ms = try fields.required("ms", .integralNumber)
                 guard let milliseconds = ms.integralValue, (0...86_400_000).contains(milliseconds) else {
                     throw FieldError(field: fields.fieldPath("ms"), message: "must be 0 to 86400000 milliseconds")
                 }
-                return (banner, at)
+                let id = try fields.optional("id", .string)
+                if let id, !isViewID(id) {
+                    throw FieldError(
+                        field: fields.fieldPath("id"), message: "must be 1 to 64 of a-z, A-Z, 0-9, '.', '_', '-'")
+                }
+                return (banner, at, id)
             }
             guard known.contains(banner) else {
                 throw Problem.unprocessable("\(path).banner: the carousel has no banner '\(banner)'")
@@ -68,9 +76,23 @@ enum EngagementRequests {
                 throw Problem.unprocessable(
                     "\(path).at: \(atText) is more than a day ago; views older than that are not counted")
             }
-            views.append((banner, at))
+            views.append(ReportedView(banner: banner, at: at, id: id))
         }
         return views
+    }
+
+    /// 1 to 64 of a-z, A-Z, 0-9, '.', '_', '-': what a screen makes (a UUID fits).
+    static func isViewID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        return (1...64).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
     }
 
     // MARK: GET …/banners/{id}/click

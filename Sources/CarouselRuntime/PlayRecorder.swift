@@ -6,6 +6,20 @@ import Metrics
 import Store
 import TimeZones
 
+/// A view as a screen reports it (docs/STATS.md): its banner, when it began, and the id the screen
+/// made for it, if any: a view with an id counts once however often it is sent.
+public struct ReportedView: Sendable, Equatable {
+    public let banner: String
+    public let at: Timestamp
+    public let id: String?
+
+    public init(banner: String, at: Timestamp, id: String? = nil) {
+        self.banner = banner
+        self.at = at
+        self.id = id
+    }
+}
+
 /// Proof of play (docs/STATS.md): the plays this process sees, and the views and clicks it is
 /// told of, counted in memory and handed to the store every `flushInterval`, before stats are
 /// read, and at stop. What a flush could not store is kept for the next one.
@@ -32,6 +46,9 @@ public final class PlayRecorder: Sendable {
         /// Plays that ended since the last flush.
         var ended: [PlayRecord] = []
         var engagement: [EngagementCount.Key: (views: Int64, clicks: Int64)] = [:]
+        /// Views with ids since the last flush, a repeat among them once; the store counts each
+        /// whose id it does not know.
+        var identified: [IdentifiedView.Key: IdentifiedView] = [:]
     }
 
     private struct CurrentPlay {
@@ -109,15 +126,24 @@ public final class PlayRecorder: Sendable {
         }
     }
 
-    /// Views screens reported: one each, in the quarter hour of its time.
-    public func countViews(_ views: [(banner: String, at: Timestamp)], carousel: Int64) {
+    /// Views screens reported: one each, in the quarter hour of its time; one with an id only if
+    /// the store does not know its id yet (the metric counts what was reported).
+    public func countViews(_ views: [ReportedView], carousel: Int64) {
         metrics.viewed(views.count)
+        let now = clock()
         counts.withLock { counts in
             for view in views {
-                counts.engagement[
-                    EngagementCount.Key(carousel: carousel, banner: view.banner, at: view.at), default: (0, 0)
-                ]
-                .views += 1
+                let quarter = EngagementCount.quarter(of: view.at)
+                if let id = view.id {
+                    let identified = IdentifiedView(
+                        carousel: carousel, id: id, banner: view.banner, quarter: quarter, reportedAt: now)
+                    if counts.identified[identified.key] == nil { counts.identified[identified.key] = identified }
+                } else {
+                    counts.engagement[
+                        EngagementCount.Key(carousel: carousel, banner: view.banner, quarter: quarter), default: (0, 0)
+                    ]
+                    .views += 1
+                }
             }
         }
     }
@@ -156,6 +182,7 @@ public final class PlayRecorder: Sendable {
                 defer {
                     counts.ended = []
                     counts.engagement = [:]
+                    counts.identified = [:]
                 }
                 let going = counts.current.values.filter(\.checked).map { play in
                     Self.ending(play.record, at: play.until.map { min($0, now) } ?? now)
@@ -164,7 +191,8 @@ public final class PlayRecorder: Sendable {
                     plays: counts.ended + going,
                     engagement: counts.engagement.map { key, count in
                         EngagementCount(key, views: count.views, clicks: count.clicks)
-                    })
+                    }, identifiedViews: Array(counts.identified.values),
+                    forgetReportsBefore: now - IdentifiedView.reportRetention)
             }
             do throws(StoreError) {
                 try store.record(batch)
@@ -217,6 +245,9 @@ public final class PlayRecorder: Sendable {
             for count in batch.engagement {
                 counts.engagement[count.key, default: (0, 0)].views += count.views
                 counts.engagement[count.key, default: (0, 0)].clicks += count.clicks
+            }
+            for view in batch.identifiedViews where counts.identified[view.key] == nil {
+                counts.identified[view.key] = view
             }
         }
     }

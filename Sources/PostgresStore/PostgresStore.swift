@@ -209,11 +209,32 @@ public final class PostgresStore: CarouselStore {
         // Rows in one order on every replica: two flushes of the same rows wait for each other
         // rather than deadlock.
         let plays = batch.plays.sorted { ($0.carousel, $0.startedAt) < ($1.carousel, $1.startedAt) }
-        let engagement = batch.engagement.sorted {
-            ($0.carousel, $0.quarter, $0.banner) < ($1.carousel, $1.quarter, $1.banner)
-        }
+        let identifiedViews = batch.identifiedViews.sorted { ($0.carousel, $0.id) < ($1.carousel, $1.id) }
         try on(commands) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) in
+                // A view whose id is new counts; a repeat (from any replica: the insert waits for
+                // another transaction inserting the same id) inserts nothing and returns no row.
+                var counts = batch.engagement
+                for view in identifiedViews {
+                    let inserted = try connection.execute(
+                        """
+                        INSERT INTO view_reports (carousel, id, reported_at) VALUES ($1, $2, $3)
+                        ON CONFLICT (carousel, id) DO NOTHING RETURNING 1
+                        """, [String(view.carousel), view.id, String(view.reportedAt.nanosecondsSinceEpoch)])
+                    if !inserted.isEmpty {
+                        counts.append(
+                            EngagementCount(
+                                carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0
+                            ))
+                    }
+                }
+                if let cutoff = batch.forgetReportsBefore {
+                    _ = try connection.execute(
+                        "DELETE FROM view_reports WHERE reported_at < $1", [String(cutoff.nanosecondsSinceEpoch)])
+                }
+                let engagement = EngagementCount.added(counts).sorted {
+                    ($0.carousel, $0.quarter, $0.banner) < ($1.carousel, $1.quarter, $1.banner)
+                }
                 for play in plays {
                     try connection.execute(
                         """
@@ -547,6 +568,16 @@ public final class PostgresStore: CarouselStore {
             PRIMARY KEY (carousel, id)
         );
         CREATE INDEX screens_by_last_seen ON screens (last_seen);
+        """,
+        // Views reported with ids (docs/STATS.md): each id kept 48 hours, a repeat not counted.
+        """
+        CREATE TABLE view_reports (
+            carousel bigint NOT NULL,
+            id text NOT NULL,
+            reported_at bigint NOT NULL,
+            PRIMARY KEY (carousel, id)
+        );
+        CREATE INDEX view_reports_by_age ON view_reports (reported_at);
         """,
     ]
 

@@ -191,7 +191,29 @@ public final class SQLiteStore: CarouselStore {
                         .integer(play.lastShownAt.nanosecondsSinceEpoch)
                     ).run()
                 }
-                for count in batch.engagement {
+                var counts = batch.engagement
+                // A view whose id is new here counts; a repeat inserts nothing and returns no row.
+                for view in batch.identifiedViews {
+                    let insert = try connection.statement(
+                        """
+                        INSERT INTO view_reports (carousel, id, reported_at) VALUES (?1, ?2, ?3)
+                        ON CONFLICT (carousel, id) DO NOTHING RETURNING 1
+                        """
+                    ).bind(.integer(view.carousel), .text(view.id), .integer(view.reportedAt.nanosecondsSinceEpoch))
+                    let inserted = try insert.step()
+                    insert.reset()  // done with it: a statement left running would hold the commit back
+                    if inserted {
+                        counts.append(
+                            EngagementCount(
+                                carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0
+                            ))
+                    }
+                }
+                if let cutoff = batch.forgetReportsBefore {
+                    try connection.statement("DELETE FROM view_reports WHERE reported_at < ?1")
+                        .bind(.integer(cutoff.nanosecondsSinceEpoch)).run()
+                }
+                for count in EngagementCount.added(counts) {
                     try connection.statement(
                         """
                         INSERT INTO engagement (carousel, quarter, banner, views, clicks) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -452,6 +474,16 @@ public final class SQLiteStore: CarouselStore {
             PRIMARY KEY (carousel, id)
         );
         CREATE INDEX screens_by_last_seen ON screens (last_seen);
+        """,
+        // Views reported with ids (docs/STATS.md): each id kept 48 hours, a repeat not counted.
+        """
+        CREATE TABLE view_reports (
+            carousel INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            reported_at INTEGER NOT NULL,
+            PRIMARY KEY (carousel, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX view_reports_by_age ON view_reports (reported_at);
         """,
     ]
 

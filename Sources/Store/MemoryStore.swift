@@ -11,6 +11,8 @@ public final class MemoryStore: CarouselStore {
         var lastSerial: Int64 = 0
         var plays: [PlayRecord.Key: PlayRecord] = [:]
         var engagement: [EngagementCount.Key: EngagementCount] = [:]
+        /// The ids of views reported, and when (docs/STATS.md).
+        var viewReports: [IdentifiedView.Key: Timestamp] = [:]
         var screens: [ScreenRecord.Key: ScreenRecord] = [:]
     }
 
@@ -111,11 +113,21 @@ public final class MemoryStore: CarouselStore {
             for play in batch.plays {
                 contents.plays[play.key] = contents.plays[play.key].map { $0.merged(with: play) } ?? play
             }
-            for count in batch.engagement {
+            var counts = batch.engagement
+            for view in batch.identifiedViews where contents.viewReports[view.key] == nil {
+                contents.viewReports[view.key] = view.reportedAt
+                counts.append(
+                    EngagementCount(
+                        carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0))
+            }
+            for count in EngagementCount.added(counts) {
                 var total = contents.engagement[count.key] ?? EngagementCount(count.key, views: 0, clicks: 0)
                 total.views += count.views
                 total.clicks += count.clicks
                 contents.engagement[count.key] = total
+            }
+            if let cutoff = batch.forgetReportsBefore {
+                contents.viewReports = contents.viewReports.filter { $0.value >= cutoff }
             }
         }
     }

@@ -75,6 +75,16 @@ public struct EngagementCount: Sendable, Hashable {
 
     public static let quarterSeconds: Int64 = 900
 
+    /// `counts` with those of the same key added up: one per key.
+    public static func added(_ counts: [EngagementCount]) -> [EngagementCount] {
+        var totals: [Key: EngagementCount] = [:]
+        for count in counts {
+            totals[count.key, default: EngagementCount(count.key, views: 0, clicks: 0)].views += count.views
+            totals[count.key]!.clicks += count.clicks
+        }
+        return Array(totals.values)
+    }
+
     /// The start of the quarter hour holding `time`, in seconds since the epoch.
     public static func quarter(of time: Timestamp) -> Int64 {
         let nanoseconds = quarterSeconds * 1_000_000_000
@@ -83,17 +93,59 @@ public struct EngagementCount: Sendable, Hashable {
     }
 }
 
+/// A view a screen reported with an id it made (docs/STATS.md): counted once however often it
+/// is sent, to whichever process, as long as the store keeps the id (`reportRetention`).
+public struct IdentifiedView: Sendable, Hashable {
+    public var carousel: Int64
+    public var id: String
+    public var banner: String
+    /// The quarter hour it counts in (`EngagementCount.quarter`).
+    public var quarter: Int64
+    /// When the service was told of it: the id is kept from then.
+    public var reportedAt: Timestamp
+
+    public init(carousel: Int64, id: String, banner: String, quarter: Int64, reportedAt: Timestamp) {
+        self.carousel = carousel
+        self.id = id
+        self.banner = banner
+        self.quarter = quarter
+        self.reportedAt = reportedAt
+    }
+
+    /// What makes a repeat: the same id in the same carousel.
+    public struct Key: Hashable, Sendable {
+        public let carousel: Int64
+        public let id: String
+    }
+
+    public var key: Key { Key(carousel: carousel, id: id) }
+
+    /// How long a store keeps a view's id: twice the age a view may have when reported, so that a
+    /// view accepted once is recognised whenever it could be sent again.
+    public static let reportRetention: Duration = .seconds(48 * 3600)
+}
+
 /// What a process hands its store at a flush.
 public struct StatsBatch: Sendable, Equatable {
     public var plays: [PlayRecord]
     public var engagement: [EngagementCount]
+    /// Views with ids: each adds one view to its banner's quarter unless its id is known.
+    public var identifiedViews: [IdentifiedView]
+    /// Ids of views reported before this are forgotten.
+    public var forgetReportsBefore: Timestamp?
 
-    public init(plays: [PlayRecord] = [], engagement: [EngagementCount] = []) {
+    public init(
+        plays: [PlayRecord] = [], engagement: [EngagementCount] = [], identifiedViews: [IdentifiedView] = [],
+        forgetReportsBefore: Timestamp? = nil
+    ) {
         self.plays = plays
         self.engagement = engagement
+        self.identifiedViews = identifiedViews
+        self.forgetReportsBefore = forgetReportsBefore
     }
 
-    public var isEmpty: Bool { plays.isEmpty && engagement.isEmpty }
+    /// Nothing to write (forgetting old ids can wait for a batch that writes).
+    public var isEmpty: Bool { plays.isEmpty && engagement.isEmpty && identifiedViews.isEmpty }
 }
 
 /// What a store has of one carousel over a span of time.

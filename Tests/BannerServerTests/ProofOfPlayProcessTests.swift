@@ -28,9 +28,13 @@ struct ProofOfPlayProcessTests {
         return formatter.string(from: date)
     }
 
-    static func reportViews(_ port: Int, _ banners: [String]) async throws {
+    /// Views of `banners` now; with `ids`, each view with its id (as a page sends them).
+    static func reportViews(_ port: Int, _ banners: [String], ids: [String]? = nil) async throws {
         let at = try await now(port)
-        let list = banners.map { #"{"banner": "\#($0)", "at": "\#(at)", "ms": 1200}"# }
+        let list = banners.enumerated().map { index, banner in
+            let id = ids.map { #", "id": "\#($0[index])""# } ?? ""
+            return #"{"banner": "\#(banner)", "at": "\#(at)", "ms": 1200\#(id)}"#
+        }
         let response = try await httpRequest(
             port: port, "POST", "/carousels/default/views", headers: [("Content-Type", "application/json")],
             body: Array(#"{"views": [\#(list.joined(separator: ","))]}"#.utf8))
@@ -124,13 +128,16 @@ struct ProofOfPlayProcessTests {
         let secondPort = try await second.waitForPort()
         try await Self.reportViews(firstPort, ["a", "a"])
         try await Self.reportViews(secondPort, ["a", "b", "b"])
+        // A page's flush sent to one replica, its answer lost, sent again to the other: once.
+        try await Self.reportViews(firstPort, ["b", "a"], ids: ["page-1.view-1", "page-1.view-2"])
+        try await Self.reportViews(secondPort, ["b", "a"], ids: ["page-1.view-1", "page-1.view-2"])
         #expect(try await httpRequest(port: firstPort, "GET", "/carousels/default/banners/a/click").status == 302)
         #expect(try await httpRequest(port: secondPort, "GET", "/carousels/default/banners/a/click").status == 302)
         // The second replica's counts reach the store by its own timer.
         #expect(
             await eventually {
                 let totals = try? await Self.totals(firstPort)
-                return totals?.views == ["a": 3, "b": 2] && totals?.clicks == ["a": 2, "b": 0]
+                return totals?.views == ["a": 4, "b": 3] && totals?.clicks == ["a": 2, "b": 0]
             })
         #expect(await eventually { (try? await Self.totals(firstPort).plays) ?? 0 >= 4 }, "both saw four plays")
         let totals = try await Self.totals(secondPort)

@@ -68,6 +68,43 @@ struct ProofOfPlayAPITests {
         #expect(totals["b"]?.views == 2 && totals["b"]?.clicks == 0)
     }
 
+    /// A screen that lost the answer to a report sends it again (docs/STATS.md): views with ids
+    /// count once, whether the repeat comes in the same request, the next one, or after a flush.
+    @Test(arguments: Transport.allCases)
+    func aViewSentAgainWithItsIDCountsOnce(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        try await Self.createShop(service)
+        let now = try await Self.now(service)
+        func send(_ ids: [String]) async throws -> Int {
+            let list = ids.map { #"{"banner": "a", "at": "\#(now.rfc3339)", "ms": 1500, "id": "\#($0)"}"# }
+            return try await service.request(
+                "POST", "/carousels/shop/views", headers: [("Content-Type", "text/plain")],
+                body: #"{"views": [\#(list.joined(separator: ","))]}"#
+            ).status
+        }
+        let first = "0b6f9e52-3c1d-4c55-9a3e-7d1f2c8e4a10"
+        #expect(try await send([first, first, "view.2_b"]) == 204)
+        #expect(try await send([first]) == 204)
+        #expect(try await Self.totals(service)["a"]?.views == 2)  // stats flush what was counted
+        #expect(try await send(["view.2_b", "view-3"]) == 204)
+        #expect(try await Self.totals(service)["a"]?.views == 3)
+        for id in ["", String(repeating: "x", count: 65), "a b", "é"] {
+            let refused = try await service.request(
+                "POST", "/carousels/shop/views", headers: [("Content-Type", "application/json")],
+                body: #"""
+                    {"views": [{"banner": "a", "at": "\#(now.rfc3339)", "ms": 1},
+                               {"banner": "a", "at": "\#(now.rfc3339)", "ms": 1, "id": "\#(id)"}]}
+                    """#)
+            #expect(refused.status == 400, "\(id)")
+            #expect(refused.problemDetail == "field 'views[1].id': must be 1 to 64 of a-z, A-Z, 0-9, '.', '_', '-'")
+        }
+        let number = try await service.request(
+            "POST", "/carousels/shop/views", headers: [("Content-Type", "application/json")],
+            body: #"{"views": [{"banner": "a", "at": "\#(now.rfc3339)", "ms": 1, "id": 7}]}"#)
+        #expect(number.problemDetail == "field 'views[0].id': must be a string, got a number")
+        #expect(try await Self.totals(service)["a"]?.views == 3)
+    }
+
     @Test(arguments: Transport.allCases)
     func aClickOnABannerWithoutALinkOrUnknownIs404AndNotCounted(_ transport: Transport) async throws {
         let service = try await transport.start()

@@ -77,7 +77,11 @@ struct PlayRecorderTests {
     @Test func viewsAndClicksAreCountedInTheQuarterHourOfTheirTime() throws {
         let store = MemoryStore()
         let plays = Self.recorder(store, ManualClock(t0 + .seconds(1000)))
-        plays.countViews([("b0", t0), ("b0", t0 + .seconds(899)), ("b1", t0 + .seconds(900))], carousel: 7)
+        plays.countViews(
+            [
+                ReportedView(banner: "b0", at: t0), ReportedView(banner: "b0", at: t0 + .seconds(899)),
+                ReportedView(banner: "b1", at: t0 + .seconds(900)),
+            ], carousel: 7)
         plays.countClick(banner: "b0", carousel: 7, at: t0 + .seconds(10))
         let quarter = EngagementCount.quarter(of: t0)
         #expect(
@@ -93,18 +97,27 @@ struct PlayRecorderTests {
         let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
         let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(50))
         let plays = Self.recorder(store, ManualClock(t0 + .seconds(10)))
-        plays.countViews([("b0", t0), ("b0", t0)], carousel: 7)
+        plays.countViews([ReportedView(banner: "b0", at: t0), ReportedView(banner: "b0", at: t0)], carousel: 7)
+        // A view with an id, sent again while the store is away (its answer lost): once.
+        plays.countViews([ReportedView(banner: "b0", at: t0, id: "v-1")], carousel: 7)
         let intruder = try SQLiteConnection(path: path)
         try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
         #expect(throws: StoreError.self) { try plays.records(of: 7, from: t0, to: t0 + .seconds(900)) }
         plays.countClick(banner: "b0", carousel: 7, at: t0)
+        plays.countViews([ReportedView(banner: "b0", at: t0, id: "v-1")], carousel: 7)
         plays.flush()  // refused too
         try intruder.execute("ROLLBACK")
         let quarter = EngagementCount.quarter(of: t0)
         #expect(
             try plays.records(of: 7, from: t0, to: t0 + .seconds(900)).engagement == [
-                EngagementCount(carousel: 7, banner: "b0", quarter: quarter, views: 2, clicks: 1)
+                EngagementCount(carousel: 7, banner: "b0", quarter: quarter, views: 3, clicks: 1)
             ])
+        // And once more after it was stored, to this process or another one on the same store.
+        plays.countViews([ReportedView(banner: "b0", at: t0, id: "v-1")], carousel: 7)
+        let other = Self.recorder(store, ManualClock(t0 + .seconds(20)))
+        other.countViews([ReportedView(banner: "b0", at: t0, id: "v-1")], carousel: 7)
+        other.flush()
+        #expect(try plays.records(of: 7, from: t0, to: t0 + .seconds(900)).engagement.first?.views == 3)
     }
 }
 

@@ -211,6 +211,43 @@ struct StoreContractTests {
         #expect(try store.lastPlay(of: 3) == longer)
         #expect(try store.lastPlay(of: 5) == nil)
     }
+
+    /// A view reported with an id counts once, however often and by whichever process it is
+    /// handed over (a screen retrying a flush whose answer it lost), while the id is kept; the
+    /// same id in another carousel is another view; ids reported before the cutoff are forgotten.
+    @Test(arguments: StoreKind.allCases)
+    func aViewWithAnIDCountsOnceWhileItsIDIsKept(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let quarter = EngagementCount.quarter(of: t0)
+        func view(_ id: String, carousel: Int64 = 3, banner: String = "a", reportedAt: Timestamp = t0) -> IdentifiedView
+        {
+            IdentifiedView(carousel: carousel, id: id, banner: banner, quarter: quarter, reportedAt: reportedAt)
+        }
+        func views(of carousel: Int64) throws -> [EngagementCount] {
+            try store.stats(of: carousel, from: t0 - .seconds(3600), to: t0 + .seconds(3600)).engagement
+        }
+        try store.record(
+            StatsBatch(
+                engagement: [EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 2, clicks: 0)],
+                identifiedViews: [view("v-1"), view("v-2", banner: "b")]))
+        try store.record(
+            StatsBatch(identifiedViews: [
+                view("v-1", reportedAt: t0 + .seconds(60)), view("v-3"), view("v-1", carousel: 4),
+            ]))
+        #expect(
+            try views(of: 3) == [
+                EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 4, clicks: 0),
+                EngagementCount(carousel: 3, banner: "b", quarter: quarter, views: 1, clicks: 0),
+            ])
+        #expect(try views(of: 4) == [EngagementCount(carousel: 4, banner: "a", quarter: quarter, views: 1, clicks: 0)])
+        // 48 hours on, the ids reported at t0 are forgotten (a repeat of v-1 counts again); v-4,
+        // reported since, is still known.
+        let later = t0 + IdentifiedView.reportRetention
+        try store.record(
+            StatsBatch(identifiedViews: [view("v-4", reportedAt: later)], forgetReportsBefore: t0 + .seconds(1)))
+        try store.record(StatsBatch(identifiedViews: [view("v-1"), view("v-4")]))
+        #expect(try views(of: 3).first?.views == 6)
+    }
 }
 
 extension CarouselStore {

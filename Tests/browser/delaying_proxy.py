@@ -3,6 +3,9 @@ the service does: every chunk in either direction is held `delay` seconds (plus 
 and chunks of event streams going to the client are held `hold_events` seconds more (a proxy that
 buffers streams, or a congested link). Order is kept within each direction. `cut()` takes the
 network away (every connection closed, new ones closed as they come) until `restore()`.
+`lose_answers = b"/views"` loses the answer to each request whose first bytes hold that text: the
+request reaches the service, then the connection is closed instead of the answer (a flush whose
+answer a flaky network lost); `answers_lost` counts them.
 
 Used by the browser tests (Tests/browser) and the flip-spread benchmark (bench/).
 """
@@ -26,6 +29,8 @@ class DelayingProxy:
         self.closed = threading.Event()
         self.is_cut = threading.Event()
         self.lock = threading.Lock()  # a connection is either cut or kept, never let through
+        self.lose_answers = None
+        self.answers_lost = 0
         self.connections = []
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -85,15 +90,30 @@ class DelayingProxy:
         # Set once the client asks this connection for an event stream: from then on it only
         # carries that stream.
         streaming = threading.Event()
+        # Set when a request whose answer is to be lost went through.
+        losing = threading.Event()
 
         def watch(chunk):
             if b"/banner/events" in chunk:
                 streaming.set()
+            if self.lose_answers and self.lose_answers in chunk:
+                losing.set()
+
+        def lose():
+            if not losing.is_set():
+                return False
+            self.answers_lost += 1
+            for end in (client, upstream):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return True
 
         self._pipe(client, upstream, watch, lambda: 0.0)
-        self._pipe(upstream, client, lambda chunk: None, lambda: self.hold_events if streaming.is_set() else 0.0)
+        self._pipe(upstream, client, lambda chunk: None, lambda: self.hold_events if streaming.is_set() else 0.0, lose)
 
-    def _pipe(self, source, sink, inspect, extra_hold):
+    def _pipe(self, source, sink, inspect, extra_hold, lose=lambda: False):
         """Reads `source` and writes each chunk to `sink` once its delay has passed."""
         chunks = queue.Queue()
 
@@ -120,6 +140,8 @@ class DelayingProxy:
                 try:
                     if not chunk:
                         sink.shutdown(socket.SHUT_WR)
+                        return
+                    if lose():
                         return
                     sink.sendall(chunk)
                 except OSError:

@@ -560,6 +560,58 @@ class OfflinePlayToTheEnd(CutOff):
         self.assertEqual(self.find(".slide").get_attribute("data-banner-id"), last["banner"])
 
 
+class ViewsThroughAnOutage(CutOff):
+    """Views made while cut off, and views whose flush lost its answer, are counted once each
+    when the page is back (docs/STATS.md): the page keeps them in IndexedDB with ids of its own
+    until the service has taken them, and the service ignores an id it knows."""
+
+    def queued(self):
+        return self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const request = indexedDB.open("banner-carousel-reports", 1);
+            request.onsuccess = () => {
+                const count = request.result.transaction("reports").objectStore("reports").count();
+                count.onsuccess = () => done(count.result);
+            };
+            request.onerror = () => done(null);
+        """)
+
+    def views_made(self):
+        """The views the page made, from what it showed: a banner on screen a second or more (a
+        stretch within a frame or two of a second may be either), as (certain, either)."""
+        shown = self.shown(self.browser)
+        stretches = [later[0] - earlier[0] for earlier, later in zip(shown, shown[1:])]
+        return (sum(1 for ms in stretches if ms >= 1050), sum(1 for ms in stretches if 950 <= ms < 1050))
+
+    def total_views(self):
+        return sum(self.service.engagement()[0].values())
+
+    def test_views_of_an_outage_and_of_a_flush_whose_answer_was_lost_count_once(self):
+        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
+        # A flush reaches the service, its answer is lost: the page keeps those views and sends them again.
+        self.proxy.lose_answers = b"/views"
+        self.wait(lambda: self.proxy.answers_lost >= 1, 30, "a flush of views lost its answer")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        self.proxy.lose_answers = None
+        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
+        # Ten seconds of views made offline: a condition of the test, not a measurement.
+        offline_from = time.time()
+        self.wait(lambda: time.time() - offline_from > 10, 20)
+        self.proxy.restore()
+        self.image_proxy.restore()
+        self.wait(lambda: not self.badge(self.browser)["shown"], 15, "the page is back")
+        # Paused: the banner on screen stays, so the views made are all made.
+        self.service.call("POST", "/banner/pause")
+        self.wait(lambda: self.find(".pause-button").text == "Resume", 10, "the page is paused")
+        self.wait(lambda: self.queued() == 0, 30, "the page has sent every view it kept")
+        certain, either = self.views_made()
+        total = self.total_views()
+        self.assertGreaterEqual(certain, 10, "views were made before, during and after the outage")
+        self.assertTrue(certain <= total <= certain + either,
+                        f"the service counted {total} views; the page made {certain} (+{either} borderline)")
+
+
 class Driving(WebClientTest):
     def test_next_and_previous_buttons_move_the_service(self):
         self.find(".next-button").click()

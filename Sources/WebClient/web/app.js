@@ -60,7 +60,8 @@
         onStatus: (status) => showStatus(status),
         screen,
     });
-    const views = new ViewReporter(carouselURL, clock, ui.stage);
+    // Views wait in IndexedDB until the service has them (docs/STATS.md): none lost offline.
+    const views = new ViewReporter(carouselURL, clock, ui.stage, {keepIn: "banner-carousel-reports"});
     // Offline play (docs/SCREENS.md): the next hours planned, kept for a reload; their images
     // cached by the service worker.
     const plan = new TimelinePlan(carouselURL, {current: () => state, keepAs: `${carouselURL}/plan`,

@@ -487,18 +487,28 @@ class CarouselFeed {
 /**
  * Views for proof of play (docs/STATS.md): a banner shown while the page is visible and
  * `element` at least half on screen, for a second or more without a break, is one view, whose
- * `ms` is how long that lasted. Views go to `${base}/views` (a carousel's URL) in batches of at
- * most 100: every 10 s, and with `navigator.sendBeacon` when the page is hidden or left. The
- * body is text: a page of another origin sends it without a preflight.
+ * `ms` is how long that lasted. Each view has an id made here, and stays queued until the service
+ * has taken it: sent to `${base}/views` (a carousel's URL) in batches of at most 100 every 10 s,
+ * and with `navigator.sendBeacon` when the page is hidden or left (kept queued: whether a beacon
+ * arrived is not known). A view sent twice counts once (the service keeps ids 48 hours), so a
+ * batch whose answer was lost is simply sent again. The body is text: a page of another origin
+ * sends it without a preflight.
+ *
+ * With `keepIn` (an IndexedDB database name: the built-in page), the queue also survives a
+ * reload or a restart of the browser; otherwise (the component, on a shop's origin) it lives in
+ * memory until it can be sent.
  */
 class ViewReporter {
-    constructor(base, clock, element) {
+    constructor(base, clock, element, {keepIn = null, everyMs = 10000} = {}) {
         this.url = `${base}/views`;
         this.clock = clock;
         this.element = element;
+        this.everyMs = everyMs;
+        this.kept = keepIn ? new KeptReports(keepIn, this.url) : null;
         this.bannerId = null; // shown now
         this.visibleSince = null; // performance.now() since when it has been visible
-        this.queue = [];
+        this.queue = []; // views not yet taken by the service, oldest first
+        this.sending = new Set(); // ids of views in a request not yet answered
         this.onScreen = false;
         this.observer = new IntersectionObserver((entries) => {
             this.onScreen = entries[entries.length - 1].intersectionRatio >= 0.5;
@@ -518,7 +528,12 @@ class ViewReporter {
         this.observer.observe(this.element);
         document.addEventListener("visibilitychange", this.onVisibility);
         addEventListener("pagehide", this.onLeave);
-        this.timer = setInterval(() => this.send(false), 10000);
+        this.timer = setInterval(() => this.send(false), this.everyMs);
+        // Views an earlier load could not send (the service was away, the page was closed).
+        this.kept?.all().then((views) => {
+            const queued = new Set(this.queue.map((view) => view.id));
+            this.queue.unshift(...views.filter((view) => !queued.has(view.id)));
+        });
     }
 
     stop() {
@@ -552,22 +567,101 @@ class ViewReporter {
         const now = performance.now();
         if (now - this.visibleSince >= 1000) {
             const at = this.clock.ready ? this.clock.at(this.visibleSince) : Date.now() - (now - this.visibleSince);
-            this.queue.push({banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),
-                ms: Math.round(now - this.visibleSince)});
+            const view = {id: reportId(), banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),
+                ms: Math.round(now - this.visibleSince)};
+            this.queue.push(view);
+            this.kept?.add(view);
         }
         this.visibleSince = null;
     }
 
     send(leaving) {
-        while (this.queue.length > 0) {
-            const body = JSON.stringify({views: this.queue.splice(0, 100)});
+        // The service takes views of the last day only: older ones can never count.
+        const oldest = Date.now() - 23 * 3600 * 1000;
+        this.forget(this.queue.filter((view) => Date.parse(view.at) < oldest));
+        const waiting = this.queue.filter((view) => !this.sending.has(view.id));
+        for (let first = 0; first < waiting.length; first += 100) {
+            const views = waiting.slice(first, first + 100);
+            const body = JSON.stringify({views});
             if (leaving && navigator.sendBeacon) {
                 navigator.sendBeacon(this.url, body);
-            } else {
-                fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
-                    .catch(() => {}); // the service is away: these views are lost
+                continue;
             }
+            for (const view of views) this.sending.add(view.id);
+            fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
+                .then((response) => {
+                    if (response.ok) return this.forget(views);
+                    // Refused for good (a banner since deleted, a view grown too old): said, then dropped.
+                    if (response.status >= 400 && response.status < 500 && response.status !== 429) {
+                        console.warn(`banner-carousel: ${views.length} views refused (${response.status}); dropped`);
+                        this.forget(views);
+                    }
+                }, () => {}) // the service is away: sent again later, counted once
+                .finally(() => {
+                    for (const view of views) this.sending.delete(view.id);
+                });
         }
+    }
+
+    forget(views) {
+        if (views.length === 0) return;
+        const ids = new Set(views.map((view) => view.id));
+        this.queue = this.queue.filter((view) => !ids.has(view.id));
+        this.kept?.remove([...ids]);
+    }
+}
+
+/** An id for a report, unique without asking anyone: a UUID where the browser makes them. */
+function reportId() {
+    if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+    return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Reports waiting to be sent to `url`, kept in IndexedDB database `name` (one object store,
+ * `reports`, keyed by id). Every call is best effort: a browser without IndexedDB, or refusing
+ * it, keeps the queue in memory only.
+ */
+class KeptReports {
+    constructor(name, url) {
+        this.url = url;
+        this.database = new Promise((resolve, reject) => {
+            const request = indexedDB.open(name, 1);
+            request.onupgradeneeded = () => request.result.createObjectStore("reports", {keyPath: "id"});
+            request.onsuccess = () => resolve(request.result);
+            request.onerror = () => reject(request.error);
+        }).catch(() => null);
+    }
+
+    async all() {
+        const found = await this.run("readonly", (store) => store.getAll());
+        return (found ?? []).filter((kept) => kept.url === this.url).map(({url, ...view}) => view);
+    }
+
+    add(view) {
+        this.run("readwrite", (store) => store.put({...view, url: this.url}));
+    }
+
+    remove(ids) {
+        this.run("readwrite", (store) => {
+            for (const id of ids) store.delete(id);
+        });
+    }
+
+    /** `work(store)` in a transaction; the result of the request it returns, or null. */
+    async run(mode, work) {
+        const database = await this.database;
+        if (!database) return null;
+        return new Promise((resolve) => {
+            try {
+                const transaction = database.transaction("reports", mode);
+                const request = work(transaction.objectStore("reports"));
+                transaction.oncomplete = () => resolve(request ? request.result : null);
+                transaction.onerror = transaction.onabort = () => resolve(null);
+            } catch {
+                resolve(null);
+            }
+        });
     }
 }
 

@@ -18,7 +18,7 @@ APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
-	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean
+	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean bench-offline
 
 all: build
 
@@ -199,14 +199,21 @@ bench/out/screens_load: bench/tools/screens_load.c bench/tools/net.h
 BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals bench/out/sse_reference
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
-## fan-out and timing -> bench/results.md; then the fleet of screens (bench-screens)
+## fan-out and timing -> bench/results.md; then the fleet of screens (bench-screens) and offline
+## play (bench-offline)
 bench: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 	$(SYSTEM_PYTHON) bench/run.py
 	$(MAKE) bench-screens
+	$(MAKE) bench-offline
 
 ## bench-screens: 10,000 simulated screens holding streams and sending receipts (bench/screens.py)
 bench-screens: bench-deps build bench/out/screens_load
 	$(SYSTEM_PYTHON) bench/screens.py
+
+## bench-offline: 4 pages through proxies of their own play on while the service is stopped for
+## 2 minutes: lateness against the timeline, spread, views lost and duplicated (bench/offline.py)
+bench-offline: bench-deps browser-deps build
+	$(SYSTEM_PYTHON) bench/offline.py
 
 ## bench-uncounted: the release binary with request counting compiled out, for bench's A/B
 bench-uncounted: deps

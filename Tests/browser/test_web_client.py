@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
+from offline_probes import QUEUED_VIEWS, READY_OFFLINE
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -412,15 +413,7 @@ class CutOff(WebClientTest):
     def ready_offline(self, browser):
         """Whether the page is served by its service worker and has kept its plan and the images of
         the five banners."""
-        return browser.execute_async_script("""
-            const done = arguments[arguments.length - 1];
-            (async () => {
-                if (!navigator.serviceWorker.controller) return false;
-                const plans = await (await caches.open("banner-carousel-plan")).keys();
-                const images = await (await caches.open("banner-carousel-images")).keys();
-                return plans.length === 1 && images.length === 5;
-            })().then(done, () => done(false));
-        """)
+        return browser.execute_async_script(READY_OFFLINE)
 
     def kept_plan(self, browser):
         return browser.execute_async_script("""
@@ -566,15 +559,7 @@ class ViewsThroughAnOutage(CutOff):
     until the service has taken them, and the service ignores an id it knows."""
 
     def queued(self):
-        return self.browser.execute_async_script("""
-            const done = arguments[arguments.length - 1];
-            const request = indexedDB.open("banner-carousel-reports", 1);
-            request.onsuccess = () => {
-                const count = request.result.transaction("reports").objectStore("reports").count();
-                count.onsuccess = () => done(count.result);
-            };
-            request.onerror = () => done(null);
-        """)
+        return self.browser.execute_async_script(QUEUED_VIEWS)
 
     def views_made(self):
         """The views the page made, from what it showed: a banner on screen a second or more (a
@@ -993,6 +978,69 @@ class ComponentScreens(ComponentTest):
         for entry in screens.values():
             self.assertEqual(entry["state"], "online", entry)
             self.assertLessEqual(abs(entry["shown"]["lateMs"]), 50, entry)
+
+
+class ComponentOffline(ComponentTest):
+    """The component cut off from the service (docs/SCREENS.md, offline play): it has no worker of
+    the service's on a shop's origin, and plays from the plan it holds in memory."""
+
+    interval = 2.0
+
+    def prepare_browser(self):
+        self.proxy = DelayingProxy(self.service.port)
+        self.addCleanup(self.proxy.close)
+
+    def page_url(self):
+        return self.shop.show(self.proxy.url)
+
+    def status(self, element):
+        return self.component(element, """
+            const status = root.querySelector(".status").getBoundingClientRect();
+            const viewport = root.querySelector(".viewport").getBoundingClientRect();
+            return {text: root.querySelector(".status").hidden ? null : root.querySelector(".status").textContent,
+                    overlaps: status.left < viewport.right && viewport.left < status.right
+                        && status.top < viewport.bottom && viewport.top < status.bottom};
+        """)
+
+    def test_plays_on_from_its_plan_in_step_and_rejoins(self):
+        for element in ("first", "second"):
+            self.wait(lambda: self.browser.execute_script(
+                "return document.getElementById(arguments[0]).plan.plan !== null", element), 15,
+                f"#{element} holds its plan")
+        plan = [(epoch_ms(entry["at"]), entry["banner"])
+                for entry in self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]]
+        cut_at = time.time() * 1000
+        self.proxy.cut()
+        for element in ("first", "second"):
+            self.wait(lambda: (self.status(element)["text"] or "").startswith("Offline since"), 15,
+                      f"#{element} says it is offline")
+            self.assertRegex(self.status(element)["text"], r"^Offline since \d\d:\d\d$")
+            self.assertFalse(self.status(element)["overlaps"], "the status covers the banner")
+        # Twenty seconds cut off: a condition of the test, not a measurement.
+        self.wait(lambda: time.time() * 1000 - cut_at >= 20000, 30)
+        # A command while cut off: the elements show it once they are back.
+        moved = self.service.call("POST", "/banner/next")
+        live = [(epoch_ms(entry["at"]), entry["banner"])
+                for entry in self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]]
+        restored_at = time.time() * 1000
+        self.proxy.restore()
+
+        def live_banner(at):
+            return next((banner for instant, banner in reversed(live) if instant <= at), moved["banner"]["id"])
+
+        origin = self.browser.execute_script("return performance.timeOrigin")
+        for element in ("first", "second"):
+            during = [(origin + entry["frameTime"], entry["id"]) for entry in self.shown_banners(element)
+                      if cut_at <= origin + entry["frameTime"] < restored_at]
+            self.assertGreaterEqual(len(during), 8, f"#{element} flipped while cut off")
+            for at, banner in during:
+                instant = planned_at(plan, at)
+                self.assertIsNotNone(instant, f"#{element} flipped to {banner} at {at:.0f}, 50 ms or more from "
+                                              f"any instant of the timeline")
+                self.assertEqual(banner, instant[1])
+            self.wait(lambda: self.status(element)["text"] is None
+                      and self.shown_banners(element)[-1]["id"] == live_banner(time.time() * 1000), 15,
+                      f"#{element} is back on the live banner")
 
 
 class Component(ComponentTest):

@@ -169,18 +169,22 @@ class BannerCarouselElement extends HTMLElement {
         this.browsedAt = -Infinity;
         this.shown = null; // {id, image, caption, link} in the current slide
         this.jumpUntil = 0;
+        this.feedStatus = null;
+        this.playedStep = null; // the plan's entry shown while playing from it (cut off), else null
+        this.planEnded = false;
+        this.offlineSince = null;
         this.running = true;
         // Which screen this is (docs/SCREENS.md): the `screen` attribute, else an id kept for this browser.
         this.screen = screenId(this.getAttribute("screen"));
         this.feed = new CarouselFeed(this.base, this.clock, {
             screen: this.screen,
             onState: (next, {restart}) => this.receive(next, {restart}),
-            onStatus: (status) => this.say(
-                status === "live" ? null
-                    : status === "missing" ? `There is no carousel at ${this.base}.`
-                        : `The carousel service at ${base.origin} cannot be reached (is this page's origin in its `
-                            + "CAROUSEL_CORS_ORIGINS?) — retrying…"),
+            onStatus: (status) => this.followStatus(status),
         });
+        // Offline play (docs/SCREENS.md): the next hours, held in memory (this page's origin is not
+        // the service's: no worker, nothing kept across a reload).
+        this.plan = new TimelinePlan(this.carouselURL, {current: () => this.live});
+        this.plan.start();
         this.onVisible = () => {
             if (document.visibilityState !== "visible") return;
             this.jumpUntil = performance.now() + 1000;
@@ -205,12 +209,43 @@ class BannerCarouselElement extends HTMLElement {
         if (this.onVisible) document.removeEventListener("visibilitychange", this.onVisible);
     }
 
+    followStatus(status) {
+        const was = this.feedStatus;
+        this.feedStatus = status;
+        if (status === "unreachable" && was !== "unreachable") this.offlineSince = Date.now();
+        if (status === "live" && was === "unreachable") {
+            // Back: the service's state in one step (no slide, no receipt), the clock and the plan afresh.
+            this.playedStep = null;
+            this.jumpUntil = performance.now() + 1000;
+            this.clock.round();
+            this.feed.refresh();
+        }
+        this.sayStatus();
+    }
+
+    sayStatus() {
+        const origin = new URL(this.base).origin;
+        if (this.feedStatus === "unreachable" && this.playedStep !== null) {
+            const since = new Date(this.offlineSince).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit",
+                hourCycle: "h23"});
+            this.say(`Offline since ${since}` + (this.planEnded ? " · nothing planned after this banner" : ""));
+        } else {
+            this.say(this.feedStatus === "live" ? null
+                : this.feedStatus === "missing" ? `There is no carousel at ${this.base}.`
+                    : `The carousel service at ${origin} cannot be reached (is this page's origin in its `
+                        + "CAROUSEL_CORS_ORIGINS?) — retrying…");
+        }
+    }
+
     receive(next, {restart = false} = {}) {
         if (supersedes(next, this.pending ?? this.live, restart)) this.pending = next;
     }
 
     takeLive(state) {
+        const previous = this.live;
         this.live = state;
+        // A new version is a change the plan does not know; back from playing it, it may be old.
+        if (!state.planned && (state.version !== previous?.version || previous?.planned)) this.plan.changed();
         this.defaultInterval = learnDefaultInterval(state, this.defaultInterval);
         this.upcoming = foreseeAdvance(state, this.defaultInterval);
         for (const banner of [state.banner, state.previous, state.next]) {
@@ -266,7 +301,9 @@ class BannerCarouselElement extends HTMLElement {
             this.takeLive(this.pending);
             this.pending = null;
         }
-        if (advanceIsDue(this.upcoming, this.clock, frameTime)) {
+        if (this.feedStatus === "unreachable" && this.clock.ready) {
+            foreseen = this.playFromPlan(frameTime);
+        } else if (advanceIsDue(this.upcoming, this.clock, frameTime)) {
             this.takeLive(this.upcoming.state);
             foreseen = true;
         }
@@ -278,6 +315,32 @@ class BannerCarouselElement extends HTMLElement {
             this.draw(banner, frameTime, foreseen && !held);
         }
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
+    }
+
+    /**
+     * Cut off from the service: the plan's change in the frame nearest its instant, on the last
+     * estimate of the service's clock, as the page does. Whether a change was taken.
+     */
+    playFromPlan(frameTime) {
+        const planned = this.plan.stateAt(this.clock.at(frameTime) + 1000 / 120);
+        if (!planned) return false;
+        let taken = false;
+        if (planned.step !== this.playedStep) {
+            const first = this.playedStep === null;
+            this.playedStep = planned.step;
+            // Going offline changes nothing on screen: the plan starts where the element is.
+            const same = this.live && planned.state.banner?.id === this.live.banner?.id;
+            if (!(first && same)) {
+                this.takeLive(planned.state);
+                taken = true;
+            }
+            this.planEnded = planned.ended;
+            this.sayStatus();
+        } else if (planned.ended !== this.planEnded) {
+            this.planEnded = planned.ended;
+            this.sayStatus();
+        }
+        return taken;
     }
 
     draw(banner, frameTime, foreseen, movement = null) {

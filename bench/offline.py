@@ -31,7 +31,7 @@ import urllib.request
 import flips
 import run
 from delaying_proxy import DelayingProxy
-from offline_probes import QUEUED_VIEWS, READY_OFFLINE
+from offline_probes import QUEUED_REPORTS, READY_OFFLINE
 
 INTERVAL = 2.0
 
@@ -116,7 +116,7 @@ def measure(pages, outage):
         call(service.port, "POST", "/banner/pause")
         wait(lambda: all(on(handle, "return document.querySelector('.pause-button').textContent") == "Resume"
                          for handle in handles), 30, "every page paused")
-        wait(lambda: all(on(handle, QUEUED_VIEWS, True) == 0 for handle in handles), 60, "every page's views sent")
+        wait(lambda: all(on(handle, QUEUED_REPORTS, True) == 0 for handle in handles), 60, "every page's views sent")
         shown = [on(handle, "return window.shownBanners") for handle in handles]
         stats = call(service.port, "GET", "/carousels/default/stats")["rows"]
     finally:

@@ -225,8 +225,14 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         }
         try state.withLock { state throws(ScreenRefusal) in
             try admit(key, of: live.name, in: &state)
-            for receipt in judged {
+            // A screen sends its receipts in the order it flipped and sends again what it is not
+            // sure arrived (a batch whose answer was lost, receipts queued offline): one for an
+            // instant no later than the screen's latest is a repeat, and is not measured twice.
+            var latest = [state.pending[key]?.receipt?.shownAt, state.entries[key]?.record.receipt?.shownAt]
+                .compactMap { $0 }.max()
+            for receipt in judged where latest.map({ receipt.shownAt > $0 }) ?? true {
                 if let lateness = receipt.lateness { state.lateness.observe(abs(lateness.seconds)) }
+                latest = receipt.shownAt
             }
             let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
             Self.note(

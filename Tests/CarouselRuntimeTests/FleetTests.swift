@@ -86,6 +86,31 @@ struct FleetTests {
         #expect(fleet.entries().first?.since == t0 + .milliseconds(11_900))
     }
 
+    /// Receipts sent again (a batch whose answer was lost, receipts queued offline) are measured
+    /// once: one for an instant no later than the screen's latest, written or not, is a repeat.
+    @Test func aReceiptSentAgainIsMeasuredOnce() throws {
+        let wall = ScreenID("wall-1")!
+        func measured() -> Int {
+            var text = ""
+            fleet.writeMetrics(to: &text)
+            let line = text.split(separator: "\n").first { $0.hasPrefix("banner_screen_lateness_seconds_count ") }
+            return line.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+        at(4.5)
+        try fleet.report([receipt("b0", at: 0.01), receipt("b1", at: 4.02)], from: wall, on: lobby, userAgent: nil)
+        try fleet.report([receipt("b0", at: 0.01), receipt("b1", at: 4.02)], from: wall, on: lobby, userAgent: nil)
+        #expect(measured() == 2)
+        fleet.tick()
+        at(8.5)
+        try fleet.report(
+            [receipt("b1", at: 4.02), receipt("b2", at: 8.03), receipt("b2", at: 8.03)], from: wall, on: lobby,
+            userAgent: nil)
+        #expect(measured() == 3)
+        let other = ScreenID("wall-2")!
+        try fleet.report([receipt("b2", at: 8.03)], from: other, on: lobby, userAgent: nil)
+        #expect(measured() == 4)
+    }
+
     @Test func aScreenWhoseReceiptsStopWhileItIsHeardIsFrozen() throws {
         let wall = ScreenID("wall-1")!
         at(4.1)

@@ -13,8 +13,8 @@ READY_OFFLINE = """
     })().then(done, () => done(false));
 """
 
-# How many views the page keeps in IndexedDB, waiting for the service to take them.
-QUEUED_VIEWS = """
+# How many reports (views, receipts) the page keeps in IndexedDB, waiting for the service to take them.
+QUEUED_REPORTS = """
     const done = arguments[arguments.length - 1];
     const request = indexedDB.open("banner-carousel-reports", 1);
     request.onsuccess = () => {

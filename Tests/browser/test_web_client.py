@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
-from offline_probes import QUEUED_VIEWS, READY_OFFLINE
+from offline_probes import QUEUED_REPORTS, READY_OFFLINE
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -438,6 +438,10 @@ class CutOff(WebClientTest):
         return [(origin + entry["frameTime"], entry["id"])
                 for entry in browser.execute_script("return window.shownBanners")]
 
+    def queued(self):
+        """The reports (views, receipts) the page keeps, waiting for the service to take them."""
+        return self.browser.execute_async_script(QUEUED_REPORTS)
+
     def image_painted(self, browser):
         return browser.execute_script(
             "const image = document.querySelector('.slide-image'); return image.complete && image.naturalWidth > 0")
@@ -558,8 +562,6 @@ class ViewsThroughAnOutage(CutOff):
     when the page is back (docs/STATS.md): the page keeps them in IndexedDB with ids of its own
     until the service has taken them, and the service ignores an id it knows."""
 
-    def queued(self):
-        return self.browser.execute_async_script(QUEUED_VIEWS)
 
     def views_made(self):
         """The views the page made, from what it showed: a banner on screen a second or more (a
@@ -595,6 +597,52 @@ class ViewsThroughAnOutage(CutOff):
         self.assertGreaterEqual(certain, 10, "views were made before, during and after the outage")
         self.assertTrue(certain <= total <= certain + either,
                         f"the service counted {total} views; the page made {certain} (+{either} borderline)")
+
+
+class ReceiptsThroughAnOutage(CutOff):
+    """Receipts of the flips made while cut off, and of a batch whose answer was lost, reach the
+    service once the page is back, and each is measured once (docs/SCREENS.md, offline play)."""
+
+    def page_url(self):
+        return self.proxy.url + "/?screen=wall-1"
+
+    def measured(self):
+        with urllib.request.urlopen(self.service.url + "/metrics", timeout=5) as response:
+            found = re.search(r"^banner_screen_lateness_seconds_count (\d+)$", response.read().decode(), re.M)
+        return int(found.group(1)) if found else 0
+
+    def test_receipts_of_an_outage_and_of_a_lost_answer_are_measured_once(self):
+        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
+        self.proxy.lose_answers = b"/receipts"
+        self.wait(lambda: self.proxy.answers_lost >= 1, 30, "a batch of receipts lost its answer")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        self.proxy.lose_answers = None
+        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
+        measured_offline = self.measured()
+        # Ten seconds of flips made offline: a condition of the test, not a measurement.
+        offline_from = time.time()
+        self.wait(lambda: time.time() - offline_from > 10, 20)
+        self.assertEqual(self.measured(), measured_offline, "nothing reached the service while cut off")
+        self.proxy.restore()
+        self.image_proxy.restore()
+        self.wait(lambda: not self.badge(self.browser)["shown"], 15, "the page is back")
+        self.service.call("POST", "/banner/pause")
+        self.wait(lambda: self.find(".pause-button").text == "Resume", 10, "the page is paused")
+        self.wait(lambda: self.queued() == 0, 30, "the page has sent every report it kept")
+        # Every change shown after the first, once the page knew the service's clock, is a flip
+        # with a receipt, but the one step back to the live state (if it changed the banner).
+        flips = sum(1 for entry in self.shown_banners()[1:] if entry["serviceTime"] is not None)
+        self.assertGreaterEqual(flips, 8)
+        self.assertIn(self.measured(), (flips - 1, flips),
+                      f"{self.measured()} receipts measured for {flips} changes shown")
+        # Heard again before its receipts came, it may have looked frozen for a tick; its receipts
+        # say it was in step all along.
+        self.wait(lambda: self.screen_state() == "online", 10, "wall-1 is online once its receipts are in")
+
+    def screen_state(self):
+        return next(entry["state"] for entry in self.service.call("GET", "/screens")["screens"]
+                    if entry["id"] == "wall-1")
 
 
 class Driving(WebClientTest):

@@ -77,7 +77,7 @@
     let planEnded = false; // the plan ran out: the last banner it knows stays
     let offlineSince = null; // Date.now() when the service was last reached, while it is not
     const offlineSinceKey = "banner-carousel-offline-since";
-    const receipts = screen ? new ReceiptReporter(carouselURL, screen, clock) : null;
+    const receipts = screen ? new ReceiptReporter(carouselURL, screen, clock, {keepIn: "banner-carousel-reports"}) : null;
 
     // ----- Showing the state ---------------------------------------------------------------
 
@@ -297,6 +297,9 @@
         jumpUntil = performance.now() + 1000;
         clock.round();
         feed.refresh();
+        // What waited: at once, so the fleet hears this screen's flips of the outage with it.
+        if (!preview) views.sendNow();
+        receipts?.sendNow();
     }
 
     function updateStatus() {

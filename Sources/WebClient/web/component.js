@@ -219,6 +219,8 @@ class BannerCarouselElement extends HTMLElement {
             this.jumpUntil = performance.now() + 1000;
             this.clock.round();
             this.feed.refresh();
+            this.views.sendNow();
+            this.receipts.sendNow();
         }
         this.sayStatus();
     }

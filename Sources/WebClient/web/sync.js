@@ -487,28 +487,21 @@ class CarouselFeed {
 /**
  * Views for proof of play (docs/STATS.md): a banner shown while the page is visible and
  * `element` at least half on screen, for a second or more without a break, is one view, whose
- * `ms` is how long that lasted. Each view has an id made here, and stays queued until the service
- * has taken it: sent to `${base}/views` (a carousel's URL) in batches of at most 100 every 10 s,
- * and with `navigator.sendBeacon` when the page is hidden or left (kept queued: whether a beacon
- * arrived is not known). A view sent twice counts once (the service keeps ids 48 hours), so a
- * batch whose answer was lost is simply sent again. The body is text: a page of another origin
- * sends it without a preflight.
- *
- * With `keepIn` (an IndexedDB database name: the built-in page), the queue also survives a
- * reload or a restart of the browser; otherwise (the component, on a shop's origin) it lives in
- * memory until it can be sent.
+ * `ms` is how long that lasted. Each view has an id made here and waits in a `ReportQueue` until
+ * the service has taken it: sent to `${base}/views` (a carousel's URL) every 10 s, and with
+ * `navigator.sendBeacon` when the page is hidden or left. A view sent twice counts once (the
+ * service keeps ids 48 hours). With `keepIn` (the built-in page), the queue survives a reload.
  */
 class ViewReporter {
     constructor(base, clock, element, {keepIn = null, everyMs = 10000} = {}) {
-        this.url = `${base}/views`;
         this.clock = clock;
         this.element = element;
         this.everyMs = everyMs;
-        this.kept = keepIn ? new KeptReports(keepIn, this.url) : null;
+        // The service takes views of the last day: older ones can never count.
+        this.reports = new ReportQueue(`${base}/views`, "views", {keepIn, maxAgeMs: 23 * 3600 * 1000,
+            timeOf: (view) => view.at});
         this.bannerId = null; // shown now
         this.visibleSince = null; // performance.now() since when it has been visible
-        this.queue = []; // views not yet taken by the service, oldest first
-        this.sending = new Set(); // ids of views in a request not yet answered
         this.onScreen = false;
         this.observer = new IntersectionObserver((entries) => {
             this.onScreen = entries[entries.length - 1].intersectionRatio >= 0.5;
@@ -516,11 +509,11 @@ class ViewReporter {
         }, {threshold: [0, 0.5, 1]});
         this.onVisibility = () => {
             this.update();
-            if (document.visibilityState === "hidden") this.send(true);
+            if (document.visibilityState === "hidden") this.reports.send(true);
         };
         this.onLeave = () => {
             this.end();
-            this.send(true);
+            this.reports.send(true);
         };
     }
 
@@ -528,12 +521,13 @@ class ViewReporter {
         this.observer.observe(this.element);
         document.addEventListener("visibilitychange", this.onVisibility);
         addEventListener("pagehide", this.onLeave);
-        this.timer = setInterval(() => this.send(false), this.everyMs);
-        // Views an earlier load could not send (the service was away, the page was closed).
-        this.kept?.all().then((views) => {
-            const queued = new Set(this.queue.map((view) => view.id));
-            this.queue.unshift(...views.filter((view) => !queued.has(view.id)));
-        });
+        this.timer = setInterval(() => this.reports.send(false), this.everyMs);
+        this.reports.recall();
+    }
+
+    /** Sends what waits now (the service is back). */
+    sendNow() {
+        this.reports.send(false);
     }
 
     stop() {
@@ -567,46 +561,86 @@ class ViewReporter {
         const now = performance.now();
         if (now - this.visibleSince >= 1000) {
             const at = this.clock.ready ? this.clock.at(this.visibleSince) : Date.now() - (now - this.visibleSince);
-            const view = {id: reportId(), banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),
-                ms: Math.round(now - this.visibleSince)};
-            this.queue.push(view);
-            this.kept?.add(view);
+            this.reports.add({id: reportId(), banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),
+                ms: Math.round(now - this.visibleSince)});
         }
         this.visibleSince = null;
     }
+}
+
+/**
+ * Reports (views, receipts) waiting for the service to take them, oldest first, each with an id
+ * made here: sent to `url` as `{[field]: [...]}` in batches of at most 100, forgotten once the
+ * service answers 2xx — or a 4xx other than 429, which a retry cannot change (said in the
+ * console) —, kept otherwise and sent again, which is safe: the service counts a report once
+ * however often it comes. `send(true)` (the page going away) uses `navigator.sendBeacon` and
+ * keeps what it sent, since whether a beacon arrived is not known. Reports older than `maxAgeMs`
+ * (by `timeOf(report)`), which the service refuses, are dropped; past `limit`, the oldest.
+ * `wire(report)` is what goes to the service. The body is text: a page of another origin sends it
+ * without a preflight.
+ *
+ * With `keepIn` (an IndexedDB database name: the built-in page), the queue is also kept there
+ * (`KeptReports`), so that it survives a reload or a closed browser; otherwise (the component, on
+ * a shop's origin) it lives in memory until it can be sent.
+ */
+class ReportQueue {
+    constructor(url, field, {keepIn = null, maxAgeMs, timeOf, limit = Infinity, wire = (report) => report}) {
+        this.url = url;
+        this.field = field;
+        this.maxAgeMs = maxAgeMs;
+        this.timeOf = timeOf;
+        this.limit = limit;
+        this.wire = wire;
+        this.kept = keepIn ? new KeptReports(keepIn, url) : null;
+        this.queue = [];
+        this.sending = new Set(); // ids of reports in a request not yet answered
+    }
+
+    /** Takes in what an earlier load of the page kept and could not send. */
+    recall() {
+        this.kept?.all().then((reports) => {
+            const queued = new Set(this.queue.map((report) => report.id));
+            this.queue.unshift(...reports.filter((report) => !queued.has(report.id))
+                .sort((a, b) => Date.parse(this.timeOf(a)) - Date.parse(this.timeOf(b))));
+        });
+    }
+
+    add(report) {
+        this.queue.push(report);
+        this.kept?.add(report);
+        if (this.queue.length > this.limit) this.forget(this.queue.slice(0, this.queue.length - this.limit));
+    }
 
     send(leaving) {
-        // The service takes views of the last day only: older ones can never count.
-        const oldest = Date.now() - 23 * 3600 * 1000;
-        this.forget(this.queue.filter((view) => Date.parse(view.at) < oldest));
-        const waiting = this.queue.filter((view) => !this.sending.has(view.id));
+        const oldest = Date.now() - this.maxAgeMs;
+        this.forget(this.queue.filter((report) => Date.parse(this.timeOf(report)) < oldest));
+        const waiting = this.queue.filter((report) => !this.sending.has(report.id));
         for (let first = 0; first < waiting.length; first += 100) {
-            const views = waiting.slice(first, first + 100);
-            const body = JSON.stringify({views});
+            const reports = waiting.slice(first, first + 100);
+            const body = JSON.stringify({[this.field]: reports.map(this.wire)});
             if (leaving && navigator.sendBeacon) {
                 navigator.sendBeacon(this.url, body);
                 continue;
             }
-            for (const view of views) this.sending.add(view.id);
+            for (const report of reports) this.sending.add(report.id);
             fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
                 .then((response) => {
-                    if (response.ok) return this.forget(views);
-                    // Refused for good (a banner since deleted, a view grown too old): said, then dropped.
+                    if (response.ok) return this.forget(reports);
                     if (response.status >= 400 && response.status < 500 && response.status !== 429) {
-                        console.warn(`banner-carousel: ${views.length} views refused (${response.status}); dropped`);
-                        this.forget(views);
+                        console.warn(`banner-carousel: ${reports.length} ${this.field} refused (${response.status}); dropped`);
+                        this.forget(reports);
                     }
                 }, () => {}) // the service is away: sent again later, counted once
                 .finally(() => {
-                    for (const view of views) this.sending.delete(view.id);
+                    for (const report of reports) this.sending.delete(report.id);
                 });
         }
     }
 
-    forget(views) {
-        if (views.length === 0) return;
-        const ids = new Set(views.map((view) => view.id));
-        this.queue = this.queue.filter((view) => !ids.has(view.id));
+    forget(reports) {
+        if (reports.length === 0) return;
+        const ids = new Set(reports.map((report) => report.id));
+        this.queue = this.queue.filter((report) => !ids.has(report.id));
         this.kept?.remove([...ids]);
     }
 }
@@ -694,55 +728,54 @@ function screenId(given) {
 /**
  * Receipts (docs/SCREENS.md): after each flip the screen tells the service what it showed and
  * when, on the service's clock, so that the service can say whether it is in step. A flip is a
- * change of banner seen while following the carousel; the first banner after loading, or after
- * the tab was hidden, is not one. Sent in batches of at most 100 every `everyMs` (5 s), and with
- * `navigator.sendBeacon` when the page is hidden or left; the body is text, as for views.
+ * change of banner seen while following the carousel (or playing from the plan, offline); the
+ * first banner after loading, or after the tab was hidden, is not one. They wait in a
+ * `ReportQueue` (the latest 100), sent every `everyMs` (5 s) and with `navigator.sendBeacon` when
+ * the page is hidden or left; the service takes those of the last hour, and measures a receipt
+ * sent again once. With `keepIn` (the built-in page), the queue survives a reload.
  */
 class ReceiptReporter {
-    constructor(base, screen, clock, {everyMs = 5000} = {}) {
-        this.url = `${base}/screens/${encodeURIComponent(screen)}/receipts`;
+    constructor(base, screen, clock, {everyMs = 5000, keepIn = null} = {}) {
         this.clock = clock;
         this.everyMs = everyMs;
-        this.queue = [];
+        // The id is the queue's own: the service tells a receipt sent again by its instant.
+        this.reports = new ReportQueue(`${base}/screens/${encodeURIComponent(screen)}/receipts`, "receipts", {
+            keepIn, maxAgeMs: 50 * 60 * 1000, timeOf: (receipt) => receipt.shownAt, limit: 100,
+            wire: ({id, ...receipt}) => receipt});
         this.onVisibility = () => {
-            if (document.visibilityState === "hidden") this.send(true);
+            if (document.visibilityState === "hidden") this.reports.send(true);
         };
-        this.onLeave = () => this.send(true);
+        this.onLeave = () => this.reports.send(true);
     }
 
     start() {
         document.addEventListener("visibilitychange", this.onVisibility);
         addEventListener("pagehide", this.onLeave);
-        this.timer = setInterval(() => this.send(false), this.everyMs);
+        this.timer = setInterval(() => this.reports.send(false), this.everyMs);
+        this.reports.recall();
+    }
+
+    /** Sends what waits now (the service is back). */
+    sendNow() {
+        this.reports.send(false);
     }
 
     stop() {
         document.removeEventListener("visibilitychange", this.onVisibility);
         removeEventListener("pagehide", this.onLeave);
         clearInterval(this.timer);
-        this.send(true);
+        this.reports.send(true);
     }
 
     /** Banner `id` of the state of `version` was first painted in the frame of `frameTime`. */
     flipped(id, version, frameTime) {
         // Before the clock is estimated, a time would be this device's, not the service's.
         if (!this.clock.ready) return;
-        const receipt = {version, banner: id, shownAt: new Date(Math.round(this.clock.at(frameTime))).toISOString(),
+        const receipt = {id: reportId(), version, banner: id,
+            shownAt: new Date(Math.round(this.clock.at(frameTime))).toISOString(),
             offsetMs: Math.round(this.clock.at() - Date.now())};
         const rttMs = this.clock.rttMs;
         if (rttMs !== null) receipt.rttMs = Math.min(rttMs, 600000);
-        this.queue.push(receipt);
-        if (this.queue.length > 100) this.queue.splice(0, this.queue.length - 100); // the latest matter
-    }
-
-    send(leaving) {
-        if (this.queue.length === 0) return;
-        const body = JSON.stringify({receipts: this.queue.splice(0, 100)});
-        if (leaving && navigator.sendBeacon) {
-            navigator.sendBeacon(this.url, body);
-        } else {
-            fetch(this.url, {method: "POST", body, keepalive: true, headers: {"Content-Type": "text/plain"}})
-                .catch(() => {}); // the service is away: the next flips say it again
-        }
+        this.reports.add(receipt);
     }
 }

@@ -210,7 +210,7 @@ bench: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 bench-screens: bench-deps build bench/out/screens_load
 	$(SYSTEM_PYTHON) bench/screens.py
 
-## bench-offline: 4 pages through proxies of their own play on while the service is stopped for
+## bench-offline: 4 pages through proxies of their own play on while the service is killed for
 ## 2 minutes: lateness against the timeline, spread, views lost and duplicated (bench/offline.py)
 bench-offline: bench-deps browser-deps build
 	$(SYSTEM_PYTHON) bench/offline.py

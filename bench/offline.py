@@ -5,8 +5,8 @@
 A release banner-server on a fresh SQLite store, five banners flipping every 2 s, and PAGES
 windows of headless Chromium, each on the built-in page through a proxy of its own (so each is an
 origin of its own: its own service worker, Cache Storage and IndexedDB). Once every page keeps its
-plan and the five images, the service is stopped (SIGTERM, as a restart or an update does) for
-OUTAGE seconds and started again on the same port and store. Measured:
+plan and the five images, the service is killed (SIGKILL, as a crash; `--signal TERM`: a restart
+or an update) for OUTAGE seconds and started again on the same port and store. Measured:
 - lateness: each flip a page made while the service was away, against the instant of the
   timeline (`GET …/timeline?hours=1`, fetched before the stop) it shows: p50, p99, max of the
   distance, and any flip showing another banner than the timeline's;
@@ -66,8 +66,8 @@ class Service:
                                         stdout=subprocess.DEVNULL, stderr=self.log)
         run.wait_for_port(self.port, self.process, "banner-server")
 
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, how=signal.SIGTERM):
+        self.process.send_signal(how)
         self.process.wait(timeout=30)
 
 
@@ -84,7 +84,7 @@ def percentile(ordered, share):
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def measure(pages, outage):
+def measure(pages, outage, how):
     images = flips.Images(5)
     service = Service(images)
     proxies = [DelayingProxy(service.port) for _ in range(pages)]
@@ -107,7 +107,7 @@ def measure(pages, outage):
         plan = [(epoch_ms(entry["at"]), entry["banner"])
                 for entry in call(service.port, "GET", "/carousels/default/timeline?hours=1")["entries"]]
         stopped_at = time.time() * 1000
-        service.stop()
+        service.stop(how)
         wait(lambda: time.time() * 1000 - stopped_at >= outage * 1000, outage + 30, "the outage")
         service.start()
         started_at = time.time() * 1000
@@ -155,10 +155,10 @@ def summarise(shown, plan, stopped_at, started_at, counted):
             "counted": counted, "lost": max(0, certain - counted), "duplicated": max(0, counted - certain - either)}
 
 
-def render(figures, pages, outage):
+def render(figures, pages, outage, how):
     return "\n".join([
         f"Offline play: {pages} pages, each through a proxy of its own, a {INTERVAL:g} s carousel, the service "
-        f"stopped for {outage} s and started again (bench/offline.py)",
+        f"stopped ({how.name}) for {outage} s and started again (bench/offline.py)",
         "",
         "| measure | value |",
         "|---|---|",
@@ -178,10 +178,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=4)
     parser.add_argument("--outage", type=int, default=120, help="seconds the service is away")
+    parser.add_argument("--signal", default="KILL", choices=["TERM", "KILL"],
+                        help="how the service is stopped: TERM (a restart, an update) or KILL (a crash)")
     arguments = parser.parse_args()
+    how = signal.Signals["SIG" + arguments.signal]
     run.OUT.mkdir(parents=True, exist_ok=True)
-    figures = measure(arguments.pages, arguments.outage)
-    print(render(figures, arguments.pages, arguments.outage))
+    figures = measure(arguments.pages, arguments.outage, how)
+    print(render(figures, arguments.pages, arguments.outage, how))
     if figures["lost"] or figures["duplicated"] or figures["wrong"]:
         sys.exit("bench/offline.py: views were lost or duplicated, or a page showed another banner than planned")
 

@@ -228,8 +228,27 @@ public struct BannerAPI: HTTPHandler {
             case .views:
                 let live = try carousel(route)
                 let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())
-                directory.plays.countViews(views, carousel: live.key.serial)
-                return .response(Response(status: 204, headers: cors.headers(for: origin)))
+                let headers = cors.headers(for: origin)
+                guard views.contains(where: { $0.id != nil }) else {
+                    directory.plays.countViews(views, carousel: live.key.serial)
+                    return .response(Response(status: 204, headers: headers))
+                }
+                // Views with ids are acknowledged once stored: a screen keeps them until then, and
+                // sending them again counts nothing twice (docs/STATS.md).
+                return .deferred { [directory, serial = live.key.serial, logger] in
+                    do throws(StoreError) {
+                        try directory.plays.storeViews(views, carousel: serial)
+                        return PreparedResponse(Response(status: 204, headers: headers))
+                    } catch {
+                        logger.warning("views not stored yet: \(error); the screen is asked to send them again")
+                        let problem = Problem(
+                            status: 503,
+                            detail: "the views are not stored yet (\(error)); send them again later: with their ids "
+                                + "they count once",
+                            headers: [HTTPHeader("Retry-After", "\(Problem.retryAfterSeconds)")] + headers)
+                        return PreparedResponse(problem.response)
+                    }
+                }
             case .click(let id):
                 let live = try carousel(route)
                 let (banner, response) = try EngagementRequests.click(

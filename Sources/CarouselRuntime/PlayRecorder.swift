@@ -49,6 +49,9 @@ public final class PlayRecorder: Sendable {
         /// Views with ids since the last flush, a repeat among them once; the store counts each
         /// whose id it does not know.
         var identified: [IdentifiedView.Key: IdentifiedView] = [:]
+        /// The flush that will take what is counted from now: counted with generation g, a view
+        /// is stored once a flush of generation g or later has been written.
+        var generation: UInt64 = 1
     }
 
     private struct CurrentPlay {
@@ -65,6 +68,8 @@ public final class PlayRecorder: Sendable {
     private struct FlushState {
         /// Whether the last flush failed, so that a store that stays down is logged once.
         var failing = false
+        /// The generation of the last flush the store took: everything counted before it is stored.
+        var stored: UInt64 = 0
     }
 
     init(
@@ -129,9 +134,27 @@ public final class PlayRecorder: Sendable {
     /// Views screens reported: one each, in the quarter hour of its time; one with an id only if
     /// the store does not know its id yet (the metric counts what was reported).
     public func countViews(_ views: [ReportedView], carousel: Int64) {
+        _ = count(views, carousel: carousel)
+    }
+
+    /// `countViews`, returning once the store has them: a view acknowledged then survives a crash
+    /// (docs/STATS.md). Requests that wait together are written by one flush (a group commit):
+    /// each flush takes everything counted before it. Throws when the store refuses the write;
+    /// the views stay counted in memory for a later flush, and a screen sending them again with
+    /// their ids does not count them twice.
+    public func storeViews(_ views: [ReportedView], carousel: Int64) throws(StoreError) {
+        let generation = count(views, carousel: carousel)
+        try flushing.withLock { state throws(StoreError) in
+            guard state.stored < generation else { return }  // a flush that began after them wrote them
+            try flush(in: &state)
+        }
+    }
+
+    /// Counts `views`; the generation of the flush that will take them.
+    private func count(_ views: [ReportedView], carousel: Int64) -> UInt64 {
         metrics.viewed(views.count)
         let now = clock()
-        counts.withLock { counts in
+        return counts.withLock { counts in
             for view in views {
                 let quarter = EngagementCount.quarter(of: view.at)
                 if let id = view.id {
@@ -145,6 +168,7 @@ public final class PlayRecorder: Sendable {
                     .views += 1
                 }
             }
+            return counts.generation
         }
     }
 
@@ -175,39 +199,45 @@ public final class PlayRecorder: Sendable {
     }
 
     private func flushOrThrow() throws(StoreError) {
-        try flushing.withLock { state throws(StoreError) in
-            checkPlaysFoundGoingOn()
-            let now = clock()
-            let batch = counts.withLock { counts in
-                defer {
-                    counts.ended = []
-                    counts.engagement = [:]
-                    counts.identified = [:]
-                }
-                let going = counts.current.values.filter(\.checked).map { play in
-                    Self.ending(play.record, at: play.until.map { min($0, now) } ?? now)
-                }
-                return StatsBatch(
-                    plays: counts.ended + going,
-                    engagement: counts.engagement.map { key, count in
-                        EngagementCount(key, views: count.views, clicks: count.clicks)
-                    }, identifiedViews: Array(counts.identified.values),
-                    forgetReportsBefore: now - IdentifiedView.reportRetention)
+        try flushing.withLock { state throws(StoreError) in try flush(in: &state) }
+    }
+
+    /// One flush, `flushing` held.
+    private func flush(in state: inout FlushState) throws(StoreError) {
+        checkPlaysFoundGoingOn()
+        let now = clock()
+        let (batch, generation) = counts.withLock { counts in
+            defer {
+                counts.ended = []
+                counts.engagement = [:]
+                counts.identified = [:]
+                counts.generation += 1
             }
-            do throws(StoreError) {
-                try store.record(batch)
-                if state.failing { logger.info("stats stored again in the \(store.description)") }
-                state.failing = false
-            } catch {
-                putBack(batch)
-                if !state.failing {
-                    logger.warning(
-                        "cannot store play, view and click counts: \(error); they are kept in memory and stored "
-                            + "once the store takes writes again (a stop before then loses them)")
-                }
-                state.failing = true
-                throw error
+            let going = counts.current.values.filter(\.checked).map { play in
+                Self.ending(play.record, at: play.until.map { min($0, now) } ?? now)
             }
+            let batch = StatsBatch(
+                plays: counts.ended + going,
+                engagement: counts.engagement.map { key, count in
+                    EngagementCount(key, views: count.views, clicks: count.clicks)
+                }, identifiedViews: Array(counts.identified.values),
+                forgetReportsBefore: now - IdentifiedView.reportRetention)
+            return (batch, counts.generation)
+        }
+        do throws(StoreError) {
+            try store.record(batch)
+            state.stored = generation
+            if state.failing { logger.info("stats stored again in the \(store.description)") }
+            state.failing = false
+        } catch {
+            putBack(batch)
+            if !state.failing {
+                logger.warning(
+                    "cannot store play, view and click counts: \(error); they are kept in memory and stored "
+                        + "once the store takes writes again (a stop before then loses them)")
+            }
+            state.failing = true
+            throw error
         }
     }
 

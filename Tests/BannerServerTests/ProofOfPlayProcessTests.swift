@@ -113,6 +113,24 @@ struct ProofOfPlayProcessTests {
         #expect(await second.waitForExit(seconds: 5) == 0)
     }
 
+    /// A view sent with its id is acknowledged once the store has it: `kill -9` right after the
+    /// answer cannot take it (docs/STATS.md), whatever the flush interval.
+    @Test func aViewWithAnIDIsStoredBeforeItIsAcknowledged() async throws {
+        let directory = try Self.workingDirectory()
+        let environment = ["CAROUSEL_STATS_FLUSH": "10"]  // the longest: the timer does not write meanwhile
+        let first = try ServerProcess(arguments: [], environment: environment, workingDirectory: directory)
+        var port = try await first.waitForPort()
+        try await Self.reportViews(port, ["a", "b"], ids: ["page-1.view-1", "page-1.view-2"])
+        first.signal(SIGKILL)
+        _ = await first.waitForExit(seconds: 5)
+
+        let second = try ServerProcess(arguments: [], environment: environment, workingDirectory: directory)
+        port = try await second.waitForPort()
+        #expect(try await Self.totals(port).views == ["a": 1, "b": 1])
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit(seconds: 5) == 0)
+    }
+
     /// Two replicas on one database: their views and clicks add up, and the plays both of them
     /// saw are counted once (the seconds shown never exceed the time that passed).
     @Test func replicasOnPostgreSQLAddUpAndCountEachPlayOnce() async throws {

@@ -1,4 +1,6 @@
 import Carousel
+import Dispatch
+import Locking
 import Logging
 import Metrics
 import Store
@@ -89,6 +91,40 @@ struct PlayRecorderTests {
                 EngagementCount(carousel: 7, banner: "b0", quarter: quarter, views: 2, clicks: 1),
                 EngagementCount(carousel: 7, banner: "b1", quarter: quarter + 900, views: 1, clicks: 0),
             ])
+    }
+
+    /// Views handed over with `storeViews` are in the store when it returns (what a 204 to a
+    /// screen then means); a store that refuses the write makes it throw, and a view sent again
+    /// after is stored once. Calls from many threads at once are written together.
+    @Test func storedViewsAreInTheStoreWhenTheCallReturns() throws {
+        let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
+        let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(50))
+        let plays = Self.recorder(store, ManualClock(t0 + .seconds(10)))
+        func stored() throws -> Int64? {
+            try store.stats(of: 7, from: t0, to: t0 + .seconds(900)).engagement.first?.views
+        }
+        try plays.storeViews([ReportedView(banner: "b0", at: t0, id: "v-1")], carousel: 7)
+        #expect(try stored() == 1)
+        let intruder = try SQLiteConnection(path: path)
+        try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
+        #expect(throws: StoreError.self) {
+            try plays.storeViews([ReportedView(banner: "b0", at: t0, id: "v-2")], carousel: 7)
+        }
+        try intruder.execute("ROLLBACK")
+        try plays.storeViews([ReportedView(banner: "b0", at: t0, id: "v-2")], carousel: 7)
+        #expect(try stored() == 2)
+        let failures = Lock(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for view in 0..<25 {
+                do {
+                    try plays.storeViews([ReportedView(banner: "b0", at: t0, id: "t\(thread)-\(view)")], carousel: 7)
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(try stored() == 202)
     }
 
     /// A store that refuses writes (locked by another program) keeps nothing and loses nothing:

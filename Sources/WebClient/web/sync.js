@@ -315,7 +315,9 @@ class TimelinePlan {
         if (this.plan || !this.keepAs || typeof caches === "undefined") return this.plan !== null;
         try {
             const kept = await (await caches.open(TimelinePlan.cacheName)).match(this.keepAs);
-            if (kept && !this.plan) this.plan = await kept.json();
+            const plan = kept ? await kept.json() : null;
+            // A plan fetched meanwhile is newer than the one kept.
+            if (plan && !this.plan) this.plan = plan;
         } catch {
             // Nothing usable kept.
         }

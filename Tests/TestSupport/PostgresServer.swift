@@ -192,19 +192,27 @@ public struct PostgresServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A loopback port nothing listens on now.
+/// A loopback port nothing listens on now, below Linux's ephemeral range (32768 and up): a client
+/// that keeps retrying a server that is down (a replica waiting for PostgreSQL) is in time given
+/// that very port as its own and connects to itself, and the server cannot listen on it again.
 public func freeLoopbackPort() throws -> Int {
+    for _ in 0..<500 {
+        let candidate = Int.random(in: 20_000..<32_768)
+        if isFree(candidate) { return candidate }
+    }
+    throw PostgresServerError("no free port below 32768: \(String(cString: strerror(errno)))")
+}
+
+private func isFree(_ port: Int) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            bind(descriptor, pointer, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
         }
     }
-    guard bound else { throw PostgresServerError("no free port: \(String(cString: strerror(errno)))") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -222,10 +222,7 @@ public final class PostgresStore: CarouselStore {
                         ON CONFLICT (carousel, id) DO NOTHING RETURNING 1
                         """, [String(view.carousel), view.id, String(view.reportedAt.nanosecondsSinceEpoch)])
                     if !inserted.isEmpty {
-                        counts.append(
-                            EngagementCount(
-                                carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0
-                            ))
+                        counts.append(view.count)
                     }
                 }
                 if let cutoff = batch.forgetReportsBefore {

@@ -203,10 +203,7 @@ public final class SQLiteStore: CarouselStore {
                     let inserted = try insert.step()
                     insert.reset()  // done with it: a statement left running would hold the commit back
                     if inserted {
-                        counts.append(
-                            EngagementCount(
-                                carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0
-                            ))
+                        counts.append(view.count)
                     }
                 }
                 if let cutoff = batch.forgetReportsBefore {

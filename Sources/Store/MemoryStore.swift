@@ -116,9 +116,7 @@ public final class MemoryStore: CarouselStore {
             var counts = batch.engagement
             for view in batch.identifiedViews where contents.viewReports[view.key] == nil {
                 contents.viewReports[view.key] = view.reportedAt
-                counts.append(
-                    EngagementCount(
-                        carousel: view.carousel, banner: view.banner, quarter: view.quarter, views: 1, clicks: 0))
+                counts.append(view.count)
             }
             for count in EngagementCount.added(counts) {
                 var total = contents.engagement[count.key] ?? EngagementCount(count.key, views: 0, clicks: 0)

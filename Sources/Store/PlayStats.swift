@@ -120,6 +120,11 @@ public struct IdentifiedView: Sendable, Hashable {
 
     public var key: Key { Key(carousel: carousel, id: id) }
 
+    /// The one view it adds when its id is new.
+    public var count: EngagementCount {
+        EngagementCount(carousel: carousel, banner: banner, quarter: quarter, views: 1, clicks: 0)
+    }
+
     /// How long a store keeps a view's id: twice the age a view may have when reported, so that a
     /// view accepted once is recognised whenever it could be sent again.
     public static let reportRetention: Duration = .seconds(48 * 3600)

@@ -312,8 +312,7 @@
         // A badge beside the controls, never over the banner, which goes on playing.
         ui.badge.hidden = !playingOffline;
         if (playingOffline) {
-            const since = new Date(offlineSince ?? Date.now()).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"});
-            ui.badge.textContent = `Offline since ${since}` + (planEnded ? " · nothing planned after this banner" : "");
+            ui.badge.textContent = offlineNotice(offlineSince ?? Date.now(), planEnded);
         }
     }
 

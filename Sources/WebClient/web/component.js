@@ -228,9 +228,7 @@ class BannerCarouselElement extends HTMLElement {
     sayStatus() {
         const origin = new URL(this.base).origin;
         if (this.feedStatus === "unreachable" && this.playedStep !== null) {
-            const since = new Date(this.offlineSince).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit",
-                hourCycle: "h23"});
-            this.say(`Offline since ${since}` + (this.planEnded ? " · nothing planned after this banner" : ""));
+            this.say(offlineNotice(this.offlineSince, this.planEnded));
         } else {
             this.say(this.feedStatus === "live" ? null
                 : this.feedStatus === "missing" ? `There is no carousel at ${this.base}.`

@@ -647,6 +647,15 @@ class ReportQueue {
     }
 }
 
+/**
+ * What a screen playing from its plan says (docs/SCREENS.md, offline play): since when it is
+ * offline (`since`, epoch milliseconds, shown as HH:MM here) and whether the plan ran out.
+ */
+function offlineNotice(since, ended) {
+    const time = new Date(since).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"});
+    return `Offline since ${time}` + (ended ? " · nothing planned after this banner" : "");
+}
+
 /** An id for a report, unique without asking anyone: a UUID where the browser makes them. */
 function reportId() {
     if (typeof crypto.randomUUID === "function") return crypto.randomUUID();

@@ -442,6 +442,32 @@ class CutOff(WebClientTest):
         """The reports (views, receipts) the page keeps, waiting for the service to take them."""
         return self.browser.execute_async_script(QUEUED_REPORTS)
 
+    def cut_after_a_lost_answer(self, path):
+        """Once the page keeps its plan: the answer to a request for `path` lost on its way back
+        (the page keeps what it sent, and sends it again), then the page and its images cut off."""
+        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
+        self.proxy.lose_answers = path
+        self.wait(lambda: self.proxy.answers_lost >= 1, 30, f"a request for {path!r} lost its answer")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        self.proxy.lose_answers = None
+        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
+
+    def stay_cut_off(self, seconds):
+        # Reports made offline for that long: a condition of the test, not a measurement.
+        offline_from = time.time()
+        self.wait(lambda: time.time() - offline_from > seconds, seconds + 10)
+
+    def restore_and_send_everything(self):
+        """Back, then paused (the banner on screen stays, so every report is made), until the page
+        has sent every report it kept."""
+        self.proxy.restore()
+        self.image_proxy.restore()
+        self.wait(lambda: not self.badge(self.browser)["shown"], 15, "the page is back")
+        self.service.call("POST", "/banner/pause")
+        self.wait(lambda: self.find(".pause-button").text == "Resume", 10, "the page is paused")
+        self.wait(lambda: self.queued() == 0, 30, "the page has sent every report it kept")
+
     def image_painted(self, browser):
         return browser.execute_script(
             "const image = document.querySelector('.slide-image'); return image.complete && image.naturalWidth > 0")
@@ -574,24 +600,10 @@ class ViewsThroughAnOutage(CutOff):
         return sum(self.service.engagement()[0].values())
 
     def test_views_of_an_outage_and_of_a_flush_whose_answer_was_lost_count_once(self):
-        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
         # A flush reaches the service, its answer is lost: the page keeps those views and sends them again.
-        self.proxy.lose_answers = b"/views"
-        self.wait(lambda: self.proxy.answers_lost >= 1, 30, "a flush of views lost its answer")
-        self.proxy.cut()
-        self.image_proxy.cut()
-        self.proxy.lose_answers = None
-        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
-        # Ten seconds of views made offline: a condition of the test, not a measurement.
-        offline_from = time.time()
-        self.wait(lambda: time.time() - offline_from > 10, 20)
-        self.proxy.restore()
-        self.image_proxy.restore()
-        self.wait(lambda: not self.badge(self.browser)["shown"], 15, "the page is back")
-        # Paused: the banner on screen stays, so the views made are all made.
-        self.service.call("POST", "/banner/pause")
-        self.wait(lambda: self.find(".pause-button").text == "Resume", 10, "the page is paused")
-        self.wait(lambda: self.queued() == 0, 30, "the page has sent every view it kept")
+        self.cut_after_a_lost_answer(b"/views")
+        self.stay_cut_off(10)
+        self.restore_and_send_everything()
         certain, either = self.views_made()
         total = self.total_views()
         self.assertGreaterEqual(certain, 10, "views were made before, during and after the outage")
@@ -612,24 +624,11 @@ class ReceiptsThroughAnOutage(CutOff):
         return int(found.group(1)) if found else 0
 
     def test_receipts_of_an_outage_and_of_a_lost_answer_are_measured_once(self):
-        self.wait(lambda: self.ready_offline(self.browser), 30, "the page keeps its plan")
-        self.proxy.lose_answers = b"/receipts"
-        self.wait(lambda: self.proxy.answers_lost >= 1, 30, "a batch of receipts lost its answer")
-        self.proxy.cut()
-        self.image_proxy.cut()
-        self.proxy.lose_answers = None
-        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
+        self.cut_after_a_lost_answer(b"/receipts")
         measured_offline = self.measured()
-        # Ten seconds of flips made offline: a condition of the test, not a measurement.
-        offline_from = time.time()
-        self.wait(lambda: time.time() - offline_from > 10, 20)
+        self.stay_cut_off(10)
         self.assertEqual(self.measured(), measured_offline, "nothing reached the service while cut off")
-        self.proxy.restore()
-        self.image_proxy.restore()
-        self.wait(lambda: not self.badge(self.browser)["shown"], 15, "the page is back")
-        self.service.call("POST", "/banner/pause")
-        self.wait(lambda: self.find(".pause-button").text == "Resume", 10, "the page is paused")
-        self.wait(lambda: self.queued() == 0, 30, "the page has sent every report it kept")
+        self.restore_and_send_everything()
         # Every change shown after the first, once the page knew the service's clock, is a flip
         # with a receipt, but the one step back to the live state (if it changed the banner).
         flips = sum(1 for entry in self.shown_banners()[1:] if entry["serviceTime"] is not None)

@@ -4,10 +4,11 @@
 SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config tzdata
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libvips-dev pkg-config tzdata
 # The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package)
-# and check /metrics with Prometheus' promtool.
-TEST_PACKAGES := postgresql prometheus
+# and check /metrics with Prometheus' promtool; libvips' command-line tools read back the images
+# the service makes (an independent decoder).
+TEST_PACKAGES := postgresql prometheus libvips-tools
 # The browser test: Debian's Chromium, its WebDriver, and Selenium for Debian's own Python.
 BROWSER_PACKAGES := chromium chromium-driver python3-selenium
 SYSTEM_PYTHON    := /usr/bin/python3
@@ -22,18 +23,19 @@ SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 all: build
 
-## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev, pkg-config and tzdata (time zones for
-## schedules) with apt when they are missing
+## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev, libvips-dev (uploaded images),
+## pkg-config and tzdata (time zones for schedules) with apt when they are missing
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: no 'swift' on PATH; install the Swift 6 toolchain from swift.org"; exit 1; }
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null || [ ! -e /usr/share/zoneinfo/Europe/Berlin ]; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq vips 2>/dev/null || [ ! -e /usr/share/zoneinfo/Europe/Berlin ]; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi
 
-## test-deps: install PostgreSQL (the tests start their own servers) and Prometheus (promtool) when missing
+## test-deps: install PostgreSQL (the tests start their own servers), Prometheus (promtool) and
+## libvips-tools when missing
 test-deps:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/promtool ]; then \
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/bin/promtool ] || [ ! -x /usr/bin/vipsheader ]; then \
 		echo "installing $(TEST_PACKAGES)"; \
 		$(APT_INSTALL) $(TEST_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(TEST_PACKAGES); }; \
 	fi
@@ -126,7 +128,7 @@ test-sanitize: deps test-deps
 test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzRequestHead FuzzRequestLine
+FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzMediaUpload FuzzRequestHead FuzzRequestLine
 # SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.
 FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table

@@ -54,6 +54,17 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
+        // SHA-256, for content addresses (media ids).
+        .target(name: "Digest"),
+        // libvips from Debian (`libvips-dev`), found with pkg-config: decoding and resizing uploads.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Uploaded images (docs/MEDIA.md): formats told by their bytes, headers read before decoding,
+        // metadata stripped, WebP variants made with libvips; the only module that imports CVips.
+        .target(name: "Media", dependencies: ["CVips", "Digest"]),
         // What `GET /metrics` reports beside HTTP requests: carousel changes, timer lateness, plays, the
         // store's operations, the process; counters and their Prometheus text, no HTTP.
         .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"]),
@@ -93,6 +104,8 @@ let package = Package(
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport", "TimeZones"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Digest", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StoreTests",
             dependencies: [

@@ -33,6 +33,9 @@ let package = Package(
             name: "CarouselRuntime",
             dependencies: ["Carousel", "Definitions", "Store", "Locking", "Logging", "Metrics", "TimeZones"],
             path: "Modules/CarouselRuntime"),
+        .target(name: "Digest", path: "Modules/Digest"),
+        .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
+        .target(name: "Media", dependencies: ["CVips", "Digest"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",
@@ -53,6 +56,7 @@ let package = Package(
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP"]),
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
+        .executableTarget(name: "FuzzMediaUpload", dependencies: ["Media"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking", "Platform"]),
         .executableTarget(
             name: "FuzzRequestLine",

@@ -79,3 +79,10 @@ struct Watcher: Sendable {
         while waitpid(shell, &status, 0) < 0 && errno == EINTR {}
     }
 }
+
+/// What `/bin/sh -c command` printed on its standard output, and its exit status.
+public func shellOutput(_ command: String) throws -> (status: Int32, output: String) {
+    let file = try temporaryDirectory().appendingPathComponent("output")
+    let status = runShell("(\(command)) > \(shellQuoted(file.path))")
+    return (status, textOfFile(atPath: file.path) ?? "")
+}

@@ -64,7 +64,7 @@ let package = Package(
         ),
         // Uploaded images (docs/MEDIA.md): formats told by their bytes, headers read before decoding,
         // metadata stripped, WebP variants made with libvips; the only module that imports CVips.
-        .target(name: "Media", dependencies: ["CVips", "Digest"]),
+        .target(name: "Media", dependencies: ["CVips", "Digest", "Locking"]),
         // What `GET /metrics` reports beside HTTP requests: carousel changes, timer lateness, plays, the
         // store's operations, the process; counters and their Prometheus text, no HTTP.
         .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"]),
@@ -74,7 +74,9 @@ let package = Package(
         // publish to an outlet), their directory, proof of play, the timed store, the store follower.
         .target(
             name: "CarouselRuntime",
-            dependencies: ["Carousel", "Definitions", "Store", "Locking", "Logging", "Metrics", "TimeZones"]),
+            dependencies: [
+                "Carousel", "Definitions", "Digest", "Store", "Locking", "Logging", "Media", "Metrics", "TimeZones",
+            ]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
@@ -82,7 +84,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime",
+                "Platform", "Metrics", "CarouselRuntime", "Media",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),

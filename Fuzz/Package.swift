@@ -31,17 +31,19 @@ let package = Package(
         .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"], path: "Modules/Metrics"),
         .target(
             name: "CarouselRuntime",
-            dependencies: ["Carousel", "Definitions", "Store", "Locking", "Logging", "Metrics", "TimeZones"],
+            dependencies: [
+                "Carousel", "Definitions", "Digest", "Store", "Locking", "Logging", "Media", "Metrics", "TimeZones",
+            ],
             path: "Modules/CarouselRuntime"),
         .target(name: "Digest", path: "Modules/Digest"),
         .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
-        .target(name: "Media", dependencies: ["CVips", "Digest"], path: "Modules/Media"),
+        .target(name: "Media", dependencies: ["CVips", "Digest", "Locking"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime",
+                "Platform", "Metrics", "CarouselRuntime", "Media",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(

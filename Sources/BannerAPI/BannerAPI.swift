@@ -3,6 +3,7 @@ import CarouselRuntime
 import Definitions
 import JSON
 import Logging
+import Media
 import Metrics
 import MicroHTTP
 import Store
@@ -33,6 +34,9 @@ public struct BannerAPI: HTTPHandler {
     let requests = RequestMetrics(routeTemplates: Routes.allTemplates)
     /// Everything else `GET /metrics` reports.
     let metrics: ServiceMetrics
+    /// Uploaded images (docs/MEDIA.md), and their files as responses.
+    let media: MediaLibrary
+    let mediaFiles = MediaFiles()
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -49,13 +53,14 @@ public struct BannerAPI: HTTPHandler {
 
     init(
         directory: CarouselDirectory<HTTPViews>, fleet: Fleet<HTTPViews>, screenEvents: ScreenEvents, views: HTTPViews,
-        web: StaticAssets, access: AccessPolicy,
+        media: MediaLibrary, web: StaticAssets, access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
         metrics: ServiceMetrics = ServiceMetrics()
     ) {
         self.metrics = metrics
+        self.media = media
         self.clock = clock
         self.notReady = notReady
         self.subscribers = subscribers
@@ -82,6 +87,11 @@ public struct BannerAPI: HTTPHandler {
         case "POST": path.hasSuffix("/receipts") || path.hasSuffix("/views")
         default: false
         }
+    }
+
+    /// Uploads to the media library may be as large as `mediaMaxBytes`; every other body is small.
+    public func bodyLimit(method: String, path: String) -> Int? {
+        method == "POST" && path == "/media" ? media.settings.limits.maxBytes : nil
     }
 
     /// Answers, and counts the answer (`RequestMetrics`) by the route template it matched.
@@ -290,6 +300,99 @@ public struct BannerAPI: HTTPHandler {
                 return .deferred { [origin] in
                     await administer(change, on: nil, ifMatch: nil, label: label, origin: origin)
                 }
+            case .mediaFile(let id, let file):
+                let asked = MediaFileRequest(id: id, file: file, request: request)
+                if let answer = mediaFiles.answer(asked) { return .prepared(answer) }
+                return .deferred { [media, mediaFiles] in
+                    do throws(StoreError) {
+                        let type = file == .original ? media.index.record(id)?.type : "image/webp"
+                        guard let type, let bytes = try media.bytes(of: id, file) else {
+                            return PreparedResponse(
+                                Problem(
+                                    status: 404, detail: "no media file \(asked.path); GET /media lists the library"
+                                )
+                                .response)
+                        }
+                        return mediaFiles.keep(bytes, type: type, for: asked)
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .listMedia:
+                try access.authorizeAdmin(request)
+                return .deferred { [media] in
+                    do throws(StoreError) {
+                        return MediaRequests.list(try media.records(), uses: media.uses())
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .uploadMedia:
+                try access.authorizeAdmin(request)
+                let (bytes, declaredType) = try MediaRequests.upload(of: request)
+                // What costs nothing is checked here, before the connection waits for a decode.
+                let limits = media.settings.limits
+                let checked = bytes.withUnsafeBytes { raw in
+                    Result { () throws(MediaRefusal) in
+                        try MediaProcessing.check(raw, declaredType: declaredType, limits: limits)
+                    }
+                }
+                if case .failure(let refusal) = checked { throw MediaRequests.problem(refusal) }
+                let label = "\(request.method) \(request.path)"
+                return .deferred { [media, logger] in
+                    do throws(MediaLibrary.UploadFailure) {
+                        switch try await media.upload(bytes, declaredType: declaredType) {
+                        case .created(let record):
+                            logger.notice(
+                                "\(label) → media \(record.id) (\(record.type), \(record.width) × \(record.height), "
+                                    + "\(record.variants.count) variants)")
+                            return MediaRequests.document(
+                                MediaRequests.json(record, usedBy: []), status: 201,
+                                headers: [HTTPHeader("Location", "/media/\(record.id)")])
+                        case .existing(let record):
+                            return MediaRequests.document(
+                                MediaRequests.json(record, usedBy: media.uses()[record.id] ?? []), status: 200,
+                                headers: [HTTPHeader("Location", "/media/\(record.id)")])
+                        }
+                    } catch {
+                        let problem: Problem =
+                            switch error {
+                            case .refused(let refusal): MediaRequests.problem(refusal)
+                            case .busy(let pending):
+                                Problem(
+                                    status: 503,
+                                    detail:
+                                        "\(pending) uploads are being decoded or waiting; send this one again later",
+                                    headers: [HTTPHeader("Retry-After", "\(Problem.retryAfterSeconds)")])
+                            case .store(let failure): Problem.store(failure)
+                            }
+                        return refused(problem, label: label, origin: nil)
+                    }
+                }
+            case .deleteMedia(let id):
+                try access.authorizeAdmin(request)
+                let label = "\(request.method) \(request.path)"
+                return .deferred { [media, mediaFiles, logger] in
+                    do throws(MediaLibrary.DeletionFailure) {
+                        try media.delete(id)
+                        mediaFiles.forget(id)
+                        logger.notice("\(label) → media \(id) deleted")
+                        return PreparedResponse(Response(status: 204))
+                    } catch {
+                        let problem: Problem =
+                            switch error {
+                            case .notFound: Problem(status: 404, detail: "no media \(id); GET /media lists the library")
+                            case .inUse(let uses):
+                                Problem(
+                                    status: 409,
+                                    detail: "media \(id) is shown by "
+                                        + uses.map { "banner '\($0.banner)' of carousel '\($0.carousel)'" }.joined(
+                                            separator: ", ") + "; give those banners another image first")
+                            case .store(let failure): Problem.store(failure)
+                            }
+                        return refused(problem, label: label, origin: nil)
+                    }
+                }
             case .admin(let admin):
                 try access.authorizeAdmin(request)
                 let live = try carousel(route)
@@ -372,7 +475,8 @@ public struct BannerAPI: HTTPHandler {
         switch rejection {
         case .bodyTooLarge(let limit, let method, let path):
             logger.notice("\(method) \(path) refused: 413 body larger than \(limit) bytes")
-            return Problem(status: 413, detail: "request body larger than \(limit) bytes").response
+            let setting = path == "/media" ? "mediaMaxBytes" : "maxBody"
+            return Problem(status: 413, detail: "request body larger than \(limit) bytes (\(setting))").response
         case .shuttingDown:
             return Problem(status: 503, detail: "the service is shutting down; retry on another instance or later")
                 .response

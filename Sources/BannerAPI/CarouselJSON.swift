@@ -59,15 +59,23 @@ enum CarouselJSON {
 /// in them (URLs, captions) only when the list itself changes.
 struct EncodedBanners: Sendable {
     let banners: [Banner]
+    /// `srcset` for an image of the media library (docs/MEDIA.md); nil for any other image.
+    let sourceSet: @Sendable (String) -> String?
     let encoded: [EncodedJSON]
     /// As `GET /banners` lists them: with `"active": true`, and with `"active": false`.
     let active: [EncodedJSON]
     let inactive: [EncodedJSON]
 
-    init(_ banners: [Banner]) {
+    init(_ banners: [Banner], sourceSet: @escaping @Sendable (String) -> String? = { _ in nil }) {
         self.banners = banners
-        // Each banner's fields are built once; the listed forms add `active` to a copy.
-        let objects = banners.map(BannerDecoding.json)
+        self.sourceSet = sourceSet
+        // Each banner's fields are built once; the listed forms add `active` to a copy. A library
+        // image's variants go with it, for pages to pick one (`srcset`).
+        let objects = banners.map { banner in
+            var object = BannerDecoding.json(banner)
+            if let sourceSet = sourceSet(banner.image) { object.add("srcset", sourceSet) }
+            return object
+        }
         encoded = objects.map { EncodedJSON($0.bytes) }
         let listed = { (object: JSONObject, active: Bool) -> EncodedJSON in
             var object = object
@@ -81,6 +89,6 @@ struct EncodedBanners: Sendable {
     /// These, when they still encode `banners` (an O(1) check while the list is unchanged),
     /// else a fresh encoding.
     func reused(for banners: [Banner]) -> EncodedBanners {
-        self.banners == banners ? self : EncodedBanners(banners)
+        self.banners == banners ? self : EncodedBanners(banners, sourceSet: sourceSet)
     }
 }

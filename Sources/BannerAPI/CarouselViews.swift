@@ -10,14 +10,17 @@ final class HTTPViews: CarouselOutlets {
     private let cors: CORSPolicy
     private let streams: StreamRegistry
     private let reads = ReadCache()
+    private let media: MediaIndex?
 
-    init(cors: CORSPolicy, streams: StreamRegistry) {
+    init(cors: CORSPolicy, streams: StreamRegistry, media: MediaIndex? = nil) {
         self.cors = cors
         self.streams = streams
+        self.media = media
     }
 
     func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
-        let views = ReadViews(initial: state, cors: cors, instance: instance)
+        let views = ReadViews(
+            initial: state, cors: cors, instance: instance, sourceSet: { [media] in media?.sourceSet(forImage: $0) })
         let events = EventHub(
             group: "carousel-\(carousel.serial)", version: state.version, stateJSON: views.stateJSON, streams: streams)
         return CarouselViews(views: views, events: events)

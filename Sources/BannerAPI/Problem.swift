@@ -32,6 +32,7 @@ struct Problem: Error {
         case 412: "Precondition Failed"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
         case 422: "Unprocessable Content"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"

@@ -37,12 +37,18 @@ final class ReadViews: Sendable {
     /// Moves after every publication (`ReadCache` compares it with its copies').
     let publication = Atomic<UInt64>(0)
 
-    init(initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance()) {
+    /// `sourceSet` gives the `srcset` of a banner whose image is in the media library.
+    init(
+        initial carousel: Carousel, cors: CORSPolicy = .off, instance: String = EntityTag.newInstance(),
+        sourceSet: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) {
         self.cors = cors
         self.variantOrigins = cors.variants
         self.instance = instance
         latest = Lock(
-            Self.views(of: carousel, banners: EncodedBanners(carousel.banners), cors: cors, instance: instance))
+            Self.views(
+                of: carousel, banners: EncodedBanners(carousel.banners, sourceSet: sourceSet), cors: cors,
+                instance: instance))
     }
 
     /// How many representations there are: one per resource in each CORS variant.

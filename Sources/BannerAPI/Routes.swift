@@ -1,4 +1,6 @@
 import Definitions
+import Media
+import Store
 
 /// What a request asks for, once its path and method are known.
 enum Action: Sendable, Equatable {
@@ -42,6 +44,14 @@ enum Action: Sendable, Equatable {
     /// `POST /carousels/{name}/screens/{id}/receipts`: what a screen showed, when (public).
     case receipts(screen: String)
     case admin(AdminRoute)
+    /// `GET /media`: the library (the admin role, docs/MEDIA.md).
+    case listMedia
+    /// `POST /media`: an upload (the admin role).
+    case uploadMedia
+    /// `GET /media/{id}`, `GET /media/{id}/{width}.webp`: a file (public).
+    case mediaFile(id: String, MediaFile)
+    /// `DELETE /media/{id}` (the admin role).
+    case deleteMedia(id: String)
 }
 
 extension Action {
@@ -49,7 +59,9 @@ extension Action {
     /// own origin: CORS never grants them (docs/API.md, CORS).
     var needsAdmin: Bool {
         switch self {
-        case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents: true
+        case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
+            .deleteMedia:
+            true
         case .command(let command): command.needsAdmin
         default: false
         }
@@ -117,6 +129,7 @@ enum Routes {
         "/carousels": [("GET", .listCarousels), ("POST", .createCarousel)],
         "/screens": [("GET", .allScreens)],
         "/screens/events": [("GET", .screenEvents)],
+        "/media": [("GET", .listMedia), ("POST", .uploadMedia)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
     /// A carousel's paths below `/carousels/{name}`: v1's, and the admin API's.
@@ -150,6 +163,16 @@ enum Routes {
 
     private static func clickMethods(_ id: String) -> Methods { [("GET", .click(id: id))] }
 
+    private static let mediaPrefix = "/media/"
+    private static let mediaTemplate = "/media/{id}"
+    private static let mediaVariantTemplate = "/media/{id}/{width}.webp"
+    private static func mediaMethods(_ id: String) -> Methods {
+        readable(.mediaFile(id: id, .original)) + [("DELETE", .deleteMedia(id: id))]
+    }
+    private static func mediaVariantMethods(_ id: String, width: Int) -> Methods {
+        readable(.mediaFile(id: id, .variant(width: width)))
+    }
+
     private static let receiptsPrefix = "/screens/"
     private static let receiptsSuffix = "/receipts"
     private static let receiptsTemplate = carouselPrefix + receiptsPrefix + "{id}" + receiptsSuffix
@@ -164,6 +187,8 @@ enum Routes {
     private static let bannerRouteTemplate = template(bannerTemplate)
     private static let clickRouteTemplate = template(clickTemplate)
     private static let receiptsRouteTemplate = template(receiptsTemplate)
+    private static let mediaRouteTemplate = template(mediaTemplate)
+    private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
     /// Every path template with a route, as the OpenAPI document writes them.
     static var paths: [String] { Array(templates.keys) }
@@ -177,6 +202,8 @@ enum Routes {
         all[carouselPrefix + bannerSuffix] = bannerMethods("{id}")
         all[clickTemplate] = clickMethods("{id}")
         all[receiptsTemplate] = receiptsMethods("{id}")
+        all[mediaTemplate] = mediaMethods("{id}")
+        all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
         return all
     }()
@@ -237,10 +264,30 @@ enum Routes {
                 return (clickMethods(clicked), name, clickRouteTemplate)
             }
         }
+        if path.utf8.starts(with: mediaPrefix.utf8) {
+            return try mediaFile(path, method: method)
+        }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)
         }
         throw Problem(status: 404, detail: "no route for \(method) \(path)")
+    }
+
+    /// `/media/{id}` or `/media/{id}/{width}.webp`: a well-formed id (64 hexadecimal digits) and
+    /// one of the variant widths, else 404 (there is no such file).
+    private static func mediaFile(_ path: String, method: String) throws(Problem) -> (
+        Methods, carousel: String, template: RouteTemplate
+    ) {
+        let parts = path.dropFirst(mediaPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        let notFound = Problem(status: 404, detail: "no media file \(path); GET /media lists the library")
+        guard let id = parts.first, MediaReference.isID(id) else { throw notFound }
+        if parts.count == 1 { return (mediaMethods(String(id)), CarouselDefinition.defaultName, mediaRouteTemplate) }
+        guard parts.count == 2, parts[1].hasSuffix(".webp"), let width = Int(parts[1].dropLast(".webp".count)),
+            MediaProcessing.variantWidths.contains(width)
+        else { throw notFound }
+        return (
+            mediaVariantMethods(String(id), width: width), CarouselDefinition.defaultName, mediaVariantRouteTemplate
+        )
     }
 
     private static let carouselsSlash = "/carousels/"

@@ -22,20 +22,22 @@ public struct ServiceParts: Sendable {
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
         statsFlushInterval: Duration = .seconds(10), fleet: FleetSettings = FleetSettings(),
-        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
+        media: MediaSettings = MediaSettings(), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
-        let views = HTTPViews(cors: cors, streams: streams)
+        let mediaIndex = MediaIndex(store: store)
+        let views = HTTPViews(cors: cors, streams: streams, media: mediaIndex)
         let runtime = Runtime(
             store: store, loaded: loaded, outlets: views, logger: logger, clock: clock,
-            statsFlushInterval: statsFlushInterval, fleet: fleet, beforeFirstLoad: beforeFirstLoad)
+            statsFlushInterval: statsFlushInterval, fleet: fleet, mediaIndex: mediaIndex, media: media,
+            beforeFirstLoad: beforeFirstLoad)
         self.runtime = runtime
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         let screenEvents = ScreenEvents(streams: streams)
         runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
         api = BannerAPI(
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
-            web: StaticAssets(cors: cors), access: access, cors: cors,
+            media: runtime.media, web: StaticAssets(cors: cors), access: access, cors: cors,
             logger: logger, clock: clock, notReady: { runtime.notReady },
             subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
     }

@@ -2,6 +2,7 @@ import Carousel
 import CarouselRuntime
 import Definitions
 import Logging
+import MicroHTTP
 
 /// Everything the service is started with, after merging flags, environment, file and defaults.
 public struct ServiceConfiguration: Sendable, Equatable {
@@ -35,6 +36,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var statsFlush: Duration = .seconds(10)
     /// How screens are kept and judged (docs/SCREENS.md, "The fleet").
     public var fleet = FleetSettings()
+    /// How uploads are limited and decoded (docs/MEDIA.md); decodes at once default to half the
+    /// usable cores, at least 1.
+    public var media: MediaSettings = {
+        var settings = MediaSettings()
+        settings.decodes = max(1, ServerConfiguration.onlineCores / 2)
+        return settings
+    }()
     /// Seconds a client may take to send a whole request, or stay idle between requests.
     public var connectionTimeout = 15
     /// Connections open at once (event-stream subscribers included).

@@ -104,6 +104,20 @@ struct Setting: Sendable {
             defaultValue: "2592000", help: "seconds an offline screen is kept before it is forgotten (30 days)",
             range: .seconds(60) ... .seconds(10 * 366 * 86_400), set: { $0.fleet.screenRetention = $1 }),
         integer(
+            flag: nil, metavariable: "", variable: "CAROUSEL_MEDIA_MAX_BYTES", field: "mediaMaxBytes",
+            defaultValue: "10485760", help: "largest image upload in bytes; a larger one is refused before it is read",
+            range: 1024...268_435_456, textRule: "must be a whole number of bytes",
+            set: { $0.media.limits.maxBytes = $1 }),
+        integer(
+            flag: nil, metavariable: "", variable: "CAROUSEL_MEDIA_MAX_PIXELS", field: "mediaMaxPixels",
+            defaultValue: "40000000", help: "most pixels an uploaded image may declare (checked before decoding)",
+            range: 1...1_000_000_000, textRule: "must be a whole number of pixels",
+            set: { $0.media.limits.maxPixels = $1 }),
+        integer(
+            flag: nil, metavariable: "", variable: "CAROUSEL_MEDIA_DECODES", field: "mediaDecodes",
+            defaultValue: "half the usable cores, at least 1", help: "uploads decoded at once", range: 1...64,
+            textRule: "must be a whole number of decodes", set: { $0.media.decodes = $1 }),
+        integer(
             flag: "--connection-timeout", metavariable: "S", variable: "CAROUSEL_CONNECTION_TIMEOUT",
             field: "connectionTimeout", defaultValue: "15",
             help: "seconds for the headers, again for the body, or idle between requests", range: 1...3600,

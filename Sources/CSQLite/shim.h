@@ -10,4 +10,9 @@ static inline int csqlite_bind_text(sqlite3_stmt *statement, int index, const ch
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
 }
 
+/// sqlite3_bind_blob with SQLITE_TRANSIENT (SQLite copies the bytes).
+static inline int csqlite_bind_blob(sqlite3_stmt *statement, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
+}
+
 #endif

@@ -13,6 +13,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let metrics: ServiceMetrics
     /// The screens of every carousel (docs/SCREENS.md, "The fleet").
     public let fleet: Fleet<Outlets>
+    /// Uploaded images (docs/MEDIA.md).
+    public let media: MediaLibrary
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -23,10 +25,12 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     ///     reached at start (`loaded` is then empty), what to do once it is, before the carousels
     ///     are loaded from it (seeding an empty store).
     ///   - fleet: how screens are kept and judged.
+    ///   - mediaIndex: what the outlets are told of library images (for `srcset`).
+    ///   - media: how uploads are limited and decoded.
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration,
-        fleet: FleetSettings = FleetSettings(),
+        fleet: FleetSettings = FleetSettings(), mediaIndex: MediaIndex? = nil, media: MediaSettings = MediaSettings(),
         beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
@@ -37,6 +41,9 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
             store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
         follower = StoreFollower(directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
         self.fleet = Fleet(directory: directory, store: store, settings: fleet, logger: logger, clock: clock)
+        self.media = MediaLibrary(
+            store: store, index: mediaIndex ?? MediaIndex(store: store), settings: media, logger: logger, clock: clock,
+            carousels: { [directory] in directory.all.map { ($0.name, $0.stored.definition.banners) } })
         self.metrics = metrics
     }
 
@@ -58,5 +65,6 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         directory.stop()
         directory.plays.stop()
         fleet.stop()
+        media.stop()
     }
 }

@@ -83,6 +83,22 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.screens) { () throws(StoreError) in try store.forgetScreens(silentSince: cutoff) }
     }
 
+    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+        try metrics.timing(.media) { () throws(StoreError) in try store.saveMedia(media) }
+    }
+
+    func mediaRecords() throws(StoreError) -> [MediaRecord] {
+        try metrics.timing(.media) { () throws(StoreError) in try store.mediaRecords() }
+    }
+
+    func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
+        try metrics.timing(.media) { () throws(StoreError) in try store.mediaBytes(of: id, file) }
+    }
+
+    func deleteMedia(_ id: String) throws(StoreError) -> Bool {
+        try metrics.timing(.media) { () throws(StoreError) in try store.deleteMedia(id) }
+    }
+
     func importDefinitions(
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
     ) throws(StoreError) {

@@ -3,7 +3,7 @@ import JSON
 
 /// Banners from and to JSON, with the rules and messages every way in shares (the configuration
 /// file, `import` and the admin API): each error names the field's path
-/// (`banners[2].image: not an absolute http(s) URL`).
+/// (`banners[2].image: not an absolute http(s) URL nor a media library path (/media/ID)`).
 public enum BannerDecoding {
     /// Fields of a banner object, in the order they are written.
     public static let fieldNames = ["id", "image", "caption", "link", "duration"] + ScheduleDecoding.fieldNames
@@ -46,8 +46,10 @@ public enum BannerDecoding {
                 field: fields.fieldPath("id"), message: "'\(id)' is not a valid id; use 1 to 64 of A-Z a-z 0-9 . _ -")
         }
         let image = try fields.required("image", .string)
-        guard Validation.isAbsoluteHTTPURL(image) else {
-            throw FieldError(field: fields.fieldPath("image"), message: "not an absolute http(s) URL")
+        guard Validation.isAbsoluteHTTPURL(image) || Validation.isMediaLibraryPath(image) else {
+            throw FieldError(
+                field: fields.fieldPath("image"),
+                message: "not an absolute http(s) URL nor a media library path (/media/ID)")
         }
         let caption = try fields.optional("caption", .string) ?? ""
         let link = try fields.optional("link", JSONKind<String>.string.orNull) ?? nil

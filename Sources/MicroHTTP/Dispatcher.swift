@@ -59,10 +59,20 @@ final class Dispatcher: Sendable {
                 case .unknownTransferCoding(let coding):
                     .unknownTransferCoding(coding, method: String(cString: method), path: String(cString: path))
                 }
-            return refuse(slot.exchange(), rejection, on: connection)
+            return refuse(slot.exchange(bodyLimit: maxBodySize), rejection, on: connection)
         }
-        if let declaredLength, let length = Int(String(cString: declaredLength)), length > maxBodySize {
-            return refuseOversize(slot.exchange(), method: method, path: path, on: connection)
+        guard
+            declaredLength != nil
+                || MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Transfer-Encoding") != nil
+        else { return .YES }  // no body: the busiest case, asked nothing more
+        let limit = handler.bodyLimit(method: methodName(method), path: String(cString: path)) ?? maxBodySize
+        let declared = declaredLength.flatMap { Int(String(cString: $0)) }
+        if let declared, declared > limit {
+            return refuseOversize(slot.exchange(bodyLimit: limit), method: method, path: path, on: connection)
+        }
+        if limit != maxBodySize {
+            let exchange = slot.exchange(bodyLimit: limit)
+            if let declared { exchange.reserveBody(declared) }
         }
         return .YES
     }
@@ -154,9 +164,9 @@ final class Dispatcher: Sendable {
     /// libmicrohttpd no longer accepts a response: it is read to its end and discarded, then
     /// answered 413 — or, past `discardLimit`, cut off by closing the connection.
     func receive(_ data: UnsafePointer<CChar>, count: Int, slot: RequestSlot) -> MHD_Result {
-        let exchange = slot.exchange()
+        let exchange = slot.exchange(bodyLimit: maxBodySize)
         if case .refused = exchange.phase { return .YES }  // answered already; the rest is ignored
-        let fits = exchange.append(UnsafeRawBufferPointer(start: data, count: count), limit: maxBodySize)
+        let fits = exchange.append(UnsafeRawBufferPointer(start: data, count: count))
         return fits || exchange.receivedBytes <= Self.discardLimit ? .YES : .NO
     }
 
@@ -172,7 +182,7 @@ final class Dispatcher: Sendable {
             case .answerReady(let answer): return queue(answer, on: connection)
             case .awaitingAnswer: preconditionFailure("a suspended request was called before its resume")
             case .receivingBody:
-                if exchange.receivedBytes > maxBodySize {
+                if exchange.receivedBytes > exchange.bodyLimit {
                     return refuseOversize(exchange, method: method, path: path, on: connection)
                 }
                 body = exchange.body
@@ -186,7 +196,7 @@ final class Dispatcher: Sendable {
         case .response(let response):
             return queue(PreparedResponse(response), on: connection)
         case .deferred(let work):
-            guard deferred.suspend(slot.exchange(), on: connection, until: work) else {
+            guard deferred.suspend(slot.exchange(bodyLimit: maxBodySize), on: connection, until: work) else {
                 return refuseWhileStopping(connection)
             }
             return .YES
@@ -235,7 +245,7 @@ final class Dispatcher: Sendable {
         _ exchange: Exchange, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, on connection: OpaquePointer
     ) -> MHD_Result {
         let rejection = Rejection.bodyTooLarge(
-            limit: maxBodySize, method: String(cString: method), path: String(cString: path))
+            limit: exchange.bodyLimit, method: String(cString: method), path: String(cString: path))
         return refuse(exchange, rejection, on: connection)
     }
 

@@ -41,12 +41,18 @@ public protocol HTTPHandler: Sendable {
     /// to libmicrohttpd. A `POST` said yes to must never be deferred: its effect would be had
     /// twice, once here and once when libmicrohttpd asks again. The default is no.
     func answersAtOnce(method: String, path: String) -> Bool
+    /// The largest body `method path` may have, when it is not `ServerConfiguration.maxBodySize`
+    /// (an upload's): a larger declared one is refused (413) before it is read. Asked only of
+    /// requests with a body. The default is nil.
+    func bodyLimit(method: String, path: String) -> Int?
 }
 
 extension HTTPHandler {
     public func mayStream(_ path: Substring) -> Bool { false }
 
     public func answersAtOnce(method: String, path: String) -> Bool { false }
+
+    public func bodyLimit(method: String, path: String) -> Int? { nil }
 
     public func respond(to rejection: Rejection) -> Response {
         switch rejection {

@@ -43,10 +43,11 @@ struct RequestSlot {
     }
 
     /// The request's exchange, made on first need (a body, a refusal, deferred work) and kept in
-    /// the slot, retained, until `complete()`.
-    func exchange() -> Exchange {
+    /// the slot, retained, until `complete()`. `bodyLimit` is the largest body it keeps, when it
+    /// is made here.
+    func exchange(bodyLimit: Int) -> Exchange {
         if case .exchange(let existing) = state { return existing }
-        let exchange = Exchange()
+        let exchange = Exchange(bodyLimit: bodyLimit)
         pointer.pointee = Unmanaged.passRetained(exchange).toOpaque()
         return exchange
     }
@@ -80,19 +81,29 @@ final class Exchange: @unchecked Sendable {
     private(set) var body: [UInt8] = []
     /// Body bytes received, including those dropped once the body exceeded the cap.
     private(set) var receivedBytes = 0
+    /// The largest body kept (`ServerConfiguration.maxBodySize`, or the handler's `bodyLimit`).
+    let bodyLimit: Int
     private let currentPhase = Lock(Phase.receivingBody)
     #if DEBUG
         private let worker = pthread_self()
     #endif
 
+    init(bodyLimit: Int) { self.bodyLimit = bodyLimit }
+
     var phase: Phase { currentPhase.withLock { $0 } }
 
-    /// Keeps `bytes` while the body stays within `limit`; past it the body is dropped, and only
-    /// counted. False once the body is over the limit.
-    func append(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Bool {
+    /// Room for a body of `count` bytes (its declared length), so that appending copies it once.
+    func reserveBody(_ count: Int) {
+        assertOnWorkerThread()
+        body.reserveCapacity(min(count, bodyLimit))
+    }
+
+    /// Keeps `bytes` while the body stays within `bodyLimit`; past it the body is dropped, and
+    /// only counted. False once the body is over the limit.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         assertOnWorkerThread()
         receivedBytes += bytes.count
-        guard receivedBytes <= limit else {
+        guard receivedBytes <= bodyLimit else {
             body = []
             return false
         }

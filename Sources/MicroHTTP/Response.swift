@@ -27,7 +27,7 @@ public final class PreparedResponse: @unchecked Sendable {
     let handle: OpaquePointer
     /// The body's buffer, owned by `handle`: valid while this object holds its reference.
     private let bodyStart: UnsafeMutableRawPointer
-    private let bodyCount: Int
+    private let storedBodyCount: Int
     /// The head as a `ReadLoop` writes it, in libmicrohttpd's words and order: the status line,
     /// then (after the `Date` line, which the loop writes) the headers, `Content-Length` and the
     /// blank line.
@@ -44,7 +44,7 @@ public final class PreparedResponse: @unchecked Sendable {
         response.body.withUnsafeBytes { bytes in
             if let source = bytes.baseAddress { buffer.copyMemory(from: source, byteCount: bytes.count) }
         }
-        bodyCount = count
+        storedBodyCount = count
         bodyStart = buffer
         handle = MHD_create_response_from_buffer_with_free_callback(count, buffer) { free($0) }!
         for header in response.headers {
@@ -68,11 +68,20 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The body as sent to a GET: none for a 304, a 204 or a 1xx, which carry none.
     var wireBody: UnsafeRawBufferPointer {
         status >= 200 && status != 204 && status != 304
-            ? UnsafeRawBufferPointer(start: bodyStart, count: bodyCount) : UnsafeRawBufferPointer(start: nil, count: 0)
+            ? UnsafeRawBufferPointer(start: bodyStart, count: storedBodyCount)
+            : UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
     /// A copy of the body, as libmicrohttpd sends it.
-    public var body: [UInt8] { Array(UnsafeRawBufferPointer(start: bodyStart, count: bodyCount)) }
+    public var body: [UInt8] { Array(UnsafeRawBufferPointer(start: bodyStart, count: storedBodyCount)) }
+
+    /// The body's length in bytes.
+    public var bodyCount: Int { storedBodyCount }
+
+    /// A copy of the bytes of the body in `range` (a byte range request's).
+    public func body(in range: Range<Int>) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: bodyStart, count: storedBodyCount)[range])
+    }
 
     /// The response as plain values (a copy).
     public var response: Response { Response(status: status, headers: headers, body: body) }

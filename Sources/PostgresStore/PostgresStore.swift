@@ -177,6 +177,71 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
+    // MARK: Media
+
+    /// Bytes travel as bytea's hexadecimal text (`\\x…`): libpq's text protocol, as every other
+    /// value here, at twice the size on the wire — paid once per upload and once per cache miss.
+    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) -> Bool in
+                // Two replicas storing the same upload: the second waits for the first, then inserts nothing.
+                let inserted = try connection.execute(
+                    """
+                    INSERT INTO media (id, type, width, height, created_at) VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (id) DO NOTHING RETURNING 1
+                    """,
+                    [
+                        media.id, media.type, String(media.width), String(media.height),
+                        String(media.createdAt.nanosecondsSinceEpoch),
+                    ])
+                guard !inserted.isEmpty else { return false }
+                let files = [(0, media.original)] + media.variants.map { ($0.width, $0.webp) }
+                for (width, bytes) in files {
+                    try connection.execute(
+                        "INSERT INTO media_files (media, width, bytes) VALUES ($1, $2, $3::bytea)",
+                        [media.id, String(width), ByteaText.encode(bytes)])
+                }
+                return true
+            }
+        }
+    }
+
+    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                SELECT m.id, m.type, m.width, m.height, m.created_at, f.width, length(f.bytes)
+                FROM media m JOIN media_files f ON f.media = m.id ORDER BY m.created_at, m.id, f.width
+                """)
+        }
+        return Store.mediaRecords(
+            fromRows: rows.map { row in
+                let number = { (column: Int) in row[column].flatMap { Int($0) } ?? 0 }
+                return (
+                    row[0] ?? "", row[1] ?? "", number(2), number(3),
+                    Timestamp(nanosecondsSinceEpoch: Int64(number(4))), number(5), number(6)
+                )
+            })
+    }
+
+    public func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT bytes FROM media_files WHERE media = $1 AND width = $2", [id, String(file.storedWidth)])
+        }
+        guard let text = rows.first?[0] else { return nil }
+        guard let bytes = ByteaText.decode(text) else {
+            throw .unavailable("media \(id): the database answered bytes in a form this build cannot read")
+        }
+        return bytes
+    }
+
+    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(PostgresError) in
+            !(try connection.execute("DELETE FROM media WHERE id = $1 RETURNING 1", [id])).isEmpty
+        }
+    }
+
     public func importDefinitions(
         _ imported: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
@@ -575,6 +640,22 @@ public final class PostgresStore: CarouselStore {
             PRIMARY KEY (carousel, id)
         );
         CREATE INDEX view_reports_by_age ON view_reports (reported_at);
+        """,
+        // The media library (docs/MEDIA.md): each image, and its files (width 0: the original).
+        """
+        CREATE TABLE media (
+            id text PRIMARY KEY,
+            type text NOT NULL,
+            width bigint NOT NULL,
+            height bigint NOT NULL,
+            created_at bigint NOT NULL
+        );
+        CREATE TABLE media_files (
+            media text NOT NULL REFERENCES media (id) ON DELETE CASCADE,
+            width bigint NOT NULL,
+            bytes bytea NOT NULL,
+            PRIMARY KEY (media, width)
+        );
         """,
     ]
 

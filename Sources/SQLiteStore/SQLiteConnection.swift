@@ -143,6 +143,8 @@ final class SQLiteStatement {
                 case nil: sqlite3_bind_null(handle, position)
                 case .integer(let integer)?: sqlite3_bind_int64(handle, position, integer)
                 case .text(let text)?: csqlite_bind_text(handle, position, text, -1)
+                case .blob(let bytes)?:
+                    bytes.withUnsafeBytes { csqlite_bind_blob(handle, position, $0.baseAddress, Int32($0.count)) }
                 }
             guard result == SQLITE_OK else { throw SQLiteError(code: result, handle: connection, during: sql) }
         }
@@ -173,10 +175,18 @@ final class SQLiteStatement {
     func text(_ column: Int32) -> String? {
         sqlite3_column_text(handle, column).map { String(cString: $0) }
     }
+
+    /// The column's bytes (a BLOB), copied; empty for an empty or NULL value.
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
 }
 
 /// A value to bind.
 enum SQLiteValue {
     case integer(Int64)
     case text(String)
+    case blob([UInt8])
 }

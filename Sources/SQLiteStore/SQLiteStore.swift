@@ -410,6 +410,76 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
+    // MARK: Media
+
+    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                let insert = try connection.statement(
+                    """
+                    INSERT INTO media (id, type, width, height, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                    ON CONFLICT (id) DO NOTHING RETURNING 1
+                    """
+                ).bind(
+                    .text(media.id), .text(media.type), .integer(Int64(media.width)), .integer(Int64(media.height)),
+                    .integer(media.createdAt.nanosecondsSinceEpoch))
+                let inserted = try insert.step()
+                insert.reset()
+                guard inserted else { return false }
+                let files = [(0, media.original)] + media.variants.map { ($0.width, $0.webp) }
+                for (width, bytes) in files {
+                    try connection.statement("INSERT INTO media_files (media, width, bytes) VALUES (?1, ?2, ?3)")
+                        .bind(.text(media.id), .integer(Int64(width)), .blob(bytes)).run()
+                }
+                return true
+            }
+        }
+    }
+
+    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT m.id, m.type, m.width, m.height, m.created_at, f.width, length(f.bytes)
+                FROM media m JOIN media_files f ON f.media = m.id ORDER BY m.created_at, m.id, f.width
+                """)
+            var rows:
+                [(id: String, type: String, width: Int, height: Int, createdAt: Timestamp, file: Int, size: Int)] =
+                    []
+            while try statement.step() {
+                rows.append(
+                    (
+                        statement.text(0) ?? "", statement.text(1) ?? "", Int(statement.integer(2) ?? 0),
+                        Int(statement.integer(3) ?? 0),
+                        Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0), Int(statement.integer(5) ?? 0),
+                        Int(statement.integer(6) ?? 0)
+                    ))
+            }
+            return Store.mediaRecords(fromRows: rows)
+        }
+    }
+
+    public func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT bytes FROM media_files WHERE media = ?1 AND width = ?2")
+                .bind(.text(id), .integer(Int64(file.storedWidth)))
+            defer { statement.reset() }
+            return try statement.step() ? statement.blob(0) : nil
+        }
+    }
+
+    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                try connection.statement("DELETE FROM media_files WHERE media = ?1").bind(.text(id)).run()
+                let delete = try connection.statement("DELETE FROM media WHERE id = ?1 RETURNING 1").bind(.text(id))
+                let deleted = try delete.step()
+                delete.reset()
+                return deleted
+            }
+        }
+    }
+
     // MARK: Schema
 
     /// Each step of the schema, oldest first; a step is never edited once released.
@@ -481,6 +551,22 @@ public final class SQLiteStore: CarouselStore {
             PRIMARY KEY (carousel, id)
         ) WITHOUT ROWID;
         CREATE INDEX view_reports_by_age ON view_reports (reported_at);
+        """,
+        // The media library (docs/MEDIA.md): each image, and its files (width 0: the original).
+        """
+        CREATE TABLE media (
+            id TEXT PRIMARY KEY,
+            type TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE media_files (
+            media TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            PRIMARY KEY (media, width)
+        );
         """,
     ]
 

@@ -120,6 +120,20 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Forgets the screens not heard from since `cutoff`; returns how many.
     func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int
 
+    /// The media library (docs/MEDIA.md): stores `media` — its record and every file — in one
+    /// transaction, durable (synced) before it returns. False when an image of that id is stored
+    /// already (then nothing changes: the id is the content's digest).
+    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool
+
+    /// Every image's record, oldest first.
+    func mediaRecords() throws(StoreError) -> [MediaRecord]
+
+    /// The bytes of one file of an image; nil when there is no such image or file.
+    func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]?
+
+    /// Deletes the image and its files; false when there was none. Durable before it returns.
+    func deleteMedia(_ id: String) throws(StoreError) -> Bool
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
     func importDefinitions(

@@ -14,6 +14,7 @@ public final class MemoryStore: CarouselStore {
         /// The ids of views reported, and when (docs/STATS.md).
         var viewReports: [IdentifiedView.Key: Timestamp] = [:]
         var screens: [ScreenRecord.Key: ScreenRecord] = [:]
+        var media: [String: (record: MediaRecord, files: [MediaFile: [UInt8]])] = [:]
     }
 
     private let contents = Lock(Contents())
@@ -162,5 +163,31 @@ public final class MemoryStore: CarouselStore {
             contents.screens = contents.screens.filter { $0.value.lastSeen >= cutoff }
             return before - contents.screens.count
         }
+    }
+
+    // MARK: Media
+
+    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+        contents.withLock { contents in
+            guard contents.media[media.id] == nil else { return false }
+            var files: [MediaFile: [UInt8]] = [.original: media.original]
+            for variant in media.variants { files[.variant(width: variant.width)] = variant.webp }
+            contents.media[media.id] = (media.record, files)
+            return true
+        }
+    }
+
+    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
+        contents.withLock { $0.media.values.map(\.record) }.sorted {
+            ($0.createdAt, $0.id) < ($1.createdAt, $1.id)
+        }
+    }
+
+    public func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
+        contents.withLock { $0.media[id]?.files[file] }
+    }
+
+    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
+        contents.withLock { $0.media.removeValue(forKey: id) != nil }
     }
 }

@@ -228,7 +228,7 @@ struct BannerServerTests {
         #expect(await server.waitForExit(seconds: 10) == 2)
         #expect(
             server.standardError
-                == "banner-server: invalid configuration: \(config.path): banners[1].image: not an absolute http(s) URL\n"
+                == "banner-server: invalid configuration: \(config.path): banners[1].image: not an absolute http(s) URL nor a media library path (/media/ID)\n"
         )
         #expect(server.standardOutput.isEmpty)
     }

@@ -21,7 +21,7 @@ let carouselFieldRules: [(String, String)] = [
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b"}, {"id": "c", "image": "c.png"}]}"#,
-        "banners[2].image: not an absolute http(s) URL"
+        "banners[2].image: not an absolute http(s) URL nor a media library path (/media/ID)"
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "link": "/sale"}]}"#,

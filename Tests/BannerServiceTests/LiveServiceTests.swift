@@ -54,6 +54,15 @@ final class LiveService: Sendable {
         try await httpRequest(port: port, method, path, headers: headers, body: body.map { Array($0.utf8) })
     }
 
+    /// An upload is decoded on a thread of lower priority than the request threads (docs/MEDIA.md):
+    /// while the whole suite keeps every core busy it waits its turn, so it is given a minute.
+    func request(_ method: String, _ path: String, headers: [(String, String)], bytes: [UInt8]) async throws
+        -> HTTPResponse
+    {
+        try await HTTPConnection(port: port, timeoutSeconds: 60)
+            .send(method, path, headers: headers, body: bytes)
+    }
+
     func state() async throws -> [String: Any] {
         try await request("GET", "/banner").json
     }

@@ -62,11 +62,17 @@ struct RouterHarness: Sendable {
         _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil,
         fromLoopback: Bool = true
     ) async -> Response {
+        await send(method, path, headers: headers, bytes: body.map { Array($0.utf8) } ?? [], fromLoopback: fromLoopback)
+    }
+
+    func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], bytes: [UInt8], fromLoopback: Bool = true
+    ) async -> Response {
         // As a client of the service on this host would, unless the test says otherwise.
         let host = headers.contains { $0.0.lowercased() == "host" } ? [] : [HTTPHeader("Host", "localhost")]
         let request = Request(
-            method: method, path: path, headers: host + headers.map { HTTPHeader($0.0, $0.1) },
-            body: body.map { Array($0.utf8) } ?? [], fromLoopback: fromLoopback)
+            method: method, path: path, headers: host + headers.map { HTTPHeader($0.0, $0.1) }, body: bytes,
+            fromLoopback: fromLoopback)
         switch api.respond(to: request) {
         case .response(let response): return response
         case .prepared(let prepared): return prepared.response

@@ -412,7 +412,7 @@ struct RouterBadRequestTests {
         let response = RouterHarness().api.respond(
             to: .bodyTooLarge(limit: 16384, method: "POST", path: "/banner/pause"))
         #expect(response.status == 413)
-        #expect(response.problemDetail == "request body larger than 16384 bytes")
+        #expect(response.problemDetail == "request body larger than 16384 bytes (maxBody)")
     }
 }
 

@@ -60,7 +60,10 @@ struct ScheduleAPITests {
             (#"{"banner": 7}"#, 400, "field 'banner': must be a banner id or a banner object, got a number"),
             (#"{"banner": "b1", "color": "red"}"#, 400, "field 'color': unknown field"),
             (#"{"banner": "nope"}"#, 422, "banner: the carousel has no banner 'nope'"),
-            (#"{"banner": {"id": "x", "image": "x.png"}}"#, 422, "banner.image: not an absolute http(s) URL"),
+            (
+                #"{"banner": {"id": "x", "image": "x.png"}}"#, 422,
+                "banner.image: not an absolute http(s) URL nor a media library path (/media/ID)"
+            ),
             (#"{"banner": "b1", "seconds": 0}"#, 422, "field 'seconds' must be a number of seconds greater than 0"),
         ] {
             let response = try await Self.post(service, "/carousels/default/takeover", body)

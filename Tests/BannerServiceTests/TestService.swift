@@ -13,6 +13,9 @@ import TestSupport
 protocol TestService: Sendable {
     func request(_ method: String, _ path: String, headers: [(String, String)], body: String?) async throws
         -> HTTPResponse
+    /// A request whose body is bytes (an upload).
+    func request(_ method: String, _ path: String, headers: [(String, String)], bytes: [UInt8]) async throws
+        -> HTTPResponse
 }
 
 extension TestService {
@@ -59,7 +62,13 @@ extension RouterHarness: TestService {
     func request(_ method: String, _ path: String, headers: [(String, String)], body: String?) async throws
         -> HTTPResponse
     {
-        let response: Response = await send(method, path, headers: headers, body: body)
+        try await request(method, path, headers: headers, bytes: body.map { Array($0.utf8) } ?? [])
+    }
+
+    func request(_ method: String, _ path: String, headers: [(String, String)], bytes: [UInt8]) async throws
+        -> HTTPResponse
+    {
+        let response: Response = await send(method, path, headers: headers, bytes: bytes)
         return HTTPResponse(
             status: response.status, headers: response.headers.map { (name: $0.name, value: $0.value) },
             body: method == "HEAD" ? [] : response.body)

@@ -198,4 +198,14 @@ final class SharedMemoryStore: CarouselStore {
     ) throws(StoreError) {
         try store.importDefinitions(definitions, anchor: anchor)
     }
+
+    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool { try store.saveMedia(media) }
+
+    func mediaRecords() throws(StoreError) -> [MediaRecord] { try store.mediaRecords() }
+
+    func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
+        try store.mediaBytes(of: id, file)
+    }
+
+    func deleteMedia(_ id: String) throws(StoreError) -> Bool { try store.deleteMedia(id) }
 }

@@ -1,0 +1,235 @@
+import Digest
+import Foundation
+import TestSupport
+import Testing
+
+/// The media library over HTTP (docs/MEDIA.md, docs/API.md): the same checks through the router,
+/// the live service (fast paths on and off) and PostgreSQL.
+@Suite("Media library API")
+struct MediaAPITests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../MediaTests/Fixtures").standardized
+
+    static func fixture(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: fixtures.appendingPathComponent(name)))
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { SHA256.hex(of: $0) } }
+
+    func upload(_ service: any TestService, _ bytes: [UInt8], type: String = "image/jpeg") async throws -> HTTPResponse
+    {
+        try await service.request("POST", "/media", headers: [("Content-Type", type)], bytes: bytes)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func anUploadIsStoredWithItsVariantsAndServedImmutable(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let jpeg = try Self.fixture("wide.jpg")
+        let id = Self.sha256(jpeg)
+
+        let created = try await upload(service, jpeg)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.header("Location") == "/media/\(id)")
+        let record = try created.json
+        #expect(record["id"] as? String == id)
+        #expect(record["type"] as? String == "image/jpeg")
+        #expect(record["width"] as? Int == 1000 && record["height"] as? Int == 750)
+        #expect(record["url"] as? String == "/media/\(id)")
+        let variants = try #require(record["variants"] as? [[String: Any]])
+        #expect(variants.compactMap { $0["width"] as? Int } == [480, 960])
+        #expect(variants.compactMap { $0["url"] as? String } == ["/media/\(id)/480.webp", "/media/\(id)/960.webp"])
+        #expect((record["usedBy"] as? [Any])?.isEmpty == true)
+
+        let again = try await upload(service, jpeg)
+        #expect(again.status == 200)
+        #expect(try again.json["id"] as? String == id)
+        #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.count == 1)
+
+        let original = try await service.request("GET", "/media/\(id)")
+        #expect(original.status == 200)
+        #expect(original.body == jpeg, "a file without metadata is served as uploaded")
+        #expect(original.header("Content-Type") == "image/jpeg")
+        #expect(original.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(original.header("ETag") == "\"\(id)\"")
+        #expect(original.header("Accept-Ranges") == "bytes")
+        #expect(original.header("X-Content-Type-Options") == "nosniff")
+
+        let variant = try await service.request("GET", "/media/\(id)/960.webp")
+        #expect(variant.status == 200)
+        #expect(variant.header("Content-Type") == "image/webp")
+        #expect(variant.header("ETag") == "\"\(id)-960\"")
+        #expect(
+            Array(variant.body.prefix(4)) == Array("RIFF".utf8) && Array(variant.body[8..<12]) == Array("WEBP".utf8))
+        #expect(variants.last?["bytes"] as? Int == variant.body.count)
+
+        let head = try await service.request("HEAD", "/media/\(id)/960.webp")
+        #expect(head.status == 200 && head.body.isEmpty)
+        let cached = try await service.request("GET", "/media/\(id)", headers: [("If-None-Match", "\"\(id)\"")])
+        #expect(cached.status == 304)
+        if transport != .router {  // libmicrohttpd's part: the length of a HEAD's body, no body on a 304
+            #expect(head.header("Content-Length") == "\(variant.body.count)")
+            #expect(cached.body.isEmpty)
+        }
+
+        for missing in [
+            "/media/\(id)/1600.webp", "/media/\(id)/961.webp", "/media/\(String(repeating: "0", count: 64))",
+            "/media/not-an-id", "/media/\(id)/960.png",
+        ] {
+            #expect(try await service.request("GET", missing).status == 404, "\(missing)")
+        }
+    }
+
+    @Test(arguments: Transport.allCases)
+    func byteRangesOfAFile(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let jpeg = try Self.fixture("wide.jpg")
+        let id = Self.sha256(jpeg)
+        #expect(try await upload(service, jpeg).status == 201)
+        let path = "/media/\(id)"
+
+        let first = try await service.request("GET", path, headers: [("Range", "bytes=0-99")])
+        #expect(first.status == 206)
+        #expect(first.body == Array(jpeg[0..<100]))
+        #expect(first.header("Content-Range") == "bytes 0-99/\(jpeg.count)")
+        if transport != .router { #expect(first.header("Content-Length") == "100") }
+
+        let tail = try await service.request("GET", path, headers: [("Range", "bytes=-10")])
+        #expect(tail.status == 206 && tail.body == Array(jpeg.suffix(10)))
+        #expect(tail.header("Content-Range") == "bytes \(jpeg.count - 10)-\(jpeg.count - 1)/\(jpeg.count)")
+
+        let rest = try await service.request("GET", path, headers: [("Range", "bytes=\(jpeg.count - 5)-")])
+        #expect(rest.status == 206 && rest.body == Array(jpeg.suffix(5)))
+
+        let past = try await service.request("GET", path, headers: [("Range", "bytes=\(jpeg.count)-")])
+        #expect(past.status == 416)
+        #expect(past.header("Content-Range") == "bytes */\(jpeg.count)")
+
+        // Several ranges, or a range of a file that is no longer the one named: the whole file.
+        #expect(try await service.request("GET", path, headers: [("Range", "bytes=0-1,5-6")]).body == jpeg)
+        let stale = try await service.request(
+            "GET", path, headers: [("Range", "bytes=0-9"), ("If-Range", "\"another\"")])
+        #expect(stale.status == 200 && stale.body == jpeg)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func refusedUploadsChangeNothing(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let svg = Array("<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>".utf8)
+        var bomb = try Self.fixture("quadrant.png")
+        bomb.replaceSubrange(16..<24, with: [0, 0, 0x4E, 0x20, 0, 0, 0x4E, 0x20])
+        let jpeg = try Self.fixture("wide.jpg")
+        let cases: [(bytes: [UInt8], type: String, status: Int, words: String)] = [
+            (svg, "image/svg+xml", 415, "SVG"),
+            (try Self.fixture("quadrant.png"), "image/jpeg", 415, "Content-Type says image/jpeg"),
+            (jpeg, "text/plain", 415, "multipart/form-data"),
+            (bomb, "image/png", 422, "20000 × 20000"),
+            (Array(jpeg.prefix(jpeg.count / 2)), "image/jpeg", 422, "cannot be decoded"),
+            ([], "image/png", 415, "empty"),
+        ]
+        for refused in cases {
+            let response = try await upload(service, refused.bytes, type: refused.type)
+            #expect(response.status == refused.status, "\(refused.words): \(response.text)")
+            #expect(response.header("Content-Type") == "application/problem+json")
+            #expect(response.problemDetail?.contains(refused.words) == true, "\(response.text)")
+        }
+        #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func anImageShownByABannerCannotBeDeleted(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let jpeg = try Self.fixture("wide.jpg")
+        let id = Self.sha256(jpeg)
+        #expect(try await upload(service, jpeg).status == 201)
+        let banner = #"{"id": "hero", "image": "/media/\#(id)", "caption": "Sale"}"#
+        let added = try await service.request(
+            "POST", "/carousels/default/banners?position=0", headers: [("Content-Type", "application/json")],
+            body: banner)
+        #expect(added.status == 201, "\(added.text)")
+
+        let listed = try #require((try await service.request("GET", "/media").json["media"] as? [[String: Any]])?.first)
+        let users = try #require(listed["usedBy"] as? [[String: String]])
+        #expect(users == [["carousel": "default", "banner": "hero"]])
+
+        // Pages get the variants to choose from.
+        let listedBanners = try #require(
+            try await service.request("GET", "/banners").json["banners"] as? [[String: Any]])
+        let hero = try #require(listedBanners.first { $0["id"] as? String == "hero" })
+        #expect(listedBanners.filter { $0["srcset"] != nil }.count == 1, "only a library image has variants")
+        #expect(
+            hero["srcset"] as? String
+                == "/media/\(id)/480.webp 480w, /media/\(id)/960.webp 960w, /media/\(id) 1000w")
+
+        let refused = try await service.request("DELETE", "/media/\(id)")
+        #expect(refused.status == 409)
+        #expect(refused.problemDetail?.contains("banner 'hero' of carousel 'default'") == true, "\(refused.text)")
+        #expect(try await service.request("GET", "/media/\(id)").status == 200)
+
+        #expect(try await service.request("DELETE", "/carousels/default/banners/hero").status == 204)
+        #expect(try await service.request("DELETE", "/media/\(id)").status == 204)
+        #expect(try await service.request("DELETE", "/media/\(id)").status == 404)
+        #expect(try await service.request("GET", "/media/\(id)").status == 404)
+        #expect(try await service.request("GET", "/media/\(id)/480.webp").status == 404)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func aFormWithOneFileIsAnUpload(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let png = try Self.fixture("quadrant.png")
+        let boundary = "----carousel\(UInt32.random(in: 0 ... .max))"
+        let form =
+            Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--\(boundary)\r\n".utf8)
+            + Array(
+                "Content-Disposition: form-data; name=\"file\"; filename=\"quadrant.png\"\r\nContent-Type: image/png\r\n\r\n"
+                    .utf8) + png + Array("\r\n--\(boundary)--\r\n".utf8)
+        let created = try await service.request(
+            "POST", "/media", headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")], bytes: form)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(try created.json["id"] as? String == Self.sha256(png))
+        #expect(try created.json["type"] as? String == "image/png")
+
+        let noFile =
+            Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--\(boundary)--\r\n"
+                    .utf8)
+        let refused = try await service.request(
+            "POST", "/media", headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")], bytes: noFile)
+        #expect(refused.status == 400)
+        #expect(refused.problemDetail?.contains("no file") == true)
+    }
+
+    /// Uploading, listing and deleting are the admin's; the files are anyone's.
+    @Test func theLibraryIsTheAdminsItsFilesArePublic() async throws {
+        let harness = RouterHarness(adminToken: "secret-admin")
+        let jpeg = try Self.fixture("wide.jpg")
+        let id = Self.sha256(jpeg)
+        let anonymous = await harness.send("POST", "/media", headers: [("Content-Type", "image/jpeg")], bytes: jpeg)
+        #expect(anonymous.status == 401)
+        let admin = [("Authorization", "Bearer secret-admin")]
+        let created = await harness.send(
+            "POST", "/media", headers: admin + [("Content-Type", "image/jpeg")], bytes: jpeg)
+        #expect(created.status == 201)
+        #expect(await harness.send("GET", "/media").status == 401)
+        #expect(await harness.send("DELETE", "/media/\(id)").status == 401)
+        #expect(await harness.send("GET", "/media/\(id)", fromLoopback: false).status == 200)
+        #expect(await harness.send("GET", "/media/\(id)/480.webp", fromLoopback: false).status == 200)
+        #expect(await harness.send("GET", "/media", headers: admin).status == 200)
+    }
+
+    /// A body declared larger than `mediaMaxBytes` is refused from its head: the client never
+    /// sends it (what `Expect: 100-continue` is for), and nothing is stored.
+    @Test(arguments: [true, false])
+    func anUploadOverTheLimitIsRefusedBeforeItsBodyIsSent(_ fastPaths: Bool) async throws {
+        let service = try await LiveService(fastPaths: fastPaths)
+        let connection = try HTTPConnection(port: service.port)
+        try await connection.write(
+            Array(
+                ("POST /media HTTP/1.1\r\nHost: localhost\r\nContent-Type: image/jpeg\r\n"
+                    + "Content-Length: \(20 << 20)\r\nExpect: 100-continue\r\n\r\n").utf8))
+        let response = try await connection.readResponse()
+        #expect(response.status == 413)
+        #expect(response.problemDetail?.contains("10485760 bytes (mediaMaxBytes)") == true, "\(response.text)")
+        #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.isEmpty == true)
+    }
+}

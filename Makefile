@@ -19,7 +19,7 @@ APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
-	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean bench-offline
+	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean bench-offline bench-media
 
 all: build
 
@@ -207,6 +207,7 @@ bench: bench-deps browser-deps build bench-uncounted $(BENCH_BINARIES)
 	$(SYSTEM_PYTHON) bench/run.py
 	$(MAKE) bench-screens
 	$(MAKE) bench-offline
+	$(MAKE) bench-media
 
 ## bench-screens: 10,000 simulated screens holding streams and sending receipts (bench/screens.py)
 bench-screens: bench-deps build bench/out/screens_load
@@ -216,6 +217,11 @@ bench-screens: bench-deps build bench/out/screens_load
 ## 2 minutes: lateness against the timeline, spread, views lost and duplicated (bench/offline.py)
 bench-offline: bench-deps browser-deps build
 	$(SYSTEM_PYTHON) bench/offline.py
+
+## bench-media: uploads (a 4000 × 3000 JPEG's variants), GET /media/ID/960.webp beside nginx,
+## RSS during four 10 MiB uploads, GET /banner while uploads run (bench/media.py)
+bench-media: bench-deps build
+	$(SYSTEM_PYTHON) bench/media.py
 
 ## bench-uncounted: the release binary with request counting compiled out, for bench's A/B
 bench-uncounted: deps

@@ -73,7 +73,8 @@ enum MediaRequests {
     static func document(_ object: JSONObject, status: Int, headers: [HTTPHeader] = []) -> PreparedResponse {
         PreparedResponse(
             Response(
-                status: status, headers: ReadViews.jsonHeaders + [HTTPHeader("Cache-Control", "no-store")] + headers,
+                status: status,
+                headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
                 body: object.bytes + [UInt8(ascii: "\n")]))
     }
 

@@ -58,6 +58,7 @@ public enum WebClient {
         module("/admin-stats.js", PackageResources.admin_stats_js),
         module("/admin-takeover.js", PackageResources.admin_takeover_js),
         module("/admin-screens.js", PackageResources.admin_screens_js),
+        module("/admin-media.js", PackageResources.admin_media_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

@@ -1245,6 +1245,16 @@ class AdminPageTest(WebClientTest):
             self.find("#create-time-zone").send_keys(time_zone)
         self.find("#create button[type=submit]").click()
 
+    def order(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#banners li'), (item) => item.dataset.banner)")
+
+    def fill(self, form, **values):
+        for name, value in values.items():
+            field = self.find(f"#{form} [name={name}]")
+            field.clear()
+            field.send_keys(value)
+
     def shown_error(self, field):
         error = self.find(f"#create-{field}-error")
         self.wait(error.is_displayed, 10, f"an error shown beside {field}")
@@ -1358,21 +1368,11 @@ class AdminEditor(AdminPageTest):
         self.find('#carousels button[aria-label="Edit default"]').click()
         self.wait(lambda: self.order() == [f"banner-{n}" for n in range(5)], 10, "the editor shows the banners")
 
-    def order(self):
-        return self.browser.execute_script(
-            "return Array.from(document.querySelectorAll('#banners li'), (item) => item.dataset.banner)")
-
     def stored_order(self):
         return [banner["id"] for banner in self.definition("default")["banners"]]
 
     def banner_button(self, label):
         return self.find(f'#banners button[aria-label="{label}"]')
-
-    def fill(self, form, **values):
-        for name, value in values.items():
-            field = self.find(f"#{form} [name={name}]")
-            field.clear()
-            field.send_keys(value)
 
     def test_adds_a_banner_with_a_preview_and_edits_it(self):
         self.fill("banner-form", id="summer", image=self.images.url(1), caption="Summer sale", link="https://shop.example.com/summer")
@@ -1650,6 +1650,127 @@ class AdminEditor(AdminPageTest):
         error = self.find("#settings-interval-error")
         self.wait(error.is_displayed, 10, "the interval's error beside it")
         self.assertEqual(self.definition("default")["interval"], 3600)
+
+
+FIXTURES = ROOT / "Tests" / "MediaTests" / "Fixtures"
+
+
+def wide_photo(width=2000, height=1500):
+    """A JPEG `width` × `height`, white with its top-left quarter red, made with libvips' tools."""
+    folder = Path(tempfile.mkdtemp(prefix="carousel-photo-"))
+    steps = [["vips", "black", folder / "red.v", width // 2, height // 2, "--bands", "3"],
+             ["vips", "linear", folder / "red.v", folder / "red2.v", "1 1 1", "255 0 0", "--uchar"],
+             ["vips", "black", folder / "all.v", width, height, "--bands", "3"],
+             ["vips", "linear", folder / "all.v", folder / "white.v", "1 1 1", "255 255 255", "--uchar"],
+             ["vips", "insert", folder / "white.v", folder / "red2.v", folder / "photo.v", "0", "0"],
+             ["vips", "jpegsave", folder / "photo.v", folder / "photo.jpg", "--Q", "85"]]
+    for step in steps:
+        subprocess.run([str(part) for part in step], check=True)
+    return folder / "photo.jpg"
+
+
+def upload(service, path, content_type="image/jpeg"):
+    """POST /media with the file's bytes, as from this host (the admin role); the answer's JSON."""
+    request = urllib.request.Request(service.url + "/media", method="POST", data=Path(path).read_bytes())
+    request.add_header("Content-Type", content_type)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+class MediaOnThePage(WebClientTest):
+    """A banner of the media library on the built-in page (docs/MEDIA.md): the browser picks a
+    variant from its srcset, and the next banner's is fetched and decoded before its flip."""
+
+    def test_the_next_library_image_is_decoded_before_the_flip_shows_it(self):
+        image = upload(self.service, wide_photo())
+        self.assertEqual([variant["width"] for variant in image["variants"]], [480, 960, 1600])
+        shown = self.service.state()["index"]
+        self.service.call("POST", f"/carousels/default/banners?position={shown + 1}",
+                          {"id": "photo", "image": image["url"], "caption": "From the library"})
+        # The neighbour after the current slide holds the library image, by the variant that
+        # fits a 1280-pixel window (sizes: 100vw), decoded.
+        neighbour = ".neighbour-next img"
+        self.wait(lambda: self.browser.execute_script(
+            f"const image = document.querySelector('{neighbour}');"
+            "return image.complete && image.naturalWidth > 0 && image.currentSrc.endsWith('/1600.webp')"), 20,
+            "the next banner's variant is loaded ahead")
+        self.assertIn("/1600.webp 1600w", self.find(neighbour).get_attribute("srcset"))
+        self.service.call("POST", "/banner/next")
+        self.wait_for_caption("From the library")
+        slide = self.browser.execute_script(
+            "const image = document.querySelector('.slide-image');"
+            "return {src: image.currentSrc, complete: image.complete, width: image.naturalWidth,"
+            " sizes: image.sizes}")
+        self.assertTrue(slide["src"].endswith(f"/media/{image['id']}/1600.webp"), slide)
+        # The 1600-pixel file drawn at the window's 1280 (naturalWidth is per CSS pixel with srcset).
+        self.assertEqual((slide["complete"], slide["width"], slide["sizes"]), (True, 1280, "100vw"))
+        # The one file both used, from the browser's memory: fetched once.
+        fetched = self.browser.execute_script(
+            "return performance.getEntriesByType('resource').filter((entry) =>"
+            f" entry.name.endsWith('/media/{image['id']}/1600.webp')).length")
+        self.assertEqual(fetched, 1)
+
+
+class AdminMedia(AdminPageTest):
+    """The media library on the admin page: an upload from a file picker, refused files said
+    so, the library's thumbnails, and a banner given a library image."""
+
+    def setUp(self):
+        super().setUp()
+        self.find('#carousels button[aria-label="Edit default"]').click()
+        self.wait(lambda: self.find("#banner-form").is_displayed(), 10, "the editor is open")
+
+    def open_library(self):
+        self.find("#media-open").click()
+        self.wait(lambda: self.find("#media-dialog").is_displayed(), 5, "the library opens")
+
+    def test_uploads_a_file_and_gives_it_to_a_new_banner(self):
+        self.open_library()
+        self.wait(lambda: "empty" in self.find("#media-status").text, 10, "an empty library says so")
+        photo = wide_photo(1200, 900)
+        self.find("#media-file").send_keys(str(photo))
+        # Uploaded, it is the banner form's image: the dialog closes on it.
+        self.wait(lambda: self.find("[name=image]").get_attribute("value").startswith("/media/"), 30,
+                  "the uploaded image is put in the banner form")
+        url = self.find("[name=image]").get_attribute("value")
+        library = self.service.call("GET", "/media")["media"]
+        self.assertEqual([entry["url"] for entry in library], [url])
+        self.assertEqual((library[0]["width"], library[0]["height"]), (1200, 900))
+        self.wait(lambda: self.find("#banner-preview").is_displayed(), 10, "the form shows the library image")
+        self.fill("banner-form", id="photo", caption="From the library")
+        self.find("#banner-submit").click()
+        self.wait(lambda: "photo" in self.order(), 10, "the banner is listed")
+        stored = [banner for banner in self.definition("default")["banners"] if banner["id"] == "photo"]
+        self.assertEqual(stored[0]["image"], url)
+
+        # The library lists it with its thumbnail, the narrowest variant, drawn.
+        self.open_library()
+        thumbnail = f'#media-grid img[src="{library[0]["variants"][0]["url"]}"]'
+        self.wait(lambda: self.browser.execute_script(
+            f"const image = document.querySelector('{thumbnail}'); return !!image && image.complete"
+            " && image.naturalWidth === 480"), 10, "the thumbnail is shown")
+        self.assertIn("1 banner", self.find("#media-grid button").text)
+
+    def test_a_refused_file_is_said_so_and_changes_nothing(self):
+        self.open_library()
+        svg = Path(tempfile.mkdtemp()) / "logo.svg"
+        svg.write_text('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')
+        self.find("#media-file").send_keys(str(svg))
+        self.wait(lambda: self.find("#media-error").is_displayed(), 15, "the refusal is shown")
+        self.assertIn("logo.svg was not uploaded", self.find("#media-error").text)
+        self.assertIn("SVG", self.find("#media-error").text)
+        self.assertEqual(self.service.call("GET", "/media")["media"], [])
+
+    def test_picks_an_image_of_the_library_for_a_banner(self):
+        first = upload(self.service, FIXTURES / "wide.jpg")
+        second = upload(self.service, FIXTURES / "quadrant.png", "image/png")
+        self.open_library()
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#media-grid button")) == 2, 10,
+                  "both images are listed")
+        self.find(f'#media-grid button[data-media="{first["id"]}"]').click()
+        self.wait(lambda: not self.find("#media-dialog").is_displayed(), 5, "picking closes the library")
+        self.assertEqual(self.find("[name=image]").get_attribute("value"), first["url"])
+        self.assertNotEqual(first["id"], second["id"])
 
 
 class AdminPageWithAToken(AdminPageTest):

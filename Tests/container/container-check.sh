@@ -119,12 +119,32 @@ print(urllib.request.urlopen(request, timeout=10).status)' "$1" "$2"
 [ "$(stat -c %u "$rootfs$store")" = "$uid" ] || fail "the store is not owned by $user (uid $uid)"
 say "an admin change is in the store $store, owned by $user"
 
+# An upload decoded by the runtime filesystem's libvips: JPEG (its own loader) and AVIF (libvips'
+# HEIF module and libheif), each with its WebP variants (libwebp).
+upload() {
+    python3 -c 'import json, sys, urllib.request
+request = urllib.request.Request(sys.argv[1], data=open(sys.argv[2], "rb").read(), headers={"Content-Type": sys.argv[3]})
+with urllib.request.urlopen(request, timeout=60) as response:
+    answer = json.load(response)
+    print(response.status, answer["type"], answer["width"], [variant["width"] for variant in answer["variants"]])' "$@"
+}
+fixtures="$root/Tests/MediaTests/Fixtures"
+[ "$(upload "http://127.0.0.1:$port/media" "$fixtures/wide.jpg" image/jpeg)" = "201 image/jpeg 1000 [480, 960]" ] \
+    || fail "POST /media of a JPEG: libvips (libvips42) must be in the runtime image; see $log"
+[ "$(upload "http://127.0.0.1:$port/media" "$fixtures/quadrant.avif" image/avif)" = "201 image/avif 80 []" ] \
+    || fail "POST /media of an AVIF: libvips' HEIF module and libheif must be in the runtime image; see $log"
+python3 -c 'import sys, urllib.request; sys.exit(urllib.request.urlopen(sys.argv[1], timeout=5).read()[8:12] != b"WEBP")' \
+    "http://127.0.0.1:$port/media/$(sha256sum "$fixtures/wide.jpg" | cut -c1-64)/960.webp" || fail "GET of a WebP variant"
+say "uploads are decoded and their WebP variants made inside the runtime filesystem"
+
 stop_service
 grep -q 'received SIGTERM; stopping' "$log" || fail "no stop message in $log"
 say "SIGTERM: exit status 0"
 
 start_service
 fetch "http://127.0.0.1:$port/carousels/lobby" | grep -q '"id":"hi"' || fail "the restarted service lost the admin change"
-say "restarted on the same volume: the admin change is there"
+python3 -c 'import json, sys, urllib.request; media = json.load(urllib.request.urlopen(sys.argv[1], timeout=5))["media"]; sys.exit(len(media) != 2)' \
+    "http://127.0.0.1:$port/media" || fail "the restarted service lost the uploads"
+say "restarted on the same volume: the admin change and the uploads are there"
 stop_service
 say "passed"

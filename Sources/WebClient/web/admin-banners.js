@@ -120,7 +120,7 @@ ui.bannerCancel.addEventListener("click", resetBannerForm);
 
 export function showPreview() {
     const url = ui.bannerForm.elements.image.value.trim();
-    ui.bannerPreview.hidden = !/^https?:\/\//.test(url);
+    ui.bannerPreview.hidden = !/^(https?:\/\/|\/media\/)/.test(url);
     if (!ui.bannerPreview.hidden) ui.bannerPreview.src = url;
 }
 

@@ -51,6 +51,14 @@ export const ui = {
     takeoverForm: document.getElementById("takeover-form"),
     takeoverEnd: document.getElementById("takeover-end"),
     takeoverError: document.getElementById("takeover-error"),
+    mediaOpen: document.getElementById("media-open"),
+    mediaDialog: document.getElementById("media-dialog"),
+    mediaDrop: document.getElementById("media-drop"),
+    mediaFile: document.getElementById("media-file"),
+    mediaProgress: document.getElementById("media-progress"),
+    mediaStatus: document.getElementById("media-status"),
+    mediaError: document.getElementById("media-error"),
+    mediaGrid: document.getElementById("media-grid"),
 };
 
 export function badge(text, kind) {

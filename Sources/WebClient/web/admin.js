@@ -10,6 +10,8 @@ import {followState} from "./admin-takeover.js";
 import "./admin-stats.js";
 // The Screens view keeps itself up to date.
 import "./admin-screens.js";
+// The media library's dialog, opened from the banner form.
+import "./admin-media.js";
 
 const refreshEveryMs = 10000;
 

@@ -124,11 +124,29 @@
     function preload(image, banner) {
         if (!banner) {
             image.removeAttribute("src");
+            image.removeAttribute("srcset");
             return;
         }
-        if (image.getAttribute("src") === banner.image) return;
-        image.src = banner.image;
+        if (!setSource(image, banner)) return;
         image.decode().catch(() => {});
+    }
+
+    // An image of the service's media library comes with its variants (docs/MEDIA.md): the
+    // browser picks the one the screen needs. The neighbours are given the same `sizes` as the
+    // slide, so that what was fetched and decoded ahead is the very file the flip shows. False
+    // when the image already shows this source.
+    function setSource(image, banner) {
+        const srcset = banner.srcset ?? "";
+        if (image.getAttribute("src") === banner.image && (image.getAttribute("srcset") ?? "") === srcset) return false;
+        if (srcset) {
+            image.sizes = "100vw";
+            image.srcset = srcset;
+        } else {
+            image.removeAttribute("srcset");
+            image.removeAttribute("sizes");
+        }
+        image.src = banner.image;
+        return true;
     }
 
     function direction(previous, next) {
@@ -142,7 +160,7 @@
     // service confirmed it.
     let shown = null;
     const sameBanner = (a, b) => a !== null && b !== null && a.id === b.id && a.image === b.image
-        && a.caption === b.caption && a.link === b.link;
+        && a.caption === b.caption && a.link === b.link && (a.srcset ?? "") === (b.srcset ?? "");
 
     // Shows `banner` and announces it (docs/SCREENS.md): `frameTime` is the frame that shows it.
     function showBanner(banner, movement, {frameTime = performance.now(), foreseen = false} = {}) {
@@ -152,7 +170,7 @@
             serviceTime: clock.ready ? clock.at(frameTime) : null}}));
         ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");
         ui.slide.style.setProperty("--placeholder-hue", String(hue(banner.id)));
-        ui.image.src = banner.image;
+        setSource(ui.image, banner);
         ui.image.alt = banner.caption || banner.id;
         ui.caption.textContent = banner.caption;
         ui.caption.hidden = banner.caption === "";

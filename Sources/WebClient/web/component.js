@@ -262,7 +262,7 @@ class BannerCarouselElement extends HTMLElement {
             if (response.ok) {
                 for (const banner of (await response.json()).banners) {
                     this.banners.set(banner.id, {id: banner.id, image: banner.image, caption: banner.caption,
-                        link: banner.link, duration: banner.duration});
+                        link: banner.link, duration: banner.duration, srcset: banner.srcset ?? ""});
                 }
             }
         } catch {
@@ -403,16 +403,28 @@ class BannerCarouselElement extends HTMLElement {
         }
         slide.hidden = false;
         const href = banner.link ? `${this.carouselURL}/banners/${encodeURIComponent(banner.id)}/click` : null;
+        const srcset = banner.srcset ?? "";
         if (slide.dataset.bannerId === banner.id && image.getAttribute("src") === banner.image
+            && (image.getAttribute("srcset") ?? "") === srcset
             && caption.textContent === banner.caption && link.getAttribute("href") === href) {
             return;
         }
         slide.classList.remove("enter-forward", "enter-backward", "enter-jump");
         slide.style.setProperty("--hue", String(slideHue(banner.id)));
         slide.dataset.bannerId = banner.id;
-        if (image.getAttribute("src") !== banner.image) {
+        if (image.getAttribute("src") !== banner.image || (image.getAttribute("srcset") ?? "") !== srcset) {
             slide.classList.remove("missing-image");
+            // A library image's variants (docs/MEDIA.md), chosen for the element's own width: the
+            // same for the neighbours, so the one fetched and decoded ahead is the one the flip shows.
+            if (srcset) {
+                image.sizes = `${Math.max(1, Math.round(this.getBoundingClientRect().width))}px`;
+                image.srcset = srcset;
+            } else {
+                image.removeAttribute("srcset");
+                image.removeAttribute("sizes");
+            }
             image.src = banner.image;
+            if (slide !== this.ui.slides.current) image.decode().catch(() => {});
         }
         image.alt = banner.caption || banner.id;
         caption.textContent = banner.caption;

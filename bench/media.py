@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The media library (docs/MEDIA.md; docs/PERFORMANCE.md), for `make bench`.
+
+A release banner-server on a fresh SQLite store, its images made by libvips' command-line tools
+(photo-like: smoothed noise, so that they compress as photographs do, not as flat colour):
+- upload: a 4000 × 3000 JPEG, POSTed until the 201 (decode, four WebP variants, the store's
+  synced write): the median of ROUNDS different files (a file already stored would be answered
+  at once). Bar: ≤ 1.5 s on 2 cores.
+- serving: GET /media/ID/960.webp (keep-alive, wrk -t1 -c64) beside nginx serving the same bytes
+  from a file (sendfile, open_file_cache), rounds alternating. Bar: ≥ 1.0×.
+- memory: the service's RSS sampled every 20 ms while four ~10 MiB uploads run at once, against
+  its RSS before.
+- reads while uploading: GET /banner (wrk -c64) alone, then while uploads follow one another
+  without a pause. Bar: unchanged (≥ 0.95×, the noise of two runs).
+Prints a Markdown table.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import run
+
+OUT = run.OUT / "media"
+
+
+def photo(path, width, height, seed, quality=90):
+    """A photo-like JPEG: noise of `seed`, blurred, in colour."""
+    work = path.parent
+    subprocess.run(["vips", "gaussnoise", work / "noise.v", str(width), str(height), "--sigma", "60",
+                    "--mean", "128", "--seed", str(seed)], check=True)
+    subprocess.run(["vips", "gaussblur", work / "noise.v", work / "blur.v", "3"], check=True)
+    subprocess.run(["vips", "bandjoin", f"{work / 'blur.v'} {work / 'blur.v'} {work / 'noise.v'}",
+                    work / "colour.v"], check=True)
+    subprocess.run(["vips", "cast", work / "colour.v", work / "photo.v", "uchar"], check=True)
+    subprocess.run(["vips", "jpegsave", work / "photo.v", path, "--Q", str(quality)], check=True)
+    return path
+
+
+def upload(port, path, timeout=120):
+    """POST /media; (status, answer, seconds until the answer)."""
+    data = Path(path).read_bytes()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/media", method="POST", data=data)
+    request.add_header("Content-Type", "image/jpeg")
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        answer = json.loads(response.read())
+        return response.status, answer, time.monotonic() - started
+
+
+def start_nginx_file(body, threads):
+    """nginx serving `body` as /file.webp from disk."""
+    port = run.free_port()
+    (OUT / "www").mkdir(parents=True, exist_ok=True)
+    (OUT / "www" / "file.webp").write_bytes(body)
+    for folder in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]:
+        (OUT / "nginx" / folder).mkdir(parents=True, exist_ok=True)
+    config = OUT / "nginx" / "nginx.conf"
+    config.write_text(f"""
+user root;
+daemon off;
+worker_processes {threads};
+pid {OUT}/nginx/nginx.pid;
+error_log {OUT}/nginx/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_requests 100000000;
+    open_file_cache max=16 inactive=60s;
+    client_body_temp_path {OUT}/nginx/client_body;
+    proxy_temp_path {OUT}/nginx/proxy;
+    fastcgi_temp_path {OUT}/nginx/fastcgi;
+    uwsgi_temp_path {OUT}/nginx/uwsgi;
+    scgi_temp_path {OUT}/nginx/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /file.webp {{
+            default_type image/webp;
+            add_header Cache-Control "public, max-age=31536000, immutable";
+            alias {OUT}/www/file.webp;
+        }}
+    }}
+}}
+""")
+    return run.Target("nginx", "nginx static file", ["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")],
+                      port, OUT / "nginx" / "stderr.log")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2)
+    arguments = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    service = run.start_service(arguments.threads, name="media")
+    rows = []
+    try:
+        # Upload time of a 4000 × 3000 photo.
+        seconds = []
+        for round_number in range(arguments.rounds):
+            path = photo(OUT / f"photo-{round_number}.jpg", 4000, 3000, seed=round_number + 1)
+            status, answer, took = upload(service.port, path)
+            assert status == 201, answer
+            seconds.append(took)
+            print(f"  upload {round_number + 1}: {path.stat().st_size / 1e6:.1f} MB → "
+                  f"{[variant['width'] for variant in answer['variants']]} in {took:.2f} s", flush=True)
+        rows.append(("upload of a 4000 × 3000 JPEG with 4 WebP variants (median)", f"{statistics.median(seconds):.2f} s",
+                     "≤ 1.5 s"))
+        variant = next(variant for variant in answer["variants"] if variant["width"] == 960)
+        with urllib.request.urlopen(f"http://127.0.0.1:{service.port}{variant['url']}") as response:
+            body = response.read()
+        print(f"  960.webp: {len(body) / 1000:.0f} KB", flush=True)
+
+        # Serving beside nginx.
+        nginx = start_nginx_file(body, arguments.threads)
+        try:
+            for target, path in [(service, variant["url"]), (nginx, "/file.webp")]:
+                run.wrk(target, path, 1, 64)
+            rates = {"service": [], "nginx": []}
+            for round_number in range(arguments.rounds):
+                order = [(service, variant["url"]), (nginx, "/file.webp")]
+                for target, path in order if round_number % 2 == 0 else reversed(order):
+                    rate, microseconds, _ = run.wrk(target, path, arguments.seconds, 64)
+                    rates[target.name].append(rate)
+                    print(f"  round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s "
+                          f"{microseconds:6.1f} µs CPU/request", flush=True)
+        finally:
+            nginx.stop()
+        service_rate, nginx_rate = statistics.median(rates["service"]), statistics.median(rates["nginx"])
+        rows.append((f"GET /media/ID/960.webp ({len(body) / 1000:.0f} KB), keep-alive, req/s",
+                     f"{service_rate:,.0f} vs nginx {nginx_rate:,.0f}: {service_rate / nginx_rate:.2f}×", "≥ 1.0×"))
+
+        # RSS during four ~10 MiB uploads at once.
+        big = [photo(OUT / f"big-{n}.jpg", 6000, 4500, seed=100 + n, quality=97) for n in range(4)]
+        sizes = [path.stat().st_size for path in big]
+        before = run.rss_kib(service.pids)
+        peak = [before]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], run.rss_kib(service.pids))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        results = []
+        uploads = [threading.Thread(target=lambda path=path: results.append(upload(service.port, path, 300)))
+                   for path in big]
+        for thread in uploads:
+            thread.start()
+        for thread in uploads:
+            thread.join()
+        done.set()
+        sampler.join()
+        statuses = sorted(status for status, _, _ in results)
+        rows.append((f"RSS during 4 uploads at once ({min(sizes) / 2**20:.1f}–{max(sizes) / 2**20:.1f} MiB each, "
+                     f"answers {statuses})", f"{before / 1024:.0f} → peak {peak[0] / 1024:.0f} MiB "
+                     f"(+{(peak[0] - before) / 1024:.0f} MiB)", "bounded"))
+
+        # GET /banner alone, then while uploads follow one another.
+        run.wrk(service, "/banner", 1, 64)
+        alone, _, _ = run.wrk(service, "/banner", arguments.seconds, 64)
+        stop = threading.Event()
+        uploaded = [0]
+        # Made before: libvips' tools would take the cores the reads are measured on.
+        queued = [photo(OUT / f"busy-{n}.jpg", 4000, 3000, seed=1000 + n) for n in range(2 * arguments.seconds)]
+
+        def keep_uploading():
+            for path in queued:
+                if stop.is_set():
+                    return
+                upload(service.port, path)
+                uploaded[0] += 1
+
+        uploader = threading.Thread(target=keep_uploading)
+        uploader.start()
+        time.sleep(1)  # the first upload under way: a precondition, not a measurement
+        busy, _, _ = run.wrk(service, "/banner", arguments.seconds, 64)
+        stop.set()
+        uploader.join()
+        rows.append((f"GET /banner req/s alone vs during uploads ({uploaded[0]} uploads)",
+                     f"{alone:,.0f} vs {busy:,.0f}: {busy / alone:.2f}×", "≥ 0.95×"))
+    finally:
+        service.stop()
+    print("\n| measurement | result | bar |\n|---|---|---|")
+    for row in rows:
+        print(f"| {row[0]} | {row[1]} | {row[2]} |")
+
+
+if __name__ == "__main__":
+    main()

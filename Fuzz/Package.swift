@@ -59,6 +59,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["BannerService", "BannerAPI", "Definitions", "Carousel"]),
         .executableTarget(name: "FuzzMediaUpload", dependencies: ["Media"]),
+        .executableTarget(
+            name: "FuzzMediaRequests",
+            dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP", "TimeZones"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking", "Platform"]),
         .executableTarget(
             name: "FuzzRequestLine",

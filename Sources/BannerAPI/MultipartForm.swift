@@ -40,7 +40,9 @@ struct MultipartFile: Equatable {
             guard let headersStart = lineEnd(in: body, from: position),
                 let headersEnd = find(Array("\r\n\r\n".utf8), in: body, from: headersStart - 2)
             else { throw Problem.badRequest("a part of the form has no end to its headers (a blank line)") }
-            let headers = String(decoding: body[headersStart..<headersEnd], as: UTF8.self)
+            // A part without headers: its blank line is the delimiter line's own end.
+            let headers =
+                headersEnd > headersStart ? String(decoding: body[headersStart..<headersEnd], as: UTF8.self) : ""
             let contentStart = headersEnd + 4
             guard let next = find(Array("\r\n".utf8) + delimiter, in: body, from: contentStart) else {
                 throw Problem.badRequest("a part of the form does not end with '--\(boundary)'")

@@ -129,6 +129,45 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// The media library (docs/MEDIA.md) is in the database: an image uploaded to one replica is
+    /// served by every replica byte for byte, a banner of another replica may show it (with its
+    /// variants), and the same file sent to both at once is one image.
+    @Test func anImageUploadedToOneReplicaIsServedByEveryReplica() async throws {
+        let server = try await PostgresServer.shared()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../MediaTests/Fixtures").standardized
+        let jpeg = Array(try Data(contentsOf: fixtures.appendingPathComponent("wide.jpg")))
+        let uploaded = try await HTTPConnection(port: ports[0], timeoutSeconds: 60).send(
+            "POST", "/media", headers: [("Content-Type", "image/jpeg")], body: jpeg)
+        #expect(uploaded.status == 201)
+        let id = try #require(try uploaded.json["id"] as? String)
+        for path in ["/media/\(id)", "/media/\(id)/480.webp", "/media/\(id)/960.webp"] {
+            let answers = try await ports.asyncMap { try await httpRequest(port: $0, "GET", path) }
+            #expect(answers.map(\.status) == [200, 200], "\(path)")
+            #expect(answers[0].body == answers[1].body && !answers[0].body.isEmpty, "\(path): the same bytes")
+            #expect(answers[0].header("ETag") == answers[1].header("ETag"))
+        }
+        let added = try await StoreProcessTests.json(
+            ports[1], "POST", "/carousels/default/banners", #"{"id": "photo", "image": "/media/\#(id)"}"#)
+        #expect(added.status == 201)
+        #expect(try await eventually { try await Self.converged(ports, "/banners") })
+        #expect(try await Self.state(ports[0], "/banners").body.contains("/media/\(id)/960.webp 960w"))
+        let refused = try await httpRequest(port: ports[0], "DELETE", "/media/\(id)")
+        #expect(refused.status == 409, "a banner stored by the other replica shows it")
+
+        let png = Array(try Data(contentsOf: fixtures.appendingPathComponent("quadrant.png")))
+        async let first = HTTPConnection(port: ports[0], timeoutSeconds: 60).send(
+            "POST", "/media", headers: [("Content-Type", "image/png")], body: png)
+        async let second = HTTPConnection(port: ports[1], timeoutSeconds: 60).send(
+            "POST", "/media", headers: [("Content-Type", "image/png")], body: png)
+        let both = try await [first, second]
+        #expect(Set(both.map(\.status)).isSubset(of: [200, 201]) && both.contains { $0.status == 201 })
+        let listed = try await httpRequest(port: ports[1], "GET", "/media").json["media"] as? [[String: Any]]
+        #expect(listed?.count == 2)
+        _ = processes
+    }
+
     /// A takeover started on one replica holds the screens of every replica (its notification
     /// names only the carousel: the others read the row), and ending it elsewhere ends it everywhere.
     @Test func aTakeoverOnOneReplicaHoldsEveryReplicaUntilEndedOnAnother() async throws {

@@ -1711,6 +1711,36 @@ class MediaOnThePage(WebClientTest):
         self.assertEqual(fetched, 1)
 
 
+class ComponentMedia(ComponentTest):
+    """A library image in <banner-carousel> on a shop's page of another origin: its paths are the
+    service's, and each element picks the variant of its own width, decoded ahead of the flip."""
+
+    def test_a_library_image_is_loaded_from_the_service_at_the_elements_width(self):
+        image = upload(self.service, wide_photo())
+        shown = self.service.state()["index"]
+        self.service.call("POST", f"/carousels/default/banners?position={shown + 1}",
+                          {"id": "photo", "image": image["url"], "caption": "From the library"})
+        expected = f"{self.service.url}/media/{image['id']}/"
+
+        def next_slide(element):
+            return self.component(element, "const image = root.querySelector('.slide.next img');"
+                                  "return {src: image.currentSrc, complete: image.complete,"
+                                  " width: image.naturalWidth, sizes: image.sizes}")
+
+        self.wait(lambda: all(next_slide(element)["src"].startswith(expected) and next_slide(element)["complete"]
+                              and next_slide(element)["width"] > 0 for element in ("first", "second")), 20,
+                  "both elements load the next banner's variant from the service ahead of its flip")
+        for element in ("first", "second"):
+            width = self.component(element, "return Math.round(root.host.getBoundingClientRect().width)")
+            self.assertEqual(next_slide(element)["sizes"], f"{width}px")
+        self.service.call("POST", "/banner/next")
+        self.wait_shown("first", "photo")
+        current = self.component("first", "const image = root.querySelector('.slide.current img');"
+                                 "return {src: image.currentSrc, complete: image.complete}")
+        self.assertTrue(current["src"].startswith(expected), current)
+        self.assertTrue(current["complete"])
+
+
 class AdminMedia(AdminPageTest):
     """The media library on the admin page: an upload from a file picker, refused files said
     so, the library's thumbnails, and a banner given a library image."""

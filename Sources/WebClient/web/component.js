@@ -403,8 +403,11 @@ class BannerCarouselElement extends HTMLElement {
         }
         slide.hidden = false;
         const href = banner.link ? `${this.carouselURL}/banners/${encodeURIComponent(banner.id)}/click` : null;
-        const srcset = banner.srcset ?? "";
-        if (slide.dataset.bannerId === banner.id && image.getAttribute("src") === banner.image
+        // A library image's path (`/media/ID`) is the service's, not this page's.
+        const source = this.serviceURL(banner.image);
+        const srcset = (banner.srcset ?? "").split(", ").filter(Boolean)
+            .map((candidate) => candidate.replace(/^\S+/, (url) => this.serviceURL(url))).join(", ");
+        if (slide.dataset.bannerId === banner.id && image.getAttribute("src") === source
             && (image.getAttribute("srcset") ?? "") === srcset
             && caption.textContent === banner.caption && link.getAttribute("href") === href) {
             return;
@@ -412,7 +415,7 @@ class BannerCarouselElement extends HTMLElement {
         slide.classList.remove("enter-forward", "enter-backward", "enter-jump");
         slide.style.setProperty("--hue", String(slideHue(banner.id)));
         slide.dataset.bannerId = banner.id;
-        if (image.getAttribute("src") !== banner.image || (image.getAttribute("srcset") ?? "") !== srcset) {
+        if (image.getAttribute("src") !== source || (image.getAttribute("srcset") ?? "") !== srcset) {
             slide.classList.remove("missing-image");
             // A library image's variants (docs/MEDIA.md), chosen for the element's own width: the
             // same for the neighbours, so the one fetched and decoded ahead is the one the flip shows.
@@ -423,7 +426,7 @@ class BannerCarouselElement extends HTMLElement {
                 image.removeAttribute("srcset");
                 image.removeAttribute("sizes");
             }
-            image.src = banner.image;
+            image.src = source;
             if (slide !== this.ui.slides.current) image.decode().catch(() => {});
         }
         image.alt = banner.caption || banner.id;
@@ -434,6 +437,11 @@ class BannerCarouselElement extends HTMLElement {
             void slide.offsetWidth; // restart the animation
             slide.classList.add(`enter-${movement}`);
         }
+    }
+
+    /** `url` as the service means it: a path of its own (an image of its media library) made absolute. */
+    serviceURL(url) {
+        return url.startsWith("/") ? new URL(url, new URL(this.base).origin).href : url;
     }
 
     drawDots(banner) {

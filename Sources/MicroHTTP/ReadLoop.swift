@@ -125,7 +125,38 @@ final class ReadLoop: @unchecked Sendable {
         /// Whether part of a request has arrived.
         var isReceiving = false
         /// What a write left unsent: nothing more is read until it has gone.
-        var unsent: [UInt8] = []
+        var unsent: Unsent?
+    }
+
+    /// The rest of an answer the socket did not take at once: what is left of the head, copied
+    /// (a few hundred bytes), and of the body, still read from its response — a 100 KB image is
+    /// not copied once more for a slow reader. A class: a connection's slot stays one pointer wide.
+    private final class Unsent {
+        var head: [UInt8]
+        let response: PreparedResponse?
+        var bodyOffset: Int
+
+        init(head: [UInt8], response: PreparedResponse?, bodyOffset: Int) {
+            self.head = head
+            self.response = response
+            self.bodyOffset = bodyOffset
+        }
+
+        var body: UnsafeRawBufferPointer {
+            guard let response else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            return UnsafeRawBufferPointer(rebasing: response.wireBody[bodyOffset...])
+        }
+
+        /// Takes `sent` bytes off the front; true when nothing is left.
+        func consume(_ sent: Int) -> Bool {
+            if sent <= head.count {
+                head.removeFirst(sent)
+            } else {
+                bodyOffset += sent - head.count
+                head = []
+            }
+            return head.isEmpty && body.isEmpty
+        }
     }
 
     private func finish(_ loop: inout Loop) {
@@ -141,7 +172,7 @@ final class ReadLoop: @unchecked Sendable {
         guard isHeld(descriptor, loop) else { return }  // closed earlier in this batch
         if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             closeConnection(descriptor, &loop)
-        } else if !loop.connections[Int(descriptor)]!.unsent.isEmpty {
+        } else if loop.connections[Int(descriptor)]!.unsent != nil {
             if events & EPOLLOUT.rawValue != 0 && flush(descriptor, &loop) { serve(descriptor, &loop) }
         } else {
             serve(descriptor, &loop)
@@ -257,18 +288,19 @@ final class ReadLoop: @unchecked Sendable {
         loop.connections[Int(descriptor)]!.lastActive = loop.now
         loop.connections[Int(descriptor)]!.isReceiving = false
         guard sent < total else { return true }
-        var unsent: [UInt8] = []
-        unsent.reserveCapacity(total - sent)
+        var head: [UInt8] = []
         var skip = sent
-        for part in [parts.0, parts.1, parts.2, parts.3] {
+        for part in [parts.0, parts.1, parts.2] {
             if skip >= part.count {
                 skip -= part.count
             } else {
-                unsent += part[skip...]
+                head += part[skip...]
                 skip = 0
             }
         }
-        loop.connections[Int(descriptor)]!.unsent = unsent
+        let headCount = parts.0.count + parts.1.count + parts.2.count
+        loop.connections[Int(descriptor)]!.unsent = Unsent(
+            head: head, response: parts.3.isEmpty ? nil : response, bodyOffset: max(0, sent - headCount))
         return false
     }
 
@@ -297,16 +329,16 @@ final class ReadLoop: @unchecked Sendable {
     /// Writes what was left unsent; true when all of it has gone.
     private func flush(_ descriptor: Int32, _ loop: inout Loop) -> Bool {
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
-        let sent = loop.connections[Int(descriptor)]!.unsent.withUnsafeBytes {
-            Self.send(($0, none, none, none), to: descriptor)
-        }
+        let unsent = loop.connections[Int(descriptor)]!.unsent!
+        let sent = unsent.head.withUnsafeBytes { Self.send(($0, unsent.body, none, none), to: descriptor) }
         guard sent >= 0 else {
             closeConnection(descriptor, &loop)
             return false
         }
-        loop.connections[Int(descriptor)]!.unsent.removeFirst(sent)
         loop.connections[Int(descriptor)]!.lastActive = loop.now
-        return loop.connections[Int(descriptor)]!.unsent.isEmpty
+        guard unsent.consume(sent) else { return false }
+        loop.connections[Int(descriptor)]!.unsent = nil
+        return true
     }
 
     /// Gives the connection to libmicrohttpd, its next request unread.

@@ -199,6 +199,39 @@ struct MediaAPITests {
         #expect(refused.problemDetail?.contains("no file") == true)
     }
 
+    /// A file of 7 MB, more than a socket takes at once: written in pieces, by libmicrohttpd
+    /// or by a read loop (fast paths on: from the response itself, without a copy), whole either way,
+    /// on fresh connections and one after another on a kept-alive one.
+    @Test(arguments: [Transport.live, .libmicrohttpd])
+    func aLargeFileIsServedWholeWhateverTheSocketTakes(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let folder = try temporaryDirectory()
+        let made = try shellOutput(
+            "cd \(folder.path) && vips gaussnoise noise.v 3300 2400 --sigma 60 --mean 128 && "
+                + "vips cast noise.v photo.v uchar && vips jpegsave photo.v photo.jpg --Q 95 --strip")
+        #expect(made.status == 0)
+        let jpeg = Array(try Data(contentsOf: folder.appendingPathComponent("photo.jpg")))
+        // More than a socket's send buffer may ever hold (net.ipv4.tcp_wmem's 4 MB at most): the
+        // kernel takes the answer in pieces whoever reads it.
+        #expect(jpeg.count > 4_194_304 && jpeg.count < 10_485_760)
+        let created = try await upload(service, jpeg)
+        #expect(created.status == 201, "\(created.text)")
+        let path = "/media/\(Self.sha256(jpeg))"
+        for _ in 0..<2 {
+            let fresh = try await service.request("GET", path)
+            #expect(fresh.status == 200 && fresh.body == jpeg)
+        }
+        guard let live = service as? LiveService else { throw InspectFailure("not a live service") }
+        // A reader that takes 4 KB at a time: every answer leaves the server's socket in pieces.
+        let connection = try HTTPConnection(port: live.port, receiveBuffer: 4096)
+        for _ in 0..<3 {
+            let again = try await connection.send("GET", path)
+            #expect(again.status == 200 && again.body == jpeg)
+        }
+        let range = try await connection.send("GET", path, headers: [("Range", "bytes=500000-")])
+        #expect(range.status == 206 && range.body == Array(jpeg[500_000...]))
+    }
+
     /// Uploading, listing and deleting are the admin's; the files are anyone's.
     @Test func theLibraryIsTheAdminsItsFilesArePublic() async throws {
         let harness = RouterHarness(adminToken: "secret-admin")
@@ -232,4 +265,9 @@ struct MediaAPITests {
         #expect(response.problemDetail?.contains("10485760 bytes (mediaMaxBytes)") == true, "\(response.text)")
         #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.isEmpty == true)
     }
+}
+
+struct InspectFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -61,8 +61,13 @@ public final class HTTPConnection: @unchecked Sendable {
     /// `timeoutSeconds` is stretched by `sanitizerAllowance`: under a sanitizer everything is
     /// several times slower, and a test blocking the cooperative pool for seconds (a store's busy
     /// timeout) delays every other test's answers by as much.
-    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
+    /// `receiveBuffer` shrinks the socket's receive buffer (before connecting, so the window the
+    /// server sees is small too): an answer larger than it reaches the server's socket in pieces.
+    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10, receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var bytes = receiveBuffer.map(Int32.init) {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: Int(Double(timeoutSeconds) * sanitizerAllowance), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -8,7 +8,12 @@ public struct ImageSize: Sendable, Equatable {
         self.height = height
     }
 
-    public var pixels: Int { width * height }
+    /// Width × height, or `Int.max` when that does not fit: a header may declare 4 billion by
+    /// 4 billion (found by Fuzz/FuzzMediaUpload: the product trapped).
+    public var pixels: Int {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? Int.max : product
+    }
 }
 
 /// The size an image file declares, read from its header without decoding anything: what the

@@ -55,7 +55,7 @@ public enum MediaRefusal: Error, Sendable, Equatable {
         case .unsupportedType(let detail): detail
         case .undecodable(let detail): detail
         case .tooManyPixels(let size, let limit):
-            "the image declares \(size.width) × \(size.height) = \(size.pixels) pixels, over the limit of \(limit) "
+            "the image declares \(size.width) × \(size.height) pixels, more than the limit of \(limit) "
                 + "(mediaMaxPixels); scale it down before uploading"
         case .tooLarge(let bytes, let limit):
             "the file has \(bytes) bytes, over the limit of \(limit) (mediaMaxBytes)"

@@ -121,6 +121,10 @@ struct MediaProcessingTests {
             #expect(refused?.status == 422)
             #expect(refused?.message.contains("20000 × 20000") == true)
         }
+        // A header declaring more pixels than a machine word holds is refused, not a crash.
+        var huge = try Fixtures.quadrant(.png)
+        huge.replaceSubrange(16..<24, with: [0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xBC])
+        #expect(refusal(huge)?.status == 422)
         // The limit is a setting.
         #expect(refusal(try Fixtures.bytes("wide.jpg"), limits: MediaLimits(maxPixels: 749_999))?.status == 422)
         #expect(refusal(try Fixtures.bytes("wide.jpg"), limits: MediaLimits(maxPixels: 750_000)) == nil)

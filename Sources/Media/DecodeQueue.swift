@@ -3,7 +3,7 @@ import Glibc
 import Locking
 
 /// Where uploads are decoded (docs/MEDIA.md): at most `workers` at once, each on a thread of its
-/// own whose scheduling priority is lowered (nice 10, inherited by the threads libvips starts
+/// own at the lowest scheduling priority (nice 19, inherited by the threads libvips starts
 /// from it), so that while a photo is decoded the request threads still get the cores first. At
 /// most `backlog` more wait; past that an upload is turned away (the caller answers 503) rather
 /// than holding its 10 MiB in memory behind the others.
@@ -28,10 +28,10 @@ public final class DecodeQueue: Sendable {
         let cancel: @Sendable () -> Void
     }
 
-    /// The nice value of the decoding threads: the request threads (0) get nine times their share
-    /// of a contended core (CFS weights 1024 and 110), and a decode still advances, slowly, under
-    /// a read load that takes every core.
-    static let niceness: Int32 = 10
+    /// The nice value of the decoding threads: the lowest. On 2 cores under wrk, GET /banner kept
+    /// 0.90× of its rate while uploads decoded at nice 10 and all of it at 19 (bench/media.py), and
+    /// uploads still went on (a read load rarely takes every cycle of every core).
+    static let niceness: Int32 = 19
 
     public init(workers: Int, backlog: Int) {
         precondition(workers >= 1 && backlog >= 0)

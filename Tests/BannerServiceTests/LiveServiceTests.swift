@@ -54,7 +54,7 @@ final class LiveService: Sendable {
         try await httpRequest(port: port, method, path, headers: headers, body: body.map { Array($0.utf8) })
     }
 
-    /// An upload is decoded on a thread of lower priority than the request threads (docs/MEDIA.md):
+    /// An upload is decoded on a thread of the lowest priority (docs/MEDIA.md):
     /// while the whole suite keeps every core busy it waits its turn, so it is given a minute.
     func request(_ method: String, _ path: String, headers: [(String, String)], bytes: [UInt8]) async throws
         -> HTTPResponse

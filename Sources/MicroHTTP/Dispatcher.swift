@@ -51,7 +51,8 @@ final class Dispatcher: Sendable {
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
         var targetLength = -1
         withWatch(of: connection) { targetLength = $0.targetLength.load(ordering: .relaxed) }
-        if let problem = Self.framingProblem(of: connection, path: path, targetLength: targetLength, version: version) {
+        let headers = HeaderCensus(of: connection)
+        if let problem = Self.framingProblem(headers, path: path, targetLength: targetLength, version: version) {
             let rejection: Rejection =
                 switch problem {
                 case .malformed(let reason):
@@ -61,10 +62,8 @@ final class Dispatcher: Sendable {
                 }
             return refuse(slot.exchange(bodyLimit: maxBodySize), rejection, on: connection)
         }
-        guard
-            declaredLength != nil
-                || MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Transfer-Encoding") != nil
-        else { return .YES }  // no body: the busiest case, asked nothing more
+        // No body: the busiest case, asked nothing more (the census read the headers once already).
+        guard headers.contentLengths > 0 || headers.transferEncoding != nil else { return .YES }
         let limit = handler.bodyLimit(method: methodName(method), path: String(cString: path)) ?? maxBodySize
         let declared = declaredLength.flatMap { Int(String(cString: $0)) }
         if let declared, declared > limit {
@@ -90,9 +89,8 @@ final class Dispatcher: Sendable {
     /// close); several Host headers, or none in HTTP/1.1; a NUL in the target (libmicrohttpd's
     /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`).
     private static func framingProblem(
-        of connection: OpaquePointer, path: UnsafePointer<CChar>, targetLength: Int, version: UnsafePointer<CChar>?
+        _ headers: HeaderCensus, path: UnsafePointer<CChar>, targetLength: Int, version: UnsafePointer<CChar>?
     ) -> FramingProblem? {
-        let headers = HeaderCensus(of: connection)
         if let name = headers.invalidName {
             return .malformed("header name '\(name)' is not a token (a space before the colon?)")
         }

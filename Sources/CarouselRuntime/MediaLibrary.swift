@@ -1,7 +1,6 @@
 import Carousel
 import Digest
 import Locking
-import Logging
 import Media
 import Store
 import TimeZones
@@ -30,9 +29,15 @@ public final class MediaIndex: Sendable {
     /// cannot be reached).
     public func record(_ id: String) -> MediaRecord? {
         if let known = records.withLock({ $0[id] }) { return known }
-        guard let stored = try? store.mediaRecords().first(where: { $0.id == id }) else { return nil }
-        remember(stored)
-        return stored
+        return try? stored(id, in: store)
+    }
+
+    /// The record of `id` as `store` has it now (nil when it has none), remembered. The library
+    /// asks through its timed store; a miss while building a read view, through the plain one.
+    func stored(_ id: String, in store: any CarouselStore) throws(StoreError) -> MediaRecord? {
+        let found = try store.mediaRecords().first { $0.id == id }
+        if let found { remember(found) }
+        return found
     }
 
     func remember(_ record: MediaRecord) { records.withLock { $0[record.id] = record } }
@@ -58,7 +63,6 @@ public final class MediaLibrary: Sendable {
     private let store: any CarouselStore
     private let decoding: DecodeQueue
     private let clock: @Sendable () -> Timestamp
-    private let logger: Logger
     /// Every carousel's name and banners, now.
     private let carousels: @Sendable () -> [(name: String, banners: [Banner])]
 
@@ -81,14 +85,13 @@ public final class MediaLibrary: Sendable {
     }
 
     init(
-        store: any CarouselStore, index: MediaIndex, settings: MediaSettings, logger: Logger,
+        store: any CarouselStore, index: MediaIndex, settings: MediaSettings,
         clock: @escaping @Sendable () -> Timestamp,
         carousels: @escaping @Sendable () -> [(name: String, banners: [Banner])]
     ) {
         self.store = store
         self.index = index
         self.settings = settings
-        self.logger = logger
         self.clock = clock
         self.carousels = carousels
         decoding = DecodeQueue(workers: settings.decodes, backlog: settings.waiting)
@@ -102,7 +105,7 @@ public final class MediaLibrary: Sendable {
         let limits = settings.limits
         let outcome = await decoding.run { () -> Result<ProcessedImage, MediaRefusal> in
             Result { () throws(MediaRefusal) in
-                try MediaProcessing.process(bytes, declaredType: declaredType, limits: limits)
+                try MediaProcessing.process(bytes, declaredType: declaredType, limits: limits, id: id)
             }
         }
         guard let outcome else { throw .busy(pending: decoding.pending) }
@@ -111,29 +114,18 @@ public final class MediaLibrary: Sendable {
         let media = NewMedia(
             id: image.id, type: image.format.mediaType, width: image.width, height: image.height,
             original: image.original, variants: image.variants.map { ($0.width, $0.webp) }, createdAt: clock())
-        do {
-            let created = try store.saveMedia(media)
-            guard created else {
-                guard let existing = try stored(id) else { throw StoreError.unavailable("media \(id) vanished") }
-                return .existing(existing)
-            }
-        } catch let error as StoreError {
-            throw .store(error)
-        } catch {
-            throw .store(.unavailable("\(error)"))
+        let created: Bool
+        do { created = try store.saveMedia(media) } catch { throw .store(error) }
+        guard created else {  // another upload of the same bytes was stored first
+            guard let existing = try stored(id) else { throw .store(.unavailable("media \(id) vanished")) }
+            return .existing(existing)
         }
         index.remember(media.record)
         return .created(media.record)
     }
 
     private func stored(_ id: String) throws(UploadFailure) -> MediaRecord? {
-        do {
-            let found = try store.mediaRecords().first { $0.id == id }
-            if let found { index.remember(found) }
-            return found
-        } catch {
-            throw .store(error)
-        }
+        do { return try index.stored(id, in: store) } catch { throw .store(error) }
     }
 
     /// Every image, oldest first.
@@ -164,15 +156,9 @@ public final class MediaLibrary: Sendable {
     /// Deletes an image no banner uses.
     public func delete(_ id: String) throws(DeletionFailure) {
         if let users = uses()[id], !users.isEmpty { throw .inUse(users) }
-        do {
-            guard try store.deleteMedia(id) else { throw DeletionFailure.notFound }
-        } catch let error as StoreError {
-            throw .store(error)
-        } catch let error as DeletionFailure {
-            throw error
-        } catch {
-            throw .store(.unavailable("\(error)"))
-        }
+        let deleted: Bool
+        do { deleted = try store.deleteMedia(id) } catch { throw .store(error) }
+        guard deleted else { throw .notFound }
         index.forget(id)
     }
 

@@ -42,7 +42,7 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         follower = StoreFollower(directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
         self.fleet = Fleet(directory: directory, store: store, settings: fleet, logger: logger, clock: clock)
         self.media = MediaLibrary(
-            store: store, index: mediaIndex ?? MediaIndex(store: store), settings: media, logger: logger, clock: clock,
+            store: store, index: mediaIndex ?? MediaIndex(store: store), settings: media, clock: clock,
             carousels: { [directory] in directory.all.map { ($0.name, $0.stored.definition.banners) } })
         self.metrics = metrics
     }

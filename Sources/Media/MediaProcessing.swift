@@ -99,22 +99,24 @@ public enum MediaProcessing {
     }
 
     /// Everything: `check`, then libvips. Slow (a 12-megapixel photo takes most of a second of one
-    /// core): call it off the request threads, a bounded number at once (`DecodeQueue`).
+    /// core): call it off the request threads, a bounded number at once (`DecodeQueue`). `id` is
+    /// the bytes' SHA-256 when the caller has it already (10 MiB are not hashed twice).
     public static func process(
-        _ bytes: [UInt8], declaredType: String?, limits: MediaLimits
+        _ bytes: [UInt8], declaredType: String?, limits: MediaLimits, id: String? = nil
     ) throws(MediaRefusal) -> ProcessedImage {
         if let failure = LibVips.startFailure { throw .undecodable("images cannot be decoded here: \(failure)") }
         let outcome = bytes.withUnsafeBytes { raw in
-            Result { () throws(MediaRefusal) in try process(raw, declaredType: declaredType, limits: limits) }
+            Result { () throws(MediaRefusal) in
+                try process(raw, declaredType: declaredType, limits: limits, id: id ?? SHA256.hex(of: raw))
+            }
         }
         return try outcome.get()
     }
 
     private static func process(
-        _ raw: UnsafeRawBufferPointer, declaredType: String?, limits: MediaLimits
+        _ raw: UnsafeRawBufferPointer, declaredType: String?, limits: MediaLimits, id: String
     ) throws(MediaRefusal) -> ProcessedImage {
         let (format, _) = try check(raw, declaredType: declaredType, limits: limits)
-        let id = SHA256.hex(of: raw)
         do {
             let header = try DecodedImage.header(of: raw)
             // libvips' own reading of the header must agree with the limit too: it is what allocates.
@@ -122,10 +124,7 @@ public enum MediaProcessing {
             guard declared.pixels <= limits.maxPixels else {
                 throw MediaRefusal.tooManyPixels(declared, limit: limits.maxPixels)
             }
-            let upright =
-                header.turnsSideways
-                ? ImageSize(width: header.height, height: header.width)
-                : ImageSize(width: header.width, height: header.height)
+            let upright = header.turnsSideways ? ImageSize(width: declared.height, height: declared.width) : declared
             let widths = variantWidths.filter { $0 <= upright.width }
             let largest = widths.last ?? upright.width
             let decoded = try DecodedImage.decode(raw, width: largest)

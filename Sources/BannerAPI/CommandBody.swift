@@ -147,7 +147,7 @@ enum CommandBody {
     }
 
     /// `text/plain` of `Text/Plain; charset=UTF-8`.
-    private static func mediaType(of contentType: String) -> String {
+    static func mediaType(of contentType: String) -> String {
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
         return mediaType.trimmingCharacters(in: " \t").lowercased()
     }

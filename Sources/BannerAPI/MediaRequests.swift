@@ -18,8 +18,7 @@ enum MediaRequests {
             let file = try MultipartFile.parse(request.body, boundary: boundary)
             return (file.bytes, file.contentType.flatMap(imageType))
         }
-        let type =
-            contentType.split(separator: ";").first.map { String($0).trimmingCharacters(in: " \t").lowercased() } ?? ""
+        let type = CommandBody.mediaType(of: contentType)
         guard type.hasPrefix("image/") || type == "application/octet-stream" else {
             throw Problem(
                 status: 415,
@@ -31,7 +30,7 @@ enum MediaRequests {
 
     /// `image/…` as declared, or nil for a type that says nothing of the format.
     private static func imageType(_ type: String) -> String? {
-        let bare = type.split(separator: ";").first.map { String($0).trimmingCharacters(in: " \t").lowercased() } ?? ""
+        let bare = CommandBody.mediaType(of: type)
         return bare.hasPrefix("image/") ? bare : nil
     }
 

@@ -64,7 +64,7 @@ let package = Package(
         ),
         // Uploaded images (docs/MEDIA.md): formats told by their bytes, headers read before decoding,
         // metadata stripped, WebP variants made with libvips; the only module that imports CVips.
-        .target(name: "Media", dependencies: ["CVips", "Digest", "Locking"]),
+        .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Locking"]),
         // What `GET /metrics` reports beside HTTP requests: carousel changes, timer lateness, plays, the
         // store's operations, the process; counters and their Prometheus text, no HTTP.
         .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"]),

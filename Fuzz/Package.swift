@@ -37,7 +37,7 @@ let package = Package(
             path: "Modules/CarouselRuntime"),
         .target(name: "Digest", path: "Modules/Digest"),
         .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
-        .target(name: "Media", dependencies: ["CVips", "Digest", "Locking"], path: "Modules/Media"),
+        .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Locking"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
         .target(
             name: "BannerAPI",

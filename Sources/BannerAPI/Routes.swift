@@ -1,5 +1,4 @@
 import Definitions
-import Media
 import Store
 
 /// What a request asks for, once its path and method are known.
@@ -283,7 +282,7 @@ enum Routes {
         guard let id = parts.first, MediaReference.isID(id) else { throw notFound }
         if parts.count == 1 { return (mediaMethods(String(id)), CarouselDefinition.defaultName, mediaRouteTemplate) }
         guard parts.count == 2, parts[1].hasSuffix(".webp"), let width = Int(parts[1].dropLast(".webp".count)),
-            MediaProcessing.variantWidths.contains(width)
+            MediaReference.variantWidths.contains(width)
         else { throw notFound }
         return (
             mediaVariantMethods(String(id), width: width), CarouselDefinition.defaultName, mediaVariantRouteTemplate

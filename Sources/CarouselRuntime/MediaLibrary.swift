@@ -1,4 +1,5 @@
 import Carousel
+import Definitions
 import Digest
 import Locking
 import Media

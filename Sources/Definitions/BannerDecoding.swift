@@ -46,7 +46,7 @@ public enum BannerDecoding {
                 field: fields.fieldPath("id"), message: "'\(id)' is not a valid id; use 1 to 64 of A-Z a-z 0-9 . _ -")
         }
         let image = try fields.required("image", .string)
-        guard Validation.isAbsoluteHTTPURL(image) || Validation.isMediaLibraryPath(image) else {
+        guard Validation.isAbsoluteHTTPURL(image) || MediaReference.isLibraryPath(image) else {
             throw FieldError(
                 field: fields.fieldPath("image"),
                 message: "not an absolute http(s) URL nor a media library path (/media/ID)")

@@ -35,16 +35,6 @@ public enum Validation {
             && !authority.contains(where: { "<>\"{}|\\^`".utf8.contains($0) })
     }
 
-    /// An image of this service's media library (docs/MEDIA.md): `/media/ID` or one of its
-    /// variants, `/media/ID/WIDTH.webp`; ID is 64 lowercase hexadecimal digits.
-    public static func isMediaLibraryPath(_ text: String) -> Bool {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3 || parts.count == 4, parts[0].isEmpty, parts[1] == "media", parts[2].utf8.count == 64,
-            parts[2].utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
-        else { return false }
-        return parts.count == 3 || ["480.webp", "960.webp", "1600.webp", "2400.webp"].contains(parts[3])
-    }
-
     /// A duration in seconds within `range`, or the reason it is not.
     public static func duration(seconds: Double, within range: ClosedRange<Duration>) -> Result<Duration, FieldProblem>
     {

@@ -1,3 +1,4 @@
+import Definitions
 import Digest
 
 /// Limits on an upload (docs/MEDIA.md): checked before the work they bound.
@@ -68,7 +69,7 @@ public enum MediaRefusal: Error, Sendable, Equatable {
 /// then one decode, the variants, and the original stripped of its metadata.
 public enum MediaProcessing {
     /// The widths of the WebP variants, none wider than the original.
-    public static let variantWidths = [480, 960, 1600, 2400]
+    public static let variantWidths = MediaReference.variantWidths
     /// WebP quality of the variants: photographs look as the original at a third of JPEG's bytes.
     static let webpQuality = 80
 

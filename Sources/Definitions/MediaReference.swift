@@ -1,6 +1,20 @@
-/// How a banner's `image` names an image of the media library: `/media/ID`, one of its variants
-/// `/media/ID/960.webp`, or either as an absolute URL of this service.
+/// How a banner's `image` names an image of the media library (docs/MEDIA.md): `/media/ID`, one
+/// of its variants `/media/ID/960.webp`, or either as an absolute URL of this service. The one
+/// statement of that grammar: banner validation, the routes and the library all read it here.
 public enum MediaReference {
+    /// The widths of the WebP variants made of every upload, none wider than the original.
+    public static let variantWidths = [480, 960, 1600, 2400]
+
+    /// Whether `text` is a library path itself (`/media/ID` or `/media/ID/WIDTH.webp`), as a banner's
+    /// `image` may be.
+    public static func isLibraryPath(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3 || parts.count == 4, parts[0].isEmpty, parts[1] == "media", isID(parts[2]) else {
+            return false
+        }
+        return parts.count == 3 || variantWidths.contains { parts[3] == "\($0).webp" }
+    }
+
     /// The id an image URL names, or nil when it names no library image.
     public static func id(inImage image: String) -> String? {
         var path = Substring(image)

@@ -54,47 +54,6 @@ def upload(port, path, timeout=120):
         return response.status, answer, time.monotonic() - started
 
 
-def start_nginx_file(body, threads):
-    """nginx serving `body` as /file.webp from disk."""
-    port = run.free_port()
-    (OUT / "www").mkdir(parents=True, exist_ok=True)
-    (OUT / "www" / "file.webp").write_bytes(body)
-    for folder in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]:
-        (OUT / "nginx" / folder).mkdir(parents=True, exist_ok=True)
-    config = OUT / "nginx" / "nginx.conf"
-    config.write_text(f"""
-user root;
-daemon off;
-worker_processes {threads};
-pid {OUT}/nginx/nginx.pid;
-error_log {OUT}/nginx/error.log warn;
-events {{ worker_connections 8192; }}
-http {{
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_requests 100000000;
-    open_file_cache max=16 inactive=60s;
-    client_body_temp_path {OUT}/nginx/client_body;
-    proxy_temp_path {OUT}/nginx/proxy;
-    fastcgi_temp_path {OUT}/nginx/fastcgi;
-    uwsgi_temp_path {OUT}/nginx/uwsgi;
-    scgi_temp_path {OUT}/nginx/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        location = /file.webp {{
-            default_type image/webp;
-            add_header Cache-Control "public, max-age=31536000, immutable";
-            alias {OUT}/www/file.webp;
-        }}
-    }}
-}}
-""")
-    return run.Target("nginx", "nginx static file", ["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")],
-                      port, OUT / "nginx" / "stderr.log")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -122,7 +81,8 @@ def main():
         print(f"  960.webp: {len(body) / 1000:.0f} KB", flush=True)
 
         # Serving beside nginx.
-        nginx = start_nginx_file(body, arguments.threads)
+        nginx = run.start_nginx(arguments.threads, body, out=OUT, path="/file.webp", content_type="image/webp",
+                                cache_control="public, max-age=31536000, immutable")
         try:
             for target, path in [(service, variant["url"]), (nginx, "/file.webp")]:
                 run.wrk(target, path, 1, 64)

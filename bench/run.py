@@ -152,21 +152,24 @@ def fresh_store(name):
     return f"sqlite:{OUT / f'{name}.db'}"
 
 
-def start_nginx(threads, body, cpu=None):
+def start_nginx(threads, body, cpu=None, out=OUT, path="/banner", content_type="application/json; charset=utf-8",
+                cache_control="no-store"):
+    """nginx serving `body` as a static file at `path` (sendfile, open_file_cache), its files in `out`."""
     port = free_port()
-    (OUT / "www").mkdir(exist_ok=True)
-    (OUT / "www" / "banner").write_bytes(body)
+    name = path.strip("/")
+    (out / "www").mkdir(parents=True, exist_ok=True)
+    (out / "www" / name).write_bytes(body)
     for folder in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]:
-        (OUT / "nginx" / folder).mkdir(parents=True, exist_ok=True)
+        (out / "nginx" / folder).mkdir(parents=True, exist_ok=True)
     user = "user root;" if os.geteuid() == 0 else ""  # as root, workers must still read bench/out
-    config = OUT / "nginx" / "nginx.conf"
+    config = out / "nginx" / "nginx.conf"
     config.write_text(f"""
 {user}
 daemon off;
 worker_processes {threads};
 worker_rlimit_nofile 16384;
-pid {OUT}/nginx/nginx.pid;
-error_log {OUT}/nginx/error.log warn;
+pid {out}/nginx/nginx.pid;
+error_log {out}/nginx/error.log warn;
 events {{ worker_connections 8192; }}
 http {{
     access_log off;
@@ -176,25 +179,25 @@ http {{
     keepalive_timeout 60s;
     keepalive_requests 100000000;
     open_file_cache max=16 inactive=60s;
-    client_body_temp_path {OUT}/nginx/client_body;
-    proxy_temp_path {OUT}/nginx/proxy;
-    fastcgi_temp_path {OUT}/nginx/fastcgi;
-    uwsgi_temp_path {OUT}/nginx/uwsgi;
-    scgi_temp_path {OUT}/nginx/scgi;
+    client_body_temp_path {out}/nginx/client_body;
+    proxy_temp_path {out}/nginx/proxy;
+    fastcgi_temp_path {out}/nginx/fastcgi;
+    uwsgi_temp_path {out}/nginx/uwsgi;
+    scgi_temp_path {out}/nginx/scgi;
     server {{
         listen 127.0.0.1:{port};
-        location = /banner {{
-            default_type "application/json; charset=utf-8";
-            add_header Cache-Control no-store;
-            alias {OUT}/www/banner;
+        location = {path} {{
+            default_type "{content_type}";
+            add_header Cache-Control "{cache_control}";
+            alias {out}/www/{name};
         }}
     }}
 }}
 """)
     # The workers inherit the master's CPU.
     return Target("nginx", "nginx static file",
-                  pinned(["nginx", "-c", str(config), "-e", str(OUT / "nginx" / "error.log")], cpu),
-                  port, OUT / "nginx" / "stderr.log")
+                  pinned(["nginx", "-c", str(config), "-e", str(out / "nginx" / "error.log")], cpu),
+                  port, out / "nginx" / "stderr.log")
 
 
 def reference_command(port, threads, body_file, headers):

@@ -147,7 +147,27 @@ struct DifferentialTests {
                     Self.receiptsPath,
                     "{\"receipts\": [{\"version\": 1, \"banner\": \"nope\", \"shownAt\": \"\(now)\"}]}")
                 + Self.last)
-        for exchange in Self.exchanges + [conditional, reports] {
+        // The media library (docs/MEDIA.md): a file read from the store, then from memory; its
+        // validators, ranges, and paths that name nothing; an upload refused from its head.
+        let png = Array(
+            try Data(
+                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                    .appendingPathComponent("../MediaTests/Fixtures/quadrant.png")))
+        let uploaded = try await fast.request("POST", "/media", headers: [("Content-Type", "image/png")], bytes: png)
+        #expect(uploaded.status == 201)
+        let file = "/media/\(try #require(try uploaded.json["id"] as? String))"
+        let media = Exchange(
+            "media files",
+            Self.head(file) + Self.head(file) + Self.head(file, method: "HEAD")
+                + Self.head(file, "If-None-Match: \"\(file.dropFirst(7))\"\r\n")
+                + Self.head(file, "Range: bytes=0-9\r\n")
+                + Self.head(file, "Range: bytes=-4\r\n") + Self.head(file, "Range: bytes=99999-\r\n")
+                + Self.head(file, "Range: bytes=0-1,4-5\r\n") + Self.head(file + "/480.webp")
+                + Self.head("/media/not-an-id") + Self.head(file + "/961.webp") + Self.last)
+        let oversize = Exchange(
+            "an upload over mediaMaxBytes",
+            "POST /media HTTP/1.1\r\nHost: localhost\r\nContent-Type: image/png\r\nContent-Length: 20000000\r\n\r\n")
+        for exchange in Self.exchanges + [conditional, reports, media, oversize] {
             let fastAnswer = try await Self.answer(to: exchange, port: fast.port)
             let plainAnswer = try await Self.answer(to: exchange, port: plain.port)
             #expect(!plainAnswer.isEmpty, "\(exchange): libmicrohttpd answered")
@@ -159,6 +179,10 @@ struct DifferentialTests {
         let taken = String(decoding: try await Self.answer(to: reports, port: fast.port), as: UTF8.self)
         #expect(taken.components(separatedBy: "HTTP/1.1 204 No Content\r\n").count == 3, "\(taken)")
         #expect(taken.contains("HTTP/1.1 422 "), "\(taken)")
+        let served = String(decoding: try await Self.answer(to: media, port: plain.port), as: UTF8.self)
+        for status in ["200 OK", "304 Not Modified", "206 Partial Content", "416 ", "404 Not Found"] {
+            #expect(served.contains("HTTP/1.1 \(status)"), "\(status) among the media answers:\n\(served)")
+        }
         let notModified = try await Self.answer(to: conditional, port: fast.port)
         #expect(String(decoding: notModified, as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
     }

@@ -141,6 +141,7 @@ fuzz: deps
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p .build/fuzz/corpus/$$target; \
 		echo "fuzzing $$target for $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0 \
 		Fuzz/.build/debug/$$target -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=.build/fuzz/artifacts/$$target- .build/fuzz/corpus/$$target Fuzz/corpus/$$target \
 			> .build/fuzz/$$target.log 2>&1; status=$$?; \

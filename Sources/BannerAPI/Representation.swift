@@ -6,27 +6,28 @@ struct Representation: Sendable {
     let ok: PreparedResponse
     let notModified: PreparedResponse
 
-    /// `body` with `headers` (ETag added), and the matching 304. The 304 is built with the 200's
-    /// body, which libmicrohttpd does not send for a 304, only its length: the one Content-Length
-    /// RFC 9110 allows on a 304 (libmicrohttpd would say 0).
-    init(etag: String, body: [UInt8], headers: [HTTPHeader]) {
+    /// `body` with `headers` (ETag added), kept in `storage`, and the matching 304, which says
+    /// the 200's length without keeping its bytes.
+    init(etag: String, body: [UInt8], headers: [HTTPHeader], storage: BodyStorage = .buffer) {
         self.etag = etag
         let headers = headers + [HTTPHeader("ETag", etag)]
-        ok = PreparedResponse(Response(status: 200, headers: headers, body: body))
-        notModified = PreparedResponse(
-            Response(status: 304, headers: headers.filter { $0.name != "Content-Type" }, body: body))
+        ok = PreparedResponse(Response(status: 200, headers: headers, body: body), body: storage)
+        notModified = Self.notModified(headers, of: ok)
     }
 
-    private init(etag: String, ok: PreparedResponse, notModified: PreparedResponse) {
+    private init(etag: String, ok: PreparedResponse) {
         self.etag = etag
         self.ok = ok
-        self.notModified = notModified
+        notModified = Self.notModified(ok.headers, of: ok)
+    }
+
+    private static func notModified(_ headers: [HTTPHeader], of ok: PreparedResponse) -> PreparedResponse {
+        PreparedResponse(notModified: headers.filter { $0.name != "Content-Type" }, bodyLength: ok.bodyCount)
     }
 
     /// The same responses as new libmicrohttpd responses, for one thread to queue (`ReadCache`).
     func copy() -> Representation {
-        Representation(
-            etag: etag, ok: PreparedResponse(ok.response), notModified: PreparedResponse(notModified.response))
+        Representation(etag: etag, ok: PreparedResponse(ok.response))
     }
 
     /// 304 when `ifNoneMatch` names this version (RFC 9110's weak comparison), else 200.

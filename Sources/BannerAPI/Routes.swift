@@ -277,17 +277,26 @@ enum Routes {
     private static func mediaFile(_ path: String, method: String) throws(Problem) -> (
         Methods, carousel: String, template: RouteTemplate
     ) {
-        let parts = path.dropFirst(mediaPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        // On the UTF-8 bytes, as a carousel's paths are: a screen asks for its images at every
+        // change, and splitting the path into Characters cost as much as sending the file.
         let notFound = Problem(status: 404, detail: "no media file \(path); GET /media lists the library")
-        guard let id = parts.first, MediaReference.isID(id) else { throw notFound }
-        if parts.count == 1 { return (mediaMethods(String(id)), CarouselDefinition.defaultName, mediaRouteTemplate) }
-        guard parts.count == 2, parts[1].hasSuffix(".webp"), let width = Int(parts[1].dropLast(".webp".count)),
-            MediaReference.variantWidths.contains(width)
-        else { throw notFound }
+        let bytes = path.utf8
+        let idStart = bytes.index(bytes.startIndex, offsetBy: mediaPrefix.utf8.count)
+        let idEnd = bytes[idStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        let id = path[idStart..<idEnd]
+        guard MediaReference.isID(id) else { throw notFound }
+        if idEnd == bytes.endIndex {
+            return (mediaMethods(String(id)), CarouselDefinition.defaultName, mediaRouteTemplate)
+        }
+        let file = bytes[bytes.index(after: idEnd)...]
+        guard let width = variantFiles.first(where: { file.elementsEqual($0.name.utf8) })?.width else { throw notFound }
         return (
             mediaVariantMethods(String(id), width: width), CarouselDefinition.defaultName, mediaVariantRouteTemplate
         )
     }
+
+    /// `960.webp` and the like: the names of a library image's variants.
+    private static let variantFiles = MediaReference.variantWidths.map { (width: $0, name: "\($0).webp") }
 
     private static let carouselsSlash = "/carousels/"
     private static let bannerPrefix = "/banners/"

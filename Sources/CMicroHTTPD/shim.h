@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -151,6 +152,20 @@ static inline int cmhd_allowed_cpu_count(void) {
         count += __builtin_popcountl(mask[word]);
     }
     return count;
+}
+
+/// An anonymous in-memory file, closed on exec, that can be sealed (glibc declares memfd_create
+/// only under _GNU_SOURCE); -1 and errno when it cannot be made.
+static inline int cmhd_memory_file(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 0x0001U /* MFD_CLOEXEC */ | 0x0002U /* MFD_ALLOW_SEALING */);
+}
+
+/// Seals a memory file as it is: it can no longer grow, shrink or be written (fcntl is
+/// variadic; the F_SEAL_* names are also _GNU_SOURCE's). 0, or -1 and errno.
+static inline int cmhd_seal_memory_file(int descriptor) {
+    const int addSeals = 1024 + 9; /* F_LINUX_SPECIFIC_BASE + 9 */
+    const int seals = 0x0001 /* SEAL */ | 0x0002 /* SHRINK */ | 0x0004 /* GROW */ | 0x0008 /* WRITE */;
+    return fcntl(descriptor, addSeals, seals);
 }
 
 #endif

@@ -30,11 +30,18 @@ public enum MediaReference {
     }
 
     /// Whether `text` has the form of an id: 64 lowercase hexadecimal digits (a SHA-256).
+    /// Inlinable, so that it is specialised where it is called: every `GET /media/…` asks it, and
+    /// the generic version walked the bytes through witness tables.
+    @inlinable
     public static func isID(_ text: some StringProtocol) -> Bool {
-        text.utf8.count == 64
-            && text.utf8.allSatisfy {
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
-            }
+        var count = 0
+        for byte in text.utf8 {
+            guard
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            else { return false }
+            count += 1
+        }
+        return count == 64
     }
 }

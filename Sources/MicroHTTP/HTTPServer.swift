@@ -158,7 +158,9 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        let wanted = rlim_t(connections + 64)  // listening socket, epoll, pipes, logs
+        // Beyond connections: the listening socket, epolls, pipes, logs, and the memory files
+        // bodies may be kept in.
+        let wanted = rlim_t(connections + 64 + PreparedResponse.memoryFileLimit)
         guard limit.rlim_cur < wanted else { return }
         limit.rlim_cur = min(wanted, limit.rlim_max)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

@@ -270,24 +270,29 @@ final class ReadLoop: @unchecked Sendable {
         return deliver(response, withBody: !head.isHead, to: descriptor, &loop)
     }
 
-    /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`; what the socket
-    /// does not take now waits for it to be writable.
+    /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`, or, for a body in
+    /// a memory file, its head with one and the body with `sendfile`; what the socket does not take
+    /// now waits for it to be writable.
     private func deliver(
         _ response: PreparedResponse, withBody: Bool, to descriptor: Int32, _ loop: inout Loop
     ) -> Bool {
-        let parts = (
-            response.statusLine, loop.date.line, response.headerLines,
-            withBody ? response.wireBody : UnsafeRawBufferPointer(start: nil, count: 0)
-        )
-        let total = parts.0.count + parts.1.count + parts.2.count + parts.3.count
-        let sent = Self.send(parts, to: descriptor)
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        let body = withBody ? response.wireBody : none
+        let file = body.isEmpty ? nil : response.bodyFile
+        let parts = (response.statusLine, loop.date.line, response.headerLines, file == nil ? body : none)
+        let headCount = parts.0.count + parts.1.count + parts.2.count
+        var sent = Self.send(parts, to: descriptor, more: file != nil)
+        if let file, sent == headCount {
+            let bodySent = Self.send(file, from: 0, count: body.count, to: descriptor)
+            sent = bodySent < 0 ? -1 : sent + bodySent
+        }
         guard sent >= 0 else {
             closeConnection(descriptor, &loop)
             return false
         }
         loop.connections[Int(descriptor)]!.lastActive = loop.now
         loop.connections[Int(descriptor)]!.isReceiving = false
-        guard sent < total else { return true }
+        guard sent < headCount + body.count else { return true }
         var head: [UInt8] = []
         var skip = sent
         for part in [parts.0, parts.1, parts.2] {
@@ -298,9 +303,8 @@ final class ReadLoop: @unchecked Sendable {
                 skip = 0
             }
         }
-        let headCount = parts.0.count + parts.1.count + parts.2.count
         loop.connections[Int(descriptor)]!.unsent = Unsent(
-            head: head, response: parts.3.isEmpty ? nil : response, bodyOffset: max(0, sent - headCount))
+            head: head, response: body.isEmpty ? nil : response, bodyOffset: max(0, sent - headCount))
         return false
     }
 
@@ -308,29 +312,55 @@ final class ReadLoop: @unchecked Sendable {
         UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer
     )
 
-    /// `sendmsg` of `parts`: the bytes sent (0 when the socket is full), or -1 when the
+    /// `sendmsg` of `parts` (`more`: the rest of the answer follows at once, so the kernel waits
+    /// for it to fill the packet): the bytes sent (0 when the socket is full), or -1 when the
     /// connection failed. A tuple, not an array: a read allocates nothing.
-    private static func send(_ parts: Parts, to descriptor: Int32) -> Int {
+    private static func send(_ parts: Parts, to descriptor: Int32, more: Bool = false) -> Int {
         func vector(_ part: UnsafeRawBufferPointer) -> iovec {
             iovec(iov_base: UnsafeMutableRawPointer(mutating: part.baseAddress), iov_len: part.count)
         }
         var vectors = (vector(parts.0), vector(parts.1), vector(parts.2), vector(parts.3))
+        let flags = Int32(MSG_NOSIGNAL | MSG_DONTWAIT) | (more ? Int32(MSG_MORE) : 0)
         return withUnsafeMutableBytes(of: &vectors) { raw in
             var message = msghdr()
             message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
             message.msg_iovlen = 4
-            switch systemCall({ sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }) {
+            switch systemCall({ sendmsg(descriptor, &message, flags) }) {
             case .success(let sent): return sent
             case .failure(let error): return error.wouldBlock ? 0 : -1
             }
         }
     }
 
+    /// `sendfile` of `count` bytes of `file` from `offset`, for as long as the socket takes them:
+    /// the bytes sent (fewer when it is full), or -1 when the connection failed.
+    private static func send(_ file: Int32, from offset: Int, count: Int, to descriptor: Int32) -> Int {
+        var position = off_t(offset)
+        while position < offset + count {
+            switch systemCall({ sendfile(descriptor, file, &position, offset + count - Int(position)) }) {
+            case .success(let sent) where sent > 0: continue
+            case .success: return Int(position) - offset
+            case .failure(let error): return error.wouldBlock ? Int(position) - offset : -1
+            }
+        }
+        return count
+    }
+
     /// Writes what was left unsent; true when all of it has gone.
     private func flush(_ descriptor: Int32, _ loop: inout Loop) -> Bool {
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         let unsent = loop.connections[Int(descriptor)]!.unsent!
-        let sent = unsent.head.withUnsafeBytes { Self.send(($0, unsent.body, none, none), to: descriptor) }
+        let file = unsent.response?.bodyFile
+        var sent =
+            file != nil && unsent.head.isEmpty
+            ? 0
+            : unsent.head.withUnsafeBytes {
+                Self.send(($0, file == nil ? unsent.body : none, none, none), to: descriptor, more: file != nil)
+            }
+        if let file, sent == unsent.head.count {
+            let bodySent = Self.send(file, from: unsent.bodyOffset, count: unsent.body.count, to: descriptor)
+            sent = bodySent < 0 ? -1 : sent + bodySent
+        }
         guard sent >= 0 else {
             closeConnection(descriptor, &loop)
             return false

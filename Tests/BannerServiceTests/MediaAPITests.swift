@@ -73,7 +73,9 @@ struct MediaAPITests {
 
         for missing in [
             "/media/\(id)/1600.webp", "/media/\(id)/961.webp", "/media/\(String(repeating: "0", count: 64))",
-            "/media/not-an-id", "/media/\(id)/960.png",
+            "/media/not-an-id", "/media/\(id)/960.png", "/media/\(id)/", "/media/\(id)/960.webp/",
+            "/media/\(id)/960.webpx", "/media/\(id.uppercased())", "/media/\(id.dropLast())", "/media/\(id)0",
+            "/media/", "/media//960.webp",
         ] {
             #expect(try await service.request("GET", missing).status == 404, "\(missing)")
         }

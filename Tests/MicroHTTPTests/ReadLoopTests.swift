@@ -18,6 +18,11 @@ final class ReadingHandler: HTTPHandler {
         count = buffer.count
     }
     let big = PreparedResponse(Response(status: 200, body: ReadingHandler.bigBody))
+    /// The same bytes from a memory file (`sendfile`), and a 304 that says their length alone.
+    let bigFile = PreparedResponse(
+        Response(status: 200, headers: [HTTPHeader("ETag", "\"f1\"")], body: ReadingHandler.bigBody), body: .memoryFile)
+    let bigNotModified = PreparedResponse(
+        notModified: [HTTPHeader("ETag", "\"f1\"")], bodyLength: ReadingHandler.bigBody.count)
     /// Headers libmicrohttpd refuses (a CR or LF) and takes (any other line separator).
     let odd = PreparedResponse(
         Response(
@@ -38,6 +43,8 @@ final class ReadingHandler: HTTPHandler {
         switch request.path {
         case "/small": return .prepared(small)
         case "/big": return .prepared(big)
+        case "/big-file": return .prepared(bigFile)
+        case "/big-file-304": return .prepared(bigNotModified)
         case "/odd": return .prepared(odd)
         case "/echo":
             let text =
@@ -206,6 +213,39 @@ struct ReadLoopTests {
         let big = try await connection.readResponse()
         #expect(big.body == ReadingHandler.bigBody)
         #expect(try await connection.readResponse().text == "small")
+    }
+
+    /// A body kept in a sealed memory file goes whole, however slowly the client reads, from a
+    /// read loop (`sendfile` after the head) and from libmicrohttpd (its own `sendfile`); HEAD and
+    /// a 304 say its length and send none of it.
+    @Test func aBodyInAMemoryFileIsSentWholeByEitherPath() async throws {
+        let handler = ReadingHandler()
+        let file = try #require(handler.bigFile.bodyFile, "the body was not put in a memory file")
+        let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(file)")
+        #expect(target.hasPrefix("/memfd:response-body"), "\(target)")
+        let sealed: Int32 = 0x1 | 0x2 | 0x4 | 0x8  // F_SEAL_SEAL, SHRINK, GROW, WRITE
+        #expect(fcntl(file, 1024 + 10) == sealed)  // F_GET_SEALS
+        let server = try Self.startServer(handler)
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port, receiveBuffer: 4096)
+        for handedOver in [false, true] {
+            if handedOver { _ = try await connection.send("POST", "/echo-body", body: Array("x".utf8)) }
+            // Asked with the next request behind it, read late and in small pieces.
+            try await connection.write(
+                Array("GET /big-file HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+            let whole = try await connection.readResponse()
+            #expect(whole.status == 200 && whole.body == ReadingHandler.bigBody, "handed over: \(handedOver)")
+            #expect(whole.header("Content-Length") == "\(ReadingHandler.bigBody.count)")
+            #expect(try await connection.readResponse().text == "small")
+            #expect(server.connectionsInReadLoops == (handedOver ? 0 : 1))
+            let head = try await connection.send("HEAD", "/big-file")
+            #expect(head.status == 200 && head.header("Content-Length") == "\(ReadingHandler.bigBody.count)")
+            let notModified = try await connection.send("GET", "/big-file-304")
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+            #expect(notModified.header("Content-Length") == "\(ReadingHandler.bigBody.count)")
+            #expect(notModified.header("ETag") == "\"f1\"")
+            #expect(try await connection.send("GET", "/small").text == "small", "the 304 sent no body bytes")
+        }
     }
 
     @Test func anIdleConnectionIsClosedAfterTheTimeout() async throws {

@@ -23,3 +23,10 @@ QUEUED_REPORTS = """
     };
     request.onerror = () => done(null);
 """
+
+# The paths of the images the service worker keeps for offline play.
+KEPT_IMAGES = """
+    const done = arguments[arguments.length - 1];
+    caches.open("banner-carousel-images").then((cache) => cache.keys())
+        .then((requests) => done(requests.map((request) => new URL(request.url).pathname)), () => done([]));
+"""

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
-from offline_probes import QUEUED_REPORTS, READY_OFFLINE
+from offline_probes import KEPT_IMAGES, QUEUED_REPORTS, READY_OFFLINE
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -1709,6 +1709,31 @@ class MediaOnThePage(WebClientTest):
             "return performance.getEntriesByType('resource').filter((entry) =>"
             f" entry.name.endsWith('/media/{image['id']}/1600.webp')).length")
         self.assertEqual(fetched, 1)
+
+
+class MediaOffline(CutOff):
+    """A library image on a page cut off (docs/MEDIA.md, "Offline"): the worker keeps the image's
+    original, the file the plan's banners name, and a page reloaded offline paints it from there."""
+
+    def test_a_library_image_shows_from_the_kept_original_on_a_page_reloaded_offline(self):
+        image = upload(self.service, wide_photo())
+        self.service.call("PATCH", "/carousels/default/banners/banner-2", {"image": image["url"]})
+        self.wait(lambda: self.ready_offline(self.browser) and self.browser.execute_async_script(KEPT_IMAGES)
+                  .count(image["url"]) == 1, 30, "the page keeps its plan and the library image's original")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        self.wait(lambda: self.badge(self.browser)["shown"], 15, "the page plays offline")
+        # Reloaded: nothing in the browser's memory, every image through the worker.
+        self.browser.refresh()
+        self.wait(lambda: self.badge(self.browser)["shown"] and self.shown(self.browser)
+                  and self.shown(self.browser)[-1][1] == "banner-2", 30, "the reloaded page shows the library banner")
+        slide = ("const image = document.querySelector('.slide-image');"
+                 "return {src: image.currentSrc, complete: image.complete, width: image.naturalWidth}")
+        self.wait(lambda: self.browser.execute_script(slide)["width"] > 0, 10,
+                  "the library image is painted from the kept original")
+        shown = self.browser.execute_script(slide)
+        # Offline the page plays from its plan, whose banners name the image by its original.
+        self.assertTrue(shown["src"].endswith(image["url"]) and shown["complete"], shown)
 
 
 class ComponentMedia(ComponentTest):

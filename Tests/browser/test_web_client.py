@@ -7,6 +7,7 @@ Run by `make test-browser` (part of `make test`). Screenshots of every test land
 here needs the network.
 """
 
+import base64
 import http.server
 import json
 import os
@@ -1767,8 +1768,8 @@ class ComponentMedia(ComponentTest):
 
 
 class AdminMedia(AdminPageTest):
-    """The media library on the admin page: an upload from a file picker, refused files said
-    so, the library's thumbnails, and a banner given a library image."""
+    """The media library on the admin page: an upload from a file picker or dropped with its
+    progress, refused files said so, the library's thumbnails, and a banner given a library image."""
 
     def setUp(self):
         super().setUp()
@@ -1805,6 +1806,35 @@ class AdminMedia(AdminPageTest):
             f"const image = document.querySelector('{thumbnail}'); return !!image && image.complete"
             " && image.naturalWidth === 480"), 10, "the thumbnail is shown")
         self.assertIn("1 banner", self.find("#media-grid button").text)
+
+    def test_a_dropped_file_is_uploaded_with_its_progress_shown(self):
+        self.open_library()
+        photo = wide_photo(1600, 1200)
+        # What a drop from the desktop gives the page: a DataTransfer holding the file. The
+        # progress bar's states are recorded as they change.
+        self.browser.execute_script("""
+            const progress = document.getElementById("media-progress");
+            window.progressSeen = [];
+            new MutationObserver(() => window.progressSeen.push({hidden: progress.hidden, value: progress.value}))
+                .observe(progress, {attributes: true});
+            const bytes = Uint8Array.from(atob(arguments[0]), (character) => character.charCodeAt(0));
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([bytes], "dropped.jpg", {type: "image/jpeg"}));
+            const zone = document.getElementById("media-drop");
+            for (const type of ["dragenter", "dragover", "drop"]) {
+                zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+            }
+        """, base64.b64encode(photo.read_bytes()).decode())
+        self.wait(lambda: self.find("[name=image]").get_attribute("value").startswith("/media/"), 30,
+                  "the dropped image is put in the banner form")
+        library = self.service.call("GET", "/media")["media"]
+        self.assertEqual([entry["url"] for entry in library], [self.find("[name=image]").get_attribute("value")])
+        self.assertEqual((library[0]["width"], library[0]["height"]), (1600, 1200))
+        self.assertIn("dropped.jpg is in the library (1600 × 1200)", self.find("#media-status").get_attribute("textContent"))
+        seen = self.browser.execute_script("return window.progressSeen")
+        shown = [state["value"] for state in seen if not state["hidden"]]
+        self.assertTrue(shown and shown[-1] == 1, f"the progress bar went to the end while shown: {seen}")
+        self.assertTrue(seen[-1]["hidden"], "the progress bar is hidden once the upload is answered")
 
     def test_a_refused_file_is_said_so_and_changes_nothing(self):
         self.open_library()

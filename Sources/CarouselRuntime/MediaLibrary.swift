@@ -36,7 +36,7 @@ public final class MediaIndex: Sendable {
     /// The record of `id` as `store` has it now (nil when it has none), remembered. The library
     /// asks through its timed store; a miss while building a read view, through the plain one.
     func stored(_ id: String, in store: any CarouselStore) throws(StoreError) -> MediaRecord? {
-        let found = try store.mediaRecords().first { $0.id == id }
+        let found = try store.mediaRecord(id)
         if let found { remember(found) }
         return found
     }

@@ -87,8 +87,8 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.media) { () throws(StoreError) in try store.saveMedia(media) }
     }
 
-    func mediaRecords() throws(StoreError) -> [MediaRecord] {
-        try metrics.timing(.media) { () throws(StoreError) in try store.mediaRecords() }
+    func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] {
+        try metrics.timing(.media) { () throws(StoreError) in try store.mediaRecords(id: id) }
     }
 
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {

@@ -206,13 +206,14 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
-    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
+    public func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] {
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
                 SELECT m.id, m.type, m.width, m.height, m.created_at, f.width, length(f.bytes)
-                FROM media m JOIN media_files f ON f.media = m.id ORDER BY m.created_at, m.id, f.width
-                """)
+                FROM media m JOIN media_files f ON f.media = m.id WHERE $1::text IS NULL OR m.id = $1
+                ORDER BY m.created_at, m.id, f.width
+                """, [id])
         }
         return Store.mediaRecords(
             fromRows: rows.map { row in

@@ -436,13 +436,16 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
+    public func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] {
         try on(admin) { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
                 SELECT m.id, m.type, m.width, m.height, m.created_at, f.width, length(f.bytes)
-                FROM media m JOIN media_files f ON f.media = m.id ORDER BY m.created_at, m.id, f.width
-                """)
+                FROM media m JOIN media_files f ON f.media = m.id WHERE ?1 IS NULL OR m.id = ?1
+                ORDER BY m.created_at, m.id, f.width
+                """
+            ).bind(id.map { .text($0) })
+            defer { statement.reset() }
             var rows:
                 [(id: String, type: String, width: Int, height: Int, createdAt: Timestamp, file: Int, size: Int)] =
                     []

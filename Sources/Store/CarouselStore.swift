@@ -125,8 +125,8 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// already (then nothing changes: the id is the content's digest).
     func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool
 
-    /// Every image's record, oldest first.
-    func mediaRecords() throws(StoreError) -> [MediaRecord]
+    /// Every image's record, oldest first; `id`'s alone (or none) when given.
+    func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord]
 
     /// The bytes of one file of an image; nil when there is no such image or file.
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]?
@@ -143,6 +143,12 @@ public protocol CarouselStore: AnyObject, Sendable {
 }
 
 extension CarouselStore {
+    /// Every image's record, oldest first.
+    public func mediaRecords() throws(StoreError) -> [MediaRecord] { try mediaRecords(id: nil) }
+
+    /// The record of image `id`; nil when there is none.
+    public func mediaRecord(_ id: String) throws(StoreError) -> MediaRecord? { try mediaRecords(id: id).first }
+
     /// A change decided on the row as stored (no expectation to try first).
     public func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?

@@ -177,8 +177,11 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
-    public func mediaRecords() throws(StoreError) -> [MediaRecord] {
-        contents.withLock { $0.media.values.map(\.record) }.sorted {
+    public func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] {
+        contents.withLock { media in
+            guard let id else { return media.media.values.map(\.record) }
+            return media.media[id].map { [$0.record] } ?? []
+        }.sorted {
             ($0.createdAt, $0.id) < ($1.createdAt, $1.id)
         }
     }

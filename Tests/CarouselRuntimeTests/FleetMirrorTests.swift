@@ -201,7 +201,7 @@ final class SharedMemoryStore: CarouselStore {
 
     func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool { try store.saveMedia(media) }
 
-    func mediaRecords() throws(StoreError) -> [MediaRecord] { try store.mediaRecords() }
+    func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] { try store.mediaRecords(id: id) }
 
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {
         try store.mediaBytes(of: id, file)

@@ -31,6 +31,8 @@ struct MediaStoreTests {
         #expect(
             records.last?.variants == [.init(width: 480, bytes: 9_000), .init(width: 960, bytes: 40_000)],
             "narrowest first")
+        #expect(try store.mediaRecord(first.id) == first.record)
+        #expect(try store.mediaRecord(String(repeating: "c", count: 64)) == nil)
         #expect(try store.mediaBytes(of: first.id, .original) == first.original)
         #expect(try store.mediaBytes(of: first.id, .variant(width: 960)) == first.variants[1].webp)
         #expect(try store.mediaBytes(of: first.id, .variant(width: 1600)) == nil)

@@ -121,6 +121,24 @@ enum AdminRequest: Sendable {
         return revised
     }
 
+    /// Every text this request gives that may be a banner's image (a patch's every string).
+    var namedImages: [String] {
+        func strings(in value: JSONValue) -> [String] {
+            switch value {
+            case .string(let text): [text]
+            case .array(let elements): elements.flatMap(strings)
+            case .object(let members): members.values.flatMap(strings)
+            default: []
+            }
+        }
+        switch self {
+        case .create(let definition), .replace(let definition): return definition.banners.map(\.image)
+        case .addBanner(let banner, _), .replaceBanner(_, let banner): return [banner.image]
+        case .patch(let patch), .patchBanner(_, let patch): return strings(in: patch)
+        case .delete, .deleteBanner, .reorder: return []
+        }
+    }
+
     // MARK: Bodies
 
     private static func required(_ request: borrowing Request) throws(Problem) -> JSONValue {

@@ -520,6 +520,8 @@ public struct BannerAPI: HTTPHandler {
         let headers = cors.headers(for: origin)
         guard let live else {
             guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
+            try MediaRequests.rememberImages(named: change, in: media)
+            try MediaRequests.checkLibraryImages(of: definition, besides: nil, in: media.index)
             let created: ServedCarousel
             do throws(StoreError) { created = try directory.create(definition) } catch { throw .store(error) }
             let stored = created.stored
@@ -540,9 +542,14 @@ public struct BannerAPI: HTTPHandler {
             logger.notice("\(label) → deleted carousel '\(live.name)'")
             return PreparedResponse(Response(status: 204, headers: headers))
         }
+        try MediaRequests.rememberImages(named: change, in: media)
         let revised: StoredCarousel
         do throws(ChangeError<Problem>) {
-            revised = try await live.edit(if: condition) { current throws(Problem) in try change.revise(current) }
+            revised = try await live.edit(if: condition) { [index = media.index] current throws(Problem) in
+                let revised = try change.revise(current)
+                try MediaRequests.checkLibraryImages(of: revised, besides: current, in: index)
+                return revised
+            }
         } catch {
             throw .change(error, of: live, ifMatch: ifMatch) { $0 }
         }

@@ -1,4 +1,5 @@
 import CarouselRuntime
+import Definitions
 import JSON
 import Locking
 import Media
@@ -32,6 +33,32 @@ enum MediaRequests {
     private static func imageType(_ type: String) -> String? {
         let bare = CommandBody.mediaType(of: type)
         return bare.hasPrefix("image/") ? bare : nil
+    }
+
+    /// A banner may name only images the library has (docs/MEDIA.md): each library image
+    /// `definition` shows that `earlier` (the definition it revises) did not must be in `index`
+    /// (`rememberImages` looked them up first), else a 422 names the banner's field. Images named
+    /// before are let be: an edit elsewhere in the carousel is not refused for them. Reads no
+    /// store: it runs inside the store's change.
+    static func checkLibraryImages(
+        of definition: CarouselDefinition, besides earlier: CarouselDefinition?, in index: MediaIndex
+    ) throws(Problem) {
+        let before = Set((earlier?.banners ?? []).compactMap { MediaReference.id(inImage: $0.image) })
+        for (position, banner) in definition.banners.enumerated() {
+            guard let id = MediaReference.id(inImage: banner.image), !before.contains(id), index.known(id) == nil
+            else { continue }
+            throw Problem.unprocessable(
+                "banners[\(position)].image: the media library has no image \(id); upload it first "
+                    + "(POST /media), or pick one of GET /media")
+        }
+    }
+
+    /// Looks up in the store, before a change, the library images `change` names, so that
+    /// `checkLibraryImages` finds those the library has (another replica's uploads too).
+    static func rememberImages(named change: AdminRequest, in library: MediaLibrary) throws(Problem) {
+        for id in Set(change.namedImages.compactMap(MediaReference.id(inImage:))) {
+            do throws(StoreError) { _ = try library.record(id) } catch { throw Problem.store(error) }
+        }
     }
 
     static func problem(_ refusal: MediaRefusal) -> Problem {

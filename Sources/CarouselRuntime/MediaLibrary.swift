@@ -29,9 +29,12 @@ public final class MediaIndex: Sendable {
     /// The record of `id`; read from the store when not known here (nil when it has none, or
     /// cannot be reached).
     public func record(_ id: String) -> MediaRecord? {
-        if let known = records.withLock({ $0[id] }) { return known }
+        if let known = known(id) { return known }
         return try? stored(id, in: store)
     }
+
+    /// The record of `id` if this service has seen it (no store read).
+    public func known(_ id: String) -> MediaRecord? { records.withLock { $0[id] } }
 
     /// The record of `id` as `store` has it now (nil when it has none), remembered. The library
     /// asks through its timed store; a miss while building a read view, through the plain one.
@@ -127,6 +130,12 @@ public final class MediaLibrary: Sendable {
 
     private func stored(_ id: String) throws(UploadFailure) -> MediaRecord? {
         do { return try index.stored(id, in: store) } catch { throw .store(error) }
+    }
+
+    /// The record of image `id`: known here, else read from the store; nil when it has none.
+    public func record(_ id: String) throws(StoreError) -> MediaRecord? {
+        if let known = index.known(id) { return known }
+        return try index.stored(id, in: store)
     }
 
     /// Every image, oldest first.

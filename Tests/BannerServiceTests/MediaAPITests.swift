@@ -1,7 +1,12 @@
+import Carousel
+import Definitions
 import Digest
 import Foundation
+import Store
 import TestSupport
 import Testing
+
+@testable import BannerService
 
 /// The media library over HTTP (docs/MEDIA.md, docs/API.md): the same checks through the router,
 /// the live service (fast paths on and off) and PostgreSQL.
@@ -172,6 +177,72 @@ struct MediaAPITests {
         #expect(try await service.request("DELETE", "/media/\(id)").status == 404)
         #expect(try await service.request("GET", "/media/\(id)").status == 404)
         #expect(try await service.request("GET", "/media/\(id)/480.webp").status == 404)
+    }
+
+    /// A banner may name only an image the library has: a write bringing in another is a 422
+    /// naming the banner's field, and changes nothing.
+    @Test(arguments: Transport.allCases)
+    func aBannerNamesOnlyImagesTheLibraryHas(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let json = [("Content-Type", "application/json")]
+        let missing = String(repeating: "0", count: 64)
+        let before = try await service.request("GET", "/carousels/default")
+        let writes: [(method: String, path: String, body: String, field: String)] = [
+            (
+                "POST", "/carousels/default/banners", #"{"id": "hero", "image": "/media/\#(missing)"}"#,
+                "banners[5].image"
+            ),
+            (
+                "PATCH", "/carousels/default/banners/b1", #"{"image": "/media/\#(missing)/960.webp"}"#,
+                "banners[1].image"
+            ),
+            (
+                "PATCH", "/carousels/default",
+                #"{"banners": [{"id": "x", "image": "https://cdn.example.com/media/\#(missing)"}]}"#,
+                "banners[0].image"
+            ),
+            (
+                "POST", "/carousels", #"{"name": "lobby", "banners": [{"id": "x", "image": "/media/\#(missing)"}]}"#,
+                "banners[0].image"
+            ),
+        ]
+        for write in writes {
+            let refused = try await service.request(write.method, write.path, headers: json, body: write.body)
+            #expect(refused.status == 422, "\(write.method) \(write.path): \(refused.text)")
+            #expect(
+                refused.problemDetail?.hasPrefix("\(write.field): the media library has no image \(missing)") == true,
+                "\(refused.text)")
+        }
+        let after = try await service.request("GET", "/carousels/default")
+        #expect(after.header("ETag") == before.header("ETag") && after.body == before.body, "nothing changed")
+        #expect(try await service.request("GET", "/carousels/lobby").status == 404)
+
+        let jpeg = try Self.fixture("wide.jpg")
+        #expect(try await upload(service, jpeg).status == 201)
+        let banner = #"{"id": "hero", "image": "/media/\#(Self.sha256(jpeg))/480.webp"}"#
+        let added = try await service.request("POST", "/carousels/default/banners", headers: json, body: banner)
+        #expect(added.status == 201, "\(added.text)")
+    }
+
+    /// An image named before it was checked (a configuration file seeds what it says) does not
+    /// block the carousel's other edits.
+    @Test func anImageNamedBeforeDoesNotBlockOtherEdits() async throws {
+        let store = MemoryStore()
+        let lobby = CarouselDefinition(
+            name: "lobby", interval: .seconds(10), autoplay: false,
+            banners: [
+                Banner(id: "gone", image: "/media/\(String(repeating: "0", count: 64))"),
+                Banner(id: "kept", image: "https://cdn.example.com/a.png"),
+            ])
+        try StoreSeeding.importDefinitions([lobby], into: store, now: t0)
+        let harness = RouterHarness(store: store)
+        let json = [("Content-Type", "application/json")]
+        let edited = await harness.send(
+            "PATCH", "/carousels/lobby/banners/gone", headers: json, body: #"{"caption": "Still here"}"#)
+        #expect(edited.status == 200, "\(String(decoding: edited.body, as: UTF8.self))")
+        let moved = await harness.send(
+            "PUT", "/carousels/lobby/order", headers: json, body: #"{"ids": ["kept", "gone"]}"#)
+        #expect(moved.status == 200, "\(String(decoding: moved.body, as: UTF8.self))")
     }
 
     @Test(arguments: Transport.allCases)

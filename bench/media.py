@@ -7,7 +7,9 @@ A release banner-server on a fresh SQLite store, its images made by libvips' com
   synced write): the median of ROUNDS different files (a file already stored would be answered
   at once). Bar: ≤ 1.5 s on 2 cores.
 - serving: GET /media/ID/960.webp (keep-alive, wrk -t1 -c64) beside nginx serving the same bytes
-  from a file (sendfile, open_file_cache), rounds alternating. Bar: ≥ 1.0×.
+  from a file (sendfile, open_file_cache), rounds alternating; then again with wrk on one CPU and
+  each server (one thread, one worker) on another, so that wrk's own core does not bound both.
+  Bar: ≥ 1.0×.
 - memory: the service's RSS sampled every 20 ms while four ~10 MiB uploads run at once, against
   its RSS before.
 - reads while uploading: GET /banner (wrk -c64) alone, then while uploads follow one another
@@ -16,6 +18,7 @@ Prints a Markdown table.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import threading
@@ -54,6 +57,55 @@ def upload(port, path, timeout=120):
         return response.status, answer, time.monotonic() - started
 
 
+def serving_rows(service, url, body, arguments, threads, cpu=None, client=None, label=""):
+    """GET `url` of `service` and the same bytes from nginx (sendfile, open_file_cache; `threads`
+    workers, on `cpu` when given), rounds alternating, wrk on `client`: the table's row."""
+    nginx = run.start_nginx(threads, body, cpu=cpu, out=OUT, path="/file.webp", content_type="image/webp",
+                            cache_control="public, max-age=31536000, immutable")
+    try:
+        for target, path in [(service, url), (nginx, "/file.webp")]:
+            run.wrk(target, path, 1, 64, cpu=client)
+        rates = {"service": [], "nginx": []}
+        used = {"service": [], "nginx": []}
+        for round_number in range(arguments.rounds):
+            order = [(service, url), (nginx, "/file.webp")]
+            for target, path in order if round_number % 2 == 0 else reversed(order):
+                rate, microseconds, _ = run.wrk(target, path, arguments.seconds, 64, cpu=client)
+                rates[target.name].append(rate)
+                used[target.name].append(microseconds)
+                print(f"  {label}round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s "
+                      f"{microseconds:6.1f} µs CPU/request", flush=True)
+    finally:
+        nginx.stop()
+    service_rate, nginx_rate = statistics.median(rates["service"]), statistics.median(rates["nginx"])
+    service_cpu, nginx_cpu = statistics.median(used["service"]), statistics.median(used["nginx"])
+    return (f"GET /media/ID/960.webp ({len(body) / 1000:.0f} KB), keep-alive, req/s{label and ', ' + label.strip(', ')}",
+            f"{service_rate:,.0f} vs nginx {nginx_rate:,.0f}: {service_rate / nginx_rate:.2f}× "
+            f"({service_cpu:.1f} vs {nginx_cpu:.1f} µs CPU/request)", "≥ 1.0×")
+
+
+def one_core_each(body, photo_path, arguments):
+    """The serving rounds with wrk on the first usable CPU and each server, one thread (nginx: one
+    worker), on the last (as bench/run.py's one_core_each): on two cores wrk otherwise takes one
+    core's worth from both servers and bounds both rates. A service of its own, the same photo
+    uploaded to it. None on a single CPU."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        return None
+    client, server = usable[0], usable[-1]
+    service = run.start_service(1, name="media-one-core", cpu=server)
+    try:
+        status, answer, _ = upload(service.port, photo_path)
+        assert status == 201, answer
+        variant = next(variant for variant in answer["variants"] if variant["width"] == 960)
+        with urllib.request.urlopen(f"http://127.0.0.1:{service.port}{variant['url']}") as response:
+            assert response.read() == body, "the same photo made another 960.webp"
+        return serving_rows(service, variant["url"], body, arguments, threads=1, cpu=server, client=client,
+                            label=f"one core each (wrk on CPU {client}, servers on CPU {server}), ")
+    finally:
+        service.stop()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -80,25 +132,11 @@ def main():
             body = response.read()
         print(f"  960.webp: {len(body) / 1000:.0f} KB", flush=True)
 
-        # Serving beside nginx.
-        nginx = run.start_nginx(arguments.threads, body, out=OUT, path="/file.webp", content_type="image/webp",
-                                cache_control="public, max-age=31536000, immutable")
-        try:
-            for target, path in [(service, variant["url"]), (nginx, "/file.webp")]:
-                run.wrk(target, path, 1, 64)
-            rates = {"service": [], "nginx": []}
-            for round_number in range(arguments.rounds):
-                order = [(service, variant["url"]), (nginx, "/file.webp")]
-                for target, path in order if round_number % 2 == 0 else reversed(order):
-                    rate, microseconds, _ = run.wrk(target, path, arguments.seconds, 64)
-                    rates[target.name].append(rate)
-                    print(f"  round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s "
-                          f"{microseconds:6.1f} µs CPU/request", flush=True)
-        finally:
-            nginx.stop()
-        service_rate, nginx_rate = statistics.median(rates["service"]), statistics.median(rates["nginx"])
-        rows.append((f"GET /media/ID/960.webp ({len(body) / 1000:.0f} KB), keep-alive, req/s",
-                     f"{service_rate:,.0f} vs nginx {nginx_rate:,.0f}: {service_rate / nginx_rate:.2f}×", "≥ 1.0×"))
+        # Serving beside nginx: both sharing the two cores with wrk, then each apart from it.
+        rows.append(serving_rows(service, variant["url"], body, arguments, threads=arguments.threads))
+        apart = one_core_each(body, path, arguments)
+        if apart:
+            rows.append(apart)
 
         # RSS during four ~10 MiB uploads at once.
         big = [photo(OUT / f"big-{n}.jpg", 6000, 4500, seed=100 + n) for n in range(4)]

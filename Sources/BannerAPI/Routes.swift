@@ -264,7 +264,7 @@ enum Routes {
             }
         }
         if path.utf8.starts(with: mediaPrefix.utf8) {
-            return try mediaFile(path, method: method)
+            return try mediaFile(path)
         }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)
@@ -274,29 +274,15 @@ enum Routes {
 
     /// `/media/{id}` or `/media/{id}/{width}.webp`: a well-formed id (64 hexadecimal digits) and
     /// one of the variant widths, else 404 (there is no such file).
-    private static func mediaFile(_ path: String, method: String) throws(Problem) -> (
+    private static func mediaFile(_ path: String) throws(Problem) -> (
         Methods, carousel: String, template: RouteTemplate
     ) {
-        // On the UTF-8 bytes, as a carousel's paths are: a screen asks for its images at every
-        // change, and splitting the path into Characters cost as much as sending the file.
-        let notFound = Problem(status: 404, detail: "no media file \(path); GET /media lists the library")
-        let bytes = path.utf8
-        let idStart = bytes.index(bytes.startIndex, offsetBy: mediaPrefix.utf8.count)
-        let idEnd = bytes[idStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-        let id = path[idStart..<idEnd]
-        guard MediaReference.isID(id) else { throw notFound }
-        if idEnd == bytes.endIndex {
-            return (mediaMethods(String(id)), CarouselDefinition.defaultName, mediaRouteTemplate)
+        guard let (id, width) = MediaReference.file(atPath: path) else {
+            throw Problem(status: 404, detail: "no media file \(path); GET /media lists the library")
         }
-        let file = bytes[bytes.index(after: idEnd)...]
-        guard let width = variantFiles.first(where: { file.elementsEqual($0.name.utf8) })?.width else { throw notFound }
-        return (
-            mediaVariantMethods(String(id), width: width), CarouselDefinition.defaultName, mediaVariantRouteTemplate
-        )
+        guard let width else { return (mediaMethods(id), CarouselDefinition.defaultName, mediaRouteTemplate) }
+        return (mediaVariantMethods(id, width: width), CarouselDefinition.defaultName, mediaVariantRouteTemplate)
     }
-
-    /// `960.webp` and the like: the names of a library image's variants.
-    private static let variantFiles = MediaReference.variantWidths.map { (width: $0, name: "\($0).webp") }
 
     private static let carouselsSlash = "/carousels/"
     private static let bannerPrefix = "/banners/"

@@ -7,13 +7,27 @@ public enum MediaReference {
 
     /// Whether `text` is a library path itself (`/media/ID` or `/media/ID/WIDTH.webp`), as a banner's
     /// `image` may be.
-    public static func isLibraryPath(_ text: String) -> Bool {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3 || parts.count == 4, parts[0].isEmpty, parts[1] == "media", isID(parts[2]) else {
-            return false
-        }
-        return parts.count == 3 || variantWidths.contains { parts[3] == "\($0).webp" }
+    public static func isLibraryPath(_ text: String) -> Bool { file(atPath: text) != nil }
+
+    /// The image a library path names and which of its files: the original (`/media/ID`, width
+    /// nil) or a variant (`/media/ID/960.webp`); nil for any other text. Read on the UTF-8 bytes:
+    /// the routes ask it of every `GET /media/…`, and splitting into Characters cost as much as
+    /// sending the file.
+    public static func file(atPath path: String) -> (id: String, width: Int?)? {
+        let bytes = path.utf8
+        guard bytes.starts(with: "/media/".utf8) else { return nil }
+        let idStart = bytes.index(bytes.startIndex, offsetBy: "/media/".utf8.count)
+        let idEnd = bytes[idStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        let id = path[idStart..<idEnd]
+        guard isID(id) else { return nil }
+        guard idEnd < bytes.endIndex else { return (String(id), nil) }
+        let file = bytes[bytes.index(after: idEnd)...]
+        guard let width = variantFiles.first(where: { file.elementsEqual($0.name.utf8) })?.width else { return nil }
+        return (String(id), width)
     }
+
+    /// `960.webp` and the like: the names of a library image's variants.
+    private static let variantFiles = variantWidths.map { (width: $0, name: "\($0).webp") }
 
     /// The id an image URL names, or nil when it names no library image.
     public static func id(inImage image: String) -> String? {

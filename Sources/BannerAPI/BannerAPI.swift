@@ -518,9 +518,10 @@ public struct BannerAPI: HTTPHandler {
         _ change: AdminRequest, on live: ServedCarousel?, ifMatch: String?, label: String, origin: String?
     ) async throws(Problem) -> PreparedResponse {
         let headers = cors.headers(for: origin)
+        // Before any change runs: the store may be read (docs/MEDIA.md).
+        try MediaRequests.rememberImages(named: change, in: media)
         guard let live else {
             guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
-            try MediaRequests.rememberImages(named: change, in: media)
             try MediaRequests.checkLibraryImages(of: definition, besides: nil, in: media.index)
             let created: ServedCarousel
             do throws(StoreError) { created = try directory.create(definition) } catch { throw .store(error) }
@@ -542,7 +543,6 @@ public struct BannerAPI: HTTPHandler {
             logger.notice("\(label) → deleted carousel '\(live.name)'")
             return PreparedResponse(Response(status: 204, headers: headers))
         }
-        try MediaRequests.rememberImages(named: change, in: media)
         let revised: StoredCarousel
         do throws(ChangeError<Problem>) {
             revised = try await live.edit(if: condition) { [index = media.index] current throws(Problem) in

@@ -18,7 +18,6 @@ Prints a Markdown table.
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import threading
@@ -89,10 +88,10 @@ def one_core_each(body, photo_path, arguments):
     worker), on the last (as bench/run.py's one_core_each): on two cores wrk otherwise takes one
     core's worth from both servers and bounds both rates. A service of its own, the same photo
     uploaded to it. None on a single CPU."""
-    usable = sorted(os.sched_getaffinity(0))
-    if len(usable) < 2:
+    cpus = run.client_and_server_cpus()
+    if cpus is None:
         return None
-    client, server = usable[0], usable[-1]
+    client, server = cpus
     service = run.start_service(1, name="media-one-core", cpu=server)
     try:
         status, answer, _ = upload(service.port, photo_path)

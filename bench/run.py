@@ -430,16 +430,23 @@ def read_banner(connection, times):
             received += connection.recv(65536)
 
 
+def client_and_server_cpus():
+    """The CPUs a run keeping the load generator and the server apart uses (the first usable and
+    the last), or None on a single CPU."""
+    usable = sorted(os.sched_getaffinity(0))
+    return (usable[0], usable[-1]) if len(usable) >= 2 else None
+
+
 def one_core_each(arguments, body, headers):
     """GET /banner with the load generator and the server kept apart: wrk on the first usable CPU,
     each server with one thread (nginx: one worker) on the last. On a 2-core machine the rounds
     above share both cores between wrk and the server, and how the scheduler interleaves three
     busy threads sways them; here each server has one core to itself, so its rate is its own
     speed per core. None on a single CPU."""
-    usable = sorted(os.sched_getaffinity(0))
-    if len(usable) < 2:
+    cpus = client_and_server_cpus()
+    if cpus is None:
         return None
-    client, server = usable[0], usable[-1]
+    client, server = cpus
     targets = [start_service(1, name="carousel-one-core", key="service", label="banner-server", cpu=server)]
     try:
         targets.append(start_nginx(1, body, cpu=server))

@@ -42,6 +42,7 @@ final class EventLoop: @unchecked Sendable {
         finish: @escaping @Sendable (inout State) -> Void
     ) {
         let thread = LoopThread(name: name) { [self] in
+            Self.blockBrokenPipeSignal()
             var state = makeState()
             var events = [epoll_event](repeating: epoll_event(), count: 256)
             while !isStopping {
@@ -62,6 +63,18 @@ final class EventLoop: @unchecked Sendable {
             finish(&state)
         }
         shared.withLock { $0.thread = thread }
+    }
+
+    /// A write to a connection the peer has reset raises SIGPIPE, whose default ends the
+    /// process; `sendfile` has no `MSG_NOSIGNAL` to refuse it, as `send` does. Blocked on this
+    /// thread (as libmicrohttpd does on its own), the signal stays pending here, never
+    /// delivered, and the call fails with EPIPE: the connection ends, not the server.
+    private static func blockBrokenPipeSignal() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        let blocked = pthread_sigmask(SIG_BLOCK, &signals, nil)
+        precondition(blocked == 0, "pthread_sigmask: \(String(cString: strerror(blocked)))")
     }
 
     /// Ends the loop (its `finish` runs) and returns when the thread has. False

@@ -215,6 +215,31 @@ struct ReadLoopTests {
         #expect(try await connection.readResponse().text == "small")
     }
 
+    /// Clients that leave in the middle of a file (their sockets closed with the rest unread: a
+    /// reset, arriving while the server is sending) end their connections, not the process:
+    /// `sendfile` has no `MSG_NOSIGNAL`, and a write to a reset connection raises SIGPIPE.
+    @Test func clientsLeavingInTheMiddleOfAFileDoNotEndTheProcess() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { stopLater(server) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<25 {
+                        let connection = try HTTPConnection(port: server.port)
+                        try await connection.write(Array("GET /big-file HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+                        // Read while the server sends, then leave with most of the 4 MiB to come.
+                        let read = try await connection.readRaw { $0.count >= 256 << 10 }
+                        #expect(read.starts(with: Array("HTTP/1.1 200".utf8)))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").text == "small")
+    }
+
     /// A body kept in a sealed memory file goes whole, however slowly the client reads, from a
     /// read loop (`sendfile` after the head) and from libmicrohttpd (its own `sendfile`); HEAD and
     /// a 304 say its length and send none of it.

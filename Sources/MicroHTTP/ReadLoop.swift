@@ -81,6 +81,11 @@ final class ReadLoop: @unchecked Sendable {
 
     /// Takes a connection whose first request has arrived (peeked, not read). On the acceptor's thread.
     func adopt(_ descriptor: Int32, isLoopback: Bool) {
+        // Each answer leaves as soon as it is written: Nagle's algorithm would hold a file's last,
+        // partial segment until the client acknowledged the one before (nginx's `tcp_nodelay`;
+        // docs/PERFORMANCE.md, "Images with sendfile").
+        var noDelay: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
         let adopted = inbox.withLock { inbox in
             guard !inbox.isClosed else { return false }
             inbox.adopted.append(Adopted(descriptor: descriptor, isLoopback: isLoopback))
@@ -271,7 +276,7 @@ final class ReadLoop: @unchecked Sendable {
     }
 
     /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`, or, for a body in
-    /// a memory file, its head with one and the body with `sendfile`; what the socket does not take
+    /// a file, its head with one and the body with `sendfile`; what the socket does not take
     /// now waits for it to be writable.
     private func deliver(
         _ response: PreparedResponse, withBody: Bool, to descriptor: Int32, _ loop: inout Loop

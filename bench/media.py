@@ -9,6 +9,7 @@ A release banner-server on a fresh SQLite store, its images made by libvips' com
 - serving: GET /media/ID/960.webp (keep-alive, wrk -t1 -c64) beside nginx serving the same bytes
   from a file (sendfile, open_file_cache), rounds alternating; then again with wrk on one CPU and
   each server (one thread, one worker) on another, so that wrk's own core does not bound both.
+  Also wrk's own CPU per answer (what receiving one costs the client, which bounds the rate).
   Bar: ≥ 1.0×.
 - memory: the service's RSS sampled every 20 ms while four ~10 MiB uploads run at once, against
   its RSS before.
@@ -18,6 +19,7 @@ Prints a Markdown table.
 """
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import threading
@@ -66,21 +68,30 @@ def serving_rows(service, url, body, arguments, threads, cpu=None, client=None, 
             run.wrk(target, path, 1, 64, cpu=client)
         rates = {"service": [], "nginx": []}
         used = {"service": [], "nginx": []}
+        received = {"service": [], "nginx": []}
         for round_number in range(arguments.rounds):
             order = [(service, url), (nginx, "/file.webp")]
             for target, path in order if round_number % 2 == 0 else reversed(order):
-                rate, microseconds, _ = run.wrk(target, path, arguments.seconds, 64, cpu=client)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                rate, microseconds, completed = run.wrk(target, path, arguments.seconds, 64, cpu=client)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                # wrk's own CPU per answer: what receiving one costs the client, which bounds the rate.
+                client_seconds = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 rates[target.name].append(rate)
                 used[target.name].append(microseconds)
+                received[target.name].append(client_seconds * 1e6 / max(completed, 1))
                 print(f"  {label}round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s "
-                      f"{microseconds:6.1f} µs CPU/request", flush=True)
+                      f"{microseconds:6.1f} µs CPU/request, wrk {received[target.name][-1]:5.1f} µs/answer",
+                      flush=True)
     finally:
         nginx.stop()
     service_rate, nginx_rate = statistics.median(rates["service"]), statistics.median(rates["nginx"])
     service_cpu, nginx_cpu = statistics.median(used["service"]), statistics.median(used["nginx"])
+    service_client, nginx_client = statistics.median(received["service"]), statistics.median(received["nginx"])
     return (f"GET /media/ID/960.webp ({len(body) / 1000:.0f} KB), keep-alive, req/s{label and ', ' + label.strip(', ')}",
             f"{service_rate:,.0f} vs nginx {nginx_rate:,.0f}: {service_rate / nginx_rate:.2f}× "
-            f"({service_cpu:.1f} vs {nginx_cpu:.1f} µs CPU/request)", "≥ 1.0×")
+            f"(server CPU {service_cpu:.1f} vs {nginx_cpu:.1f} µs/request; wrk's {service_client:.1f} vs "
+            f"{nginx_client:.1f} µs/answer)", "≥ 1.0×")
 
 
 def one_core_each(body, photo_path, arguments):

@@ -195,7 +195,7 @@ final class MediaFiles: Sendable {
                 HTTPHeader("X-Content-Type-Options", "nosniff"),
                 // An image opened on its own: nothing in it may run or load anything.
                 HTTPHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox"),
-            ], storage: .memoryFile)
+            ], storage: .file)
         cache.withLock { cache in
             let key = MediaFileKey(id: request.id, file: request.file)
             guard bytes.count <= budget, cache.entries[key] == nil else { return }

@@ -154,6 +154,12 @@ static inline int cmhd_allowed_cpu_count(void) {
     return count;
 }
 
+/// open()'s O_TMPFILE (glibc declares it only under _GNU_SOURCE): opening a directory with it
+/// makes a file with no name there. Its bits differ by architecture only through O_DIRECTORY.
+static inline int cmhd_unnamed_file_flag(void) {
+    return 020000000 /* __O_TMPFILE */ | O_DIRECTORY;
+}
+
 /// An anonymous in-memory file, closed on exec, that can be sealed (glibc declares memfd_create
 /// only under _GNU_SOURCE); -1 and errno when it cannot be made.
 static inline int cmhd_memory_file(const char *name) {

@@ -158,9 +158,9 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        // Beyond connections: the listening socket, epolls, pipes, logs, and the memory files
+        // Beyond connections: the listening socket, epolls, pipes, logs, and the body files
         // bodies may be kept in.
-        let wanted = rlim_t(connections + 64 + PreparedResponse.memoryFileLimit)
+        let wanted = rlim_t(connections + 64 + PreparedResponse.bodyFileLimit)
         guard limit.rlim_cur < wanted else { return }
         limit.rlim_cur = min(wanted, limit.rlim_max)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

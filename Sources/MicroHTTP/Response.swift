@@ -20,10 +20,11 @@ public struct Response: Sendable {
 public enum BodyStorage: Sendable {
     /// A buffer, written with the head in one `sendmsg`: right for a few kilobytes.
     case buffer
-    /// A sealed memory file (docs/PERFORMANCE.md, "Files from memory files"), sent with
+    /// A read-only file of its own (docs/PERFORMANCE.md, "Images with sendfile"), sent with
     /// `sendfile`: the kernel takes the pages as they are, where `sendmsg` would copy the whole
-    /// body into the socket on every request. For images. A `buffer` when the file cannot be made.
-    case memoryFile
+    /// body into the socket on every request. For images. An unnamed file in `$TMPDIR` (or
+    /// `/tmp`), else a sealed memory file, else a `buffer`.
+    case file
 }
 
 /// A response built once as a libmicrohttpd response and queued any number of times, from any
@@ -31,8 +32,8 @@ public enum BodyStorage: Sendable {
 /// content version for hot reads; build one per request for everything else.
 ///
 /// The body exists once, owned by the libmicrohttpd response and released when its last
-/// reference (ours, or a connection still sending it) goes: a buffer it frees, or a memory file
-/// it closes (which this object also maps, to read it).
+/// reference (ours, or a connection still sending it) goes: a buffer it frees, or a file it
+/// closes (which this object also maps, to read it).
 public final class PreparedResponse: @unchecked Sendable {
     public let status: Int
     public let headers: [HTTPHeader]
@@ -41,8 +42,8 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The body's bytes, valid while this object lives; nil for a 304 made with `notModified`.
     private let bodyStart: UnsafeRawPointer?
     private let storedBodyCount: Int
-    /// The memory file holding the body, for `sendfile`: open while `handle` is (this object holds
-    /// a reference to it); nil for a body in a buffer.
+    /// The read-only file holding the body, for `sendfile`: open while `handle` is (this object
+    /// holds a reference to it); nil for a body in a buffer.
     let bodyFile: Int32?
     /// The head as a `ReadLoop` writes it, in libmicrohttpd's words and order: the status line,
     /// then (after the `Date` line, which the loop writes) the headers, `Content-Length` and the
@@ -50,18 +51,28 @@ public final class PreparedResponse: @unchecked Sendable {
     private let wireHead: UnsafeMutableRawBufferPointer
     private let statusLineCount: Int
 
-    /// Memory files alive at most (each an open descriptor): beyond, bodies go in buffers. The
-    /// server raises the open-file limit by as many.
-    static let memoryFileLimit = 512
-    private static let memoryFiles = Atomic<Int>(0)
+    /// Body files open at most (each a descriptor): beyond, bodies go in buffers. The server
+    /// raises the open-file limit by as many.
+    static let bodyFileLimit = 512
+    private static let bodyFiles = Atomic<Int>(0)
+    /// Where bodies' unnamed files are made: `$TMPDIR`, or `/tmp`.
+    static let bodyFileDirectory: String = {
+        guard let directory = getenv("TMPDIR").map({ String(cString: $0) }), !directory.isEmpty else { return "/tmp" }
+        return directory
+    }()
 
     /// Headers with a CR or LF in them are refused by libmicrohttpd and left out. For HEAD
     /// requests and 304 answers libmicrohttpd sends the body's length but not the body.
-    public init(_ response: Response, body storage: BodyStorage = .buffer) {
+    public convenience init(_ response: Response, body storage: BodyStorage = .buffer) {
+        self.init(response, body: storage, fileDirectory: Self.bodyFileDirectory)
+    }
+
+    /// `fileDirectory`: where a `.file` body's unnamed file is made.
+    init(_ response: Response, body storage: BodyStorage, fileDirectory: String) {
         status = response.status
         headers = response.headers
         storedBodyCount = response.body.count
-        if storage == .memoryFile, let file = MemoryFile(holding: response.body) {
+        if storage == .file, let file = BodyFile(holding: response.body, in: fileDirectory) {
             bodyStart = UnsafeRawPointer(file.mapping)
             bodyFile = file.descriptor
             handle = MHD_create_response_from_fd64(UInt64(storedBodyCount), file.descriptor)!
@@ -140,49 +151,77 @@ public final class PreparedResponse: @unchecked Sendable {
     deinit {
         if bodyFile != nil {
             munmap(UnsafeMutableRawPointer(mutating: bodyStart), storedBodyCount)
-            Self.memoryFiles.subtract(1, ordering: .relaxed)
+            Self.bodyFiles.subtract(1, ordering: .relaxed)
         }
         MHD_destroy_response(handle)
         wireHead.deallocate()
     }
 
-    /// A sealed memory file with a body in it, and its mapping.
-    private struct MemoryFile {
+    /// A read-only file with a body in it, and its mapping. An unnamed file on the directory's
+    /// file system first: a memory file's 4 KiB pages cost the client more to receive than the
+    /// large pages of a file system's cache (docs/PERFORMANCE.md, "Images with sendfile"); a sealed
+    /// memory file where the directory cannot have one (read-only, missing, no O_TMPFILE).
+    private struct BodyFile {
         let descriptor: Int32
         let mapping: UnsafeMutableRawPointer
 
-        /// Nil when the body is empty, `memoryFileLimit` files exist, or the system refuses.
-        init?(holding body: [UInt8]) {
+        /// Nil when the body is empty, `bodyFileLimit` files exist, or the system refuses.
+        init?(holding body: [UInt8], in directory: String) {
             guard !body.isEmpty else { return nil }
-            guard PreparedResponse.memoryFiles.add(1, ordering: .relaxed).newValue <= PreparedResponse.memoryFileLimit,
-                case .success(let descriptor) = systemCall({ cmhd_memory_file("response-body") })
+            guard PreparedResponse.bodyFiles.add(1, ordering: .relaxed).newValue <= PreparedResponse.bodyFileLimit
             else {
-                PreparedResponse.memoryFiles.subtract(1, ordering: .relaxed)
+                PreparedResponse.bodyFiles.subtract(1, ordering: .relaxed)
                 return nil
             }
-            let written = body.withUnsafeBytes { bytes in
+            var made = Self.unnamedFile(holding: body, in: directory)
+            if made == nil { made = Self.sealedMemoryFile(holding: body) }
+            guard let file = made else {
+                PreparedResponse.bodyFiles.subtract(1, ordering: .relaxed)
+                return nil
+            }
+            let mapping = mmap(nil, body.count, PROT_READ, MAP_SHARED, file.rawValue, 0)
+            guard let mapping, mapping != MAP_FAILED else {
+                PreparedResponse.bodyFiles.subtract(1, ordering: .relaxed)
+                return nil
+            }
+            self.descriptor = file.release()
+            self.mapping = mapping
+        }
+
+        /// An O_TMPFILE in `directory` (no name: nothing else can open it, and it goes with its
+        /// last descriptor), written, then opened again read-only and the writable one closed:
+        /// a plain file cannot be sealed, so no descriptor that could change it is kept.
+        private static func unnamedFile(holding body: [UInt8], in directory: String) -> FileDescriptor? {
+            guard
+                let writable = try? FileDescriptor.open(
+                    directory, cmhd_unnamed_file_flag() | O_RDWR | O_EXCL, permissions: 0o600),
+                write(body, to: writable)
+            else { return nil }
+            return try? FileDescriptor.open("/proc/self/fd/\(writable.rawValue)", O_RDONLY)
+        }
+
+        /// A memory file, written, then sealed: it can no longer change. Sealed before it is
+        /// mapped: a shared mapping, even a read-only one, keeps the write seal from being added.
+        private static func sealedMemoryFile(holding body: [UInt8]) -> FileDescriptor? {
+            guard case .success(let raw) = systemCall({ cmhd_memory_file("response-body") }) else { return nil }
+            let file = FileDescriptor(adopting: raw)
+            guard write(body, to: file), cmhd_seal_memory_file(file.rawValue) == 0 else { return nil }
+            return file
+        }
+
+        private static func write(_ body: [UInt8], to file: borrowing FileDescriptor) -> Bool {
+            body.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
                     guard
                         case .success(let count) = systemCall({
-                            pwrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
+                            pwrite(file.rawValue, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
                         })
                     else { return false }
                     offset += count
                 }
                 return true
             }
-            // Sealed before it is mapped: a shared mapping, even a read-only one, keeps the
-            // write seal from being added (EBUSY).
-            let sealed = written && cmhd_seal_memory_file(descriptor) == 0
-            let mapping = sealed ? mmap(nil, body.count, PROT_READ, MAP_SHARED, descriptor, 0) : MAP_FAILED
-            guard let mapping, mapping != MAP_FAILED else {
-                close(descriptor)
-                PreparedResponse.memoryFiles.subtract(1, ordering: .relaxed)
-                return nil
-            }
-            self.descriptor = descriptor
-            self.mapping = mapping
         }
     }
 }

@@ -20,7 +20,7 @@ final class ReadingHandler: HTTPHandler {
     let big = PreparedResponse(Response(status: 200, body: ReadingHandler.bigBody))
     /// The same bytes from a memory file (`sendfile`), and a 304 that says their length alone.
     let bigFile = PreparedResponse(
-        Response(status: 200, headers: [HTTPHeader("ETag", "\"f1\"")], body: ReadingHandler.bigBody), body: .memoryFile)
+        Response(status: 200, headers: [HTTPHeader("ETag", "\"f1\"")], body: ReadingHandler.bigBody), body: .file)
     let bigNotModified = PreparedResponse(
         notModified: [HTTPHeader("ETag", "\"f1\"")], bodyLength: ReadingHandler.bigBody.count)
     /// Headers libmicrohttpd refuses (a CR or LF) and takes (any other line separator).
@@ -215,6 +215,32 @@ struct ReadLoopTests {
         #expect(try await connection.readResponse().text == "small")
     }
 
+    /// A `.file` body is an unnamed file in the directory, opened read-only (no descriptor that
+    /// could write it is left); where the directory cannot have one, a sealed memory file.
+    @Test func aFileBodyIsAReadOnlyUnnamedFileElseASealedMemoryFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bodies-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = Array("an image".utf8)
+        let inDirectory = PreparedResponse(
+            Response(status: 200, body: body), body: .file, fileDirectory: directory.path)
+        let unnamed = try #require(inDirectory.bodyFile, "no file was made in \(directory.path)")
+        let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(unnamed)")
+        #expect(target.hasPrefix(directory.path + "/#") && target.hasSuffix(" (deleted)"), "\(target)")
+        #expect(fcntl(unnamed, F_GETFL) & O_ACCMODE == O_RDONLY)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        #expect(inDirectory.body == body)
+
+        let nowhere = PreparedResponse(
+            Response(status: 200, body: body), body: .file, fileDirectory: directory.path + "/missing")
+        let memory = try #require(nowhere.bodyFile, "no memory file was made")
+        let memoryTarget = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(memory)")
+        #expect(memoryTarget.hasPrefix("/memfd:response-body"), "\(memoryTarget)")
+        let sealed: Int32 = 0x1 | 0x2 | 0x4 | 0x8  // F_SEAL_SEAL, SHRINK, GROW, WRITE
+        #expect(fcntl(memory, 1024 + 10) == sealed)  // F_GET_SEALS
+        #expect(nowhere.body == body)
+    }
+
     /// Clients that leave in the middle of a file (their sockets closed with the rest unread: a
     /// reset, arriving while the server is sending) end their connections, not the process:
     /// `sendfile` has no `MSG_NOSIGNAL`, and a write to a reset connection raises SIGPIPE.
@@ -240,16 +266,12 @@ struct ReadLoopTests {
         #expect(try await connection.send("GET", "/small").text == "small")
     }
 
-    /// A body kept in a sealed memory file goes whole, however slowly the client reads, from a
-    /// read loop (`sendfile` after the head) and from libmicrohttpd (its own `sendfile`); HEAD and
-    /// a 304 say its length and send none of it.
-    @Test func aBodyInAMemoryFileIsSentWholeByEitherPath() async throws {
+    /// A body kept in a file goes whole, however slowly the client reads, from a read loop
+    /// (`sendfile` after the head) and from libmicrohttpd (its own `sendfile`); HEAD and a 304
+    /// say its length and send none of it.
+    @Test func aBodyInAFileIsSentWholeByEitherPath() async throws {
         let handler = ReadingHandler()
-        let file = try #require(handler.bigFile.bodyFile, "the body was not put in a memory file")
-        let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(file)")
-        #expect(target.hasPrefix("/memfd:response-body"), "\(target)")
-        let sealed: Int32 = 0x1 | 0x2 | 0x4 | 0x8  // F_SEAL_SEAL, SHRINK, GROW, WRITE
-        #expect(fcntl(file, 1024 + 10) == sealed)  // F_GET_SEALS
+        _ = try #require(handler.bigFile.bodyFile, "the body was not put in a file")
         let server = try Self.startServer(handler)
         defer { stopLater(server) }
         let connection = try HTTPConnection(port: server.port, receiveBuffer: 4096)

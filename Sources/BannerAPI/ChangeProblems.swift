@@ -49,6 +49,10 @@ extension Problem {
             Problem(
                 status: 503, detail: "nothing was changed: \(detail)",
                 headers: [HTTPHeader("Retry-After", "\(retryAfterSeconds)")])
+        case .missingMedia:
+            // As when the image was missing before the change began (MediaRequests): 422.
+            Problem.unprocessable(
+                "nothing was changed: \(error); upload it again (POST /media), or pick one of GET /media")
         }
     }
 

@@ -163,21 +163,18 @@ public final class MediaLibrary: Sendable {
         try store.mediaBytes(of: id, file)
     }
 
-    /// Deletes an image no banner uses.
+    /// Deletes an image no banner uses: the store reads the uses in the deletion's transaction,
+    /// where every replica's writes are (docs/MEDIA.md).
     public func delete(_ id: String) throws(DeletionFailure) {
-        if let users = uses()[id], !users.isEmpty { throw .inUse(users) }
-        let deleted: Bool
-        do { deleted = try store.deleteMedia(id) } catch { throw .store(error) }
-        guard deleted else { throw .notFound }
-        index.forget(id)
+        let deletion: MediaDeletion
+        do { deletion = try store.deleteMedia(id) } catch { throw .store(error) }
+        switch deletion {
+        case .deleted: index.forget(id)
+        case .notFound: throw .notFound
+        case .inUse(let uses): throw .inUse(uses)
+        }
     }
 
     /// Ends the decoding threads; uploads waiting are answered as if the queue were full.
     func stop() { decoding.stop() }
-}
-
-/// A banner that shows an image of the library.
-public struct MediaUse: Sendable, Equatable {
-    public let carousel: String
-    public let banner: String
 }

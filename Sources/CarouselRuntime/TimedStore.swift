@@ -95,7 +95,7 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.media) { () throws(StoreError) in try store.mediaBytes(of: id, file) }
     }
 
-    func deleteMedia(_ id: String) throws(StoreError) -> Bool {
+    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
         try metrics.timing(.media) { () throws(StoreError) in try store.deleteMedia(id) }
     }
 

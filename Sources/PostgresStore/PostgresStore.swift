@@ -91,13 +91,23 @@ public final class PostgresStore: CarouselStore {
     }
 
     public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        let images = definition.libraryImages(broughtInOver: nil)
+        var missing: [String] = []
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute(
-                """
-                WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *)
-                SELECT serial, \(Self.note) FROM created
-                """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
+            let insert = { () throws(PostgresError) -> [[String?]] in
+                try connection.execute(
+                    """
+                    WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *)
+                    SELECT serial, \(Self.note) FROM created
+                    """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
+            }
+            guard !images.isEmpty else { return try insert() }
+            return try Self.transaction(connection) { () throws(PostgresError) -> [[String?]] in
+                missing = try Self.missingImages(images, on: connection)
+                return missing.isEmpty ? try insert() : []
+            }
         }
+        guard missing.isEmpty else { throw .missingMedia(missing) }
         guard let serial = rows.first?[0].flatMap({ Int64($0) }) else { throw .duplicate(name: definition.name) }
         return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
     }
@@ -107,14 +117,18 @@ public final class PostgresStore: CarouselStore {
         _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel {
         var undecodable: StoreError?
+        var missing: [String] = []
         let stored = try on(purpose == .admin ? admin : commands) {
             connection throws(PostgresError) -> StoredCarousel? in
             // The change decided on what the caller expects, written only if the row is still
             // exactly that: one statement, committed on its own. Otherwise (another replica
-            // changed it meanwhile), the transaction below, on the row as it is.
+            // changed it meanwhile, or the change brings in library images, whose rows must be
+            // locked with it), the transaction below, on the row as it is.
             if let expected, expected.key == key, let changed = decide(expected) {
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
-                if try Self.replace(changed, on: connection, ifStillAt: expected) { return changed }
+                let bringsImages =
+                    purpose == .admin && !changed.definition.libraryImages(broughtInOver: expected.definition).isEmpty
+                if !bringsImages, try Self.replace(changed, on: connection, ifStillAt: expected) { return changed }
             }
             return try Self.transaction(connection) { () throws(PostgresError) -> StoredCarousel? in
                 let rows = try connection.execute(
@@ -130,11 +144,17 @@ public final class PostgresStore: CarouselStore {
                 }
                 guard let changed = decide(stored) else { return stored }
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+                if purpose == .admin {
+                    missing = try Self.missingImages(
+                        changed.definition.libraryImages(broughtInOver: stored.definition), on: connection)
+                    guard missing.isEmpty else { return nil }
+                }
                 _ = try Self.replace(changed, on: connection, ifStillAt: stored)
                 return changed
             }
         }
         if let undecodable { throw undecodable }
+        guard missing.isEmpty else { throw .missingMedia(missing) }
         guard let stored else { throw .notFound(name: key.name) }
         definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
         return stored
@@ -237,10 +257,51 @@ public final class PostgresStore: CarouselStore {
         return bytes
     }
 
-    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
-        try on(admin) { connection throws(PostgresError) in
-            !(try connection.execute("DELETE FROM media WHERE id = $1 RETURNING 1", [id])).isEmpty
+    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+        var undecodable: StoreError?
+        let deletion = try on(admin) { connection throws(PostgresError) -> MediaDeletion in
+            try Self.transaction(connection) { () throws(PostgresError) -> MediaDeletion in
+                // The image's row locked first: a write bringing the image in (which locks it
+                // FOR SHARE) has committed, and its definition is read below (each statement
+                // sees what was committed before it), or waits for this one, and then finds the
+                // image gone.
+                guard !(try connection.execute("SELECT 1 FROM media WHERE id = $1 FOR UPDATE", [id])).isEmpty else {
+                    return .notFound
+                }
+                var uses: [MediaUse] = []
+                // Only a definition whose text has the id in it can show the image.
+                let rows = try connection.execute(
+                    "SELECT \(Self.columns) FROM carousels WHERE strpos(definition, $1) > 0 ORDER BY name", [id])
+                for row in rows {
+                    do throws(StoreError) {
+                        uses += try decoded(row).definition.uses(ofImage: id)
+                    } catch {
+                        undecodable = error
+                        throw PostgresError(
+                            sqlState: "", message: "\(error)", during: "reading \(row[1] ?? "")", brokeConnection: false
+                        )
+                    }
+                }
+                guard uses.isEmpty else { return .inUse(uses) }
+                try connection.execute("DELETE FROM media WHERE id = $1", [id])  // its files by cascade
+                return .deleted
+            }
         }
+        if let undecodable { throw undecodable }
+        return deletion
+    }
+
+    /// Those of the images `ids` that are not stored; the others locked (`FOR SHARE`) until the
+    /// transaction ends, so that no deletion of them commits before the write asking does.
+    private static func missingImages(_ ids: [String], on connection: PostgresConnection) throws(PostgresError)
+        -> [String]
+    {
+        guard !ids.isEmpty else { return [] }
+        // Ids are 64 hexadecimal digits (MediaReference.isID): an array literal needs no quoting.
+        let rows = try connection.execute(
+            "SELECT id FROM media WHERE id = ANY($1::text[]) FOR SHARE", ["{" + ids.joined(separator: ",") + "}"])
+        let found = Set(rows.compactMap { $0.first ?? nil })
+        return ids.filter { !found.contains($0) }
     }
 
     public func importDefinitions(

@@ -68,15 +68,19 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+        var missing: [String] = []
         let serial = try on(admin) { connection throws(SQLiteError) -> Int64? in
             try connection.transaction { () throws(SQLiteError) -> Int64? in
                 let taken = try connection.statement("SELECT 1 FROM carousels WHERE name = ?1").bind(
                     .text(definition.name))
                 defer { taken.reset() }
                 guard try !taken.step() else { return nil }
+                missing = try Self.missingImages(definition.libraryImages(broughtInOver: nil), in: connection)
+                guard missing.isEmpty else { return nil }
                 return try Self.insert(definition, anchor: anchor, revision: 1, into: connection)
             }
         }
+        guard missing.isEmpty else { throw .missingMedia(missing) }
         guard let serial else { throw .duplicate(name: definition.name) }
         return StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: serial)
     }
@@ -95,6 +99,7 @@ public final class SQLiteStore: CarouselStore {
         // The row is read and decoded inside the transaction, its write lock held; a definition
         // that cannot be decoded ends it (rolled back) with that error.
         var undecodable: StoreError?
+        var missing: [String] = []
         let connection = purpose == .admin ? admin : commands
         let stored = try on(connection) { connection throws(SQLiteError) -> StoredCarousel? in
             try connection.transaction { () throws(SQLiteError) -> StoredCarousel? in
@@ -108,11 +113,17 @@ public final class SQLiteStore: CarouselStore {
                 }
                 guard let changed = decide(stored) else { return stored }
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+                if purpose == .admin {
+                    missing = try Self.missingImages(
+                        changed.definition.libraryImages(broughtInOver: stored.definition), in: connection)
+                    guard missing.isEmpty else { return nil }
+                }
                 try Self.replace(changed, in: connection)
                 return changed
             }
         }
         if let undecodable { throw undecodable }
+        guard missing.isEmpty else { throw .missingMedia(missing) }
         guard let stored else { throw .notFound(name: key.name) }
         definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
         return stored
@@ -471,16 +482,44 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
-        try on(admin) { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) in
+    /// One writer at a time: the uses read here cannot change before the deletion commits.
+    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+        var undecodable: StoreError?
+        let deletion = try on(admin) { connection throws(SQLiteError) -> MediaDeletion in
+            try connection.transaction { () throws(SQLiteError) -> MediaDeletion in
+                guard try Self.missingImages([id], in: connection).isEmpty else { return .notFound }
+                var uses: [MediaUse] = []
+                // Only a definition whose text has the id in it can show the image.
+                for row in try Self.read(connection, containing: id) {
+                    do throws(StoreError) {
+                        uses += try decoded(row).definition.uses(ofImage: id)
+                    } catch {
+                        undecodable = error
+                        throw SQLiteError(code: SQLITE_ABORT, message: "\(error)", during: "reading \(row.name)")
+                    }
+                }
+                guard uses.isEmpty else { return .inUse(uses) }
                 try connection.statement("DELETE FROM media_files WHERE media = ?1").bind(.text(id)).run()
-                let delete = try connection.statement("DELETE FROM media WHERE id = ?1 RETURNING 1").bind(.text(id))
-                let deleted = try delete.step()
-                delete.reset()
-                return deleted
+                try connection.statement("DELETE FROM media WHERE id = ?1").bind(.text(id)).run()
+                return .deleted
             }
         }
+        if let undecodable { throw undecodable }
+        return deletion
+    }
+
+    /// Those of the images `ids` that are not stored.
+    private static func missingImages(_ ids: [String], in connection: SQLiteConnection) throws(SQLiteError)
+        -> [String]
+    {
+        guard !ids.isEmpty else { return [] }
+        let stored = try connection.statement("SELECT 1 FROM media WHERE id = ?1")
+        var missing: [String] = []
+        for id in ids {
+            defer { stored.reset() }
+            if try !stored.bind(.text(id)).step() { missing.append(id) }
+        }
+        return missing
     }
 
     // MARK: Schema
@@ -653,16 +692,21 @@ public final class SQLiteStore: CarouselStore {
         ).run()
     }
 
-    /// Rows of `carousels`, by name: all of them, or the one of `name` or `serial`.
-    private static func read(_ connection: SQLiteConnection, name: String? = nil, serial: Int64? = nil)
-        throws(SQLiteError) -> [Row]
-    {
+    /// Rows of `carousels`, by name: all of them, the one of `name` or `serial`, or those whose
+    /// definition's text contains `text`.
+    private static func read(
+        _ connection: SQLiteConnection, name: String? = nil, serial: Int64? = nil, containing text: String? = nil
+    ) throws(SQLiteError) -> [Row] {
         let columns = "serial, name, definition, revision, " + AnchorColumns.names.joined(separator: ", ")
         let statement =
             if let name {
                 try connection.statement("SELECT \(columns) FROM carousels WHERE name = ?1").bind(.text(name))
             } else if let serial {
                 try connection.statement("SELECT \(columns) FROM carousels WHERE serial = ?1").bind(.integer(serial))
+            } else if let text {
+                try connection.statement(
+                    "SELECT \(columns) FROM carousels WHERE instr(definition, ?1) > 0 ORDER BY name"
+                ).bind(.text(text))
             } else {
                 try connection.statement("SELECT \(columns) FROM carousels ORDER BY name")
             }

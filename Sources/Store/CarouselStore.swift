@@ -54,7 +54,8 @@ public protocol CarouselStore: AnyObject, Sendable {
     func loadAll() throws(StoreError) -> [StoredCarousel]
 
     /// A new carousel at revision 1. Durable (synced) before it returns.
-    /// Throws `.duplicate` when the name is taken.
+    /// Throws `.duplicate` when the name is taken, `.missingMedia` when a library image it shows
+    /// is not stored.
     func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel
 
     /// The carousel named `name` as stored now; nil when there is none.
@@ -65,7 +66,9 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// and returns what to store instead (same name and serial), or nil to store nothing.
     /// Returns what is stored when the transaction ends. A `.command` write survives the process
     /// being killed before it returns (not necessarily a power loss); an `.admin` write is
-    /// durable (synced). Throws `.notFound` when `key` is no longer stored.
+    /// durable (synced). Throws `.notFound` when `key` is no longer stored; `.missingMedia` when
+    /// an `.admin` change brings in a library image that is not stored (checked in the
+    /// transaction, as `deleteMedia` checks its uses).
     ///
     /// `expected` is what the caller believes is stored. A store may first decide on it and write
     /// the result only if the row is still exactly that (one round trip to a database instead of
@@ -131,8 +134,10 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// The bytes of one file of an image; nil when there is no such image or file.
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]?
 
-    /// Deletes the image and its files; false when there was none. Durable before it returns.
-    func deleteMedia(_ id: String) throws(StoreError) -> Bool
+    /// Deletes the image and its files, unless a stored carousel's banner shows it (read in the
+    /// same transaction: a write bringing the image in at the same moment either comes first
+    /// and is seen, or comes after and finds it gone). Durable before it returns.
+    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
@@ -214,6 +219,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The store cannot be used by this process at all (newer schema, held by another process,
     /// not a store); the detail says why. Exit 2 at start.
     case unusable(String)
+    /// The change shows library images that are not stored (deleted meanwhile): their ids.
+    case missingMedia([String])
 
     public var description: String {
         switch self {
@@ -221,6 +228,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .notFound(let name): "no carousel named '\(name)'"
         case .conflict(let name, let revision): "carousel '\(name)' is at revision \(revision) now"
         case .unavailable(let detail), .unusable(let detail): detail
+        case .missingMedia(let ids):
+            "the media library has no image \(ids.joined(separator: ", ")) (deleted while this change was made)"
         }
     }
 }

@@ -15,6 +15,12 @@ public final class MemoryStore: CarouselStore {
         var viewReports: [IdentifiedView.Key: Timestamp] = [:]
         var screens: [ScreenRecord.Key: ScreenRecord] = [:]
         var media: [String: (record: MediaRecord, files: [MediaFile: [UInt8]])] = [:]
+
+        /// Throws `.missingMedia` unless every image of `ids` is stored.
+        func findImages(_ ids: [String]) throws(StoreError) {
+            let missing = ids.filter { media[$0] == nil }
+            guard missing.isEmpty else { throw .missingMedia(missing) }
+        }
     }
 
     private let contents = Lock(Contents())
@@ -33,6 +39,7 @@ public final class MemoryStore: CarouselStore {
     public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
         try contents.withLock { contents throws(StoreError) in
             guard contents.carousels[definition.name] == nil else { throw .duplicate(name: definition.name) }
+            try contents.findImages(definition.libraryImages(broughtInOver: nil))
             contents.lastSerial += 1
             let stored = StoredCarousel(
                 definition: definition, revision: 1, anchor: anchor, serial: contents.lastSerial)
@@ -56,6 +63,9 @@ public final class MemoryStore: CarouselStore {
             }
             guard let changed = decide(stored) else { return stored }
             precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
+            if purpose == .admin {
+                try contents.findImages(changed.definition.libraryImages(broughtInOver: stored.definition))
+            }
             contents.carousels[key.name] = changed
             return changed
         }
@@ -190,7 +200,15 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.media[id]?.files[file] }
     }
 
-    public func deleteMedia(_ id: String) throws(StoreError) -> Bool {
-        contents.withLock { $0.media.removeValue(forKey: id) != nil }
+    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+        contents.withLock { contents in
+            guard contents.media[id] != nil else { return .notFound }
+            let uses = contents.carousels.values.sorted { $0.name < $1.name }.flatMap {
+                $0.definition.uses(ofImage: id)
+            }
+            guard uses.isEmpty else { return .inUse(uses) }
+            contents.media[id] = nil
+            return .deleted
+        }
     }
 }

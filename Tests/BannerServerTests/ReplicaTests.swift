@@ -165,6 +165,19 @@ struct ReplicaTests {
         #expect(Set(both.map(\.status)).isSubset(of: [200, 201]) && both.contains { $0.status == 201 })
         let listed = try await httpRequest(port: ports[1], "GET", "/media").json["media"] as? [[String: Any]]
         #expect(listed?.count == 2)
+
+        // Deleted on one replica while the other still has it in its index: a banner write there
+        // that brings it in passes the index's check, and the store's own check in the write's
+        // transaction refuses it; nothing changed on either replica.
+        let pngID = try #require(try both[0].json["id"] as? String)
+        #expect(try await httpRequest(port: ports[1], "DELETE", "/media/\(pngID)").status == 204)
+        let late = try await StoreProcessTests.json(
+            ports[0], "POST", "/carousels/default/banners", #"{"id": "late", "image": "/media/\#(pngID)"}"#)
+        #expect(late.status == 422)
+        #expect(late.text.contains("no image \(pngID) (deleted while this change was made)"), "\(late.text)")
+        for port in ports {
+            #expect(try await !httpRequest(port: port, "GET", "/carousels/default").text.contains("\"late\""))
+        }
         _ = processes
     }
 

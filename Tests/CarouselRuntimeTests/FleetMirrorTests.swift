@@ -207,5 +207,5 @@ final class SharedMemoryStore: CarouselStore {
         try store.mediaBytes(of: id, file)
     }
 
-    func deleteMedia(_ id: String) throws(StoreError) -> Bool { try store.deleteMedia(id) }
+    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion { try store.deleteMedia(id) }
 }

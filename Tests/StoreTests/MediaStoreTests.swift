@@ -1,6 +1,11 @@
+import Carousel
+import Definitions
 import Store
+import TestSupport
 import Testing
 import TimeZones
+
+@testable import PostgresStore
 
 /// The media library's rows (docs/MEDIA.md), the same on every store: an image and its files
 /// stored once, listed, read back byte for byte, deleted.
@@ -38,11 +43,102 @@ struct MediaStoreTests {
         #expect(try store.mediaBytes(of: first.id, .variant(width: 1600)) == nil)
         #expect(try store.mediaBytes(of: "c", .original) == nil)
 
-        #expect(try store.deleteMedia(first.id))
-        #expect(try !store.deleteMedia(first.id))
+        #expect(try store.deleteMedia(first.id) == .deleted)
+        #expect(try store.deleteMedia(first.id) == .notFound)
         #expect(try store.mediaRecords().map(\.id) == [second.id])
         #expect(try store.mediaBytes(of: first.id, .original) == nil)
         #expect(try store.mediaBytes(of: first.id, .variant(width: 480)) == nil)
         #expect(try store.saveMedia(first), "stored again after its deletion")
+    }
+
+    let shown = String(repeating: "d", count: 64)
+    let absent = String(repeating: "e", count: 64)
+
+    func carousel(_ name: String, images: [String]) -> CarouselDefinition {
+        CarouselDefinition(
+            name: name, banners: images.enumerated().map { Banner(id: "\(name)-\($0)", image: $1) })
+    }
+
+    /// A deletion reads the stored definitions in its transaction: an image a banner shows, by
+    /// any of its URLs, stays, and the answer names every banner showing it.
+    @Test(arguments: StoreKind.allCases)
+    func anImageAStoredBannerShowsIsNotDeleted(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        #expect(try store.saveMedia(image(shown, at: 0)))
+        _ = try store.create(
+            carousel("lobby", images: ["https://cdn.example.com/a.png", "/media/\(shown)/960.webp"]), anchor: playing)
+        let hall = try store.create(
+            carousel("hall", images: ["https://screens.example.com/media/\(shown)"]), anchor: playing)
+        #expect(
+            try store.deleteMedia(shown)
+                == .inUse([
+                    MediaUse(carousel: "hall", banner: "hall-0"), MediaUse(carousel: "lobby", banner: "lobby-1"),
+                ]))
+        #expect(try store.mediaRecord(shown) != nil)
+
+        _ = try store.modify(hall.key, .admin) { stored in
+            StoredCarousel(
+                definition: carousel("hall", images: []), revision: stored.revision + 1, anchor: stored.anchor,
+                serial: stored.serial)
+        }
+        #expect(try store.deleteMedia(shown) == .inUse([MediaUse(carousel: "lobby", banner: "lobby-1")]))
+        #expect(try store.deleteMedia(absent) == .notFound)
+    }
+
+    /// A write checks, in its transaction, that the library images it brings in are stored;
+    /// those the carousel showed before are not asked for again (a seeded carousel naming a
+    /// missing image can still be edited).
+    @Test(arguments: StoreKind.allCases)
+    func aWriteBringingInAnImageTheLibraryLacksChangesNothing(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        #expect(try store.saveMedia(image(shown, at: 0)))
+        #expect(throws: StoreError.missingMedia([absent])) {
+            try store.create(carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)"]), anchor: playing)
+        }
+        #expect(try store.loadAll().isEmpty)
+        let lobby = try store.create(carousel("lobby", images: ["/media/\(shown)"]), anchor: playing)
+        #expect(throws: StoreError.missingMedia([absent])) {
+            try store.modify(lobby.key, .admin) { stored in
+                StoredCarousel(
+                    definition: carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)/480.webp"]),
+                    revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+            }
+        }
+        #expect(try store.loadAll() == [lobby])
+
+        let seeded = try await kind.make()
+        #expect(try seeded.seed([carousel("hall", images: ["/media/\(absent)"])]) { _ in playing })
+        let hall = try #require(try seeded.load(named: "hall"))
+        var edited = carousel("hall", images: ["/media/\(absent)"])
+        edited.interval = .seconds(9)
+        let written = try seeded.modify(hall.key, .admin) { stored in
+            StoredCarousel(
+                definition: edited, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+        }
+        #expect(written.definition == edited)
+    }
+
+    /// Two replicas: one deletes the image while the other's write bringing it in is under way
+    /// (between the write's reading of its row and its writing). The deletion sees no use and
+    /// commits; the write then finds the image gone and stores nothing. No banner is left naming
+    /// an image the library lacks.
+    @Test func onPostgreSQLADeletionDuringAWriteBringingTheImageInLeavesNoBannerWithoutIt() async throws {
+        let (writer, deleter) = try await offThePool { [uri = try await PostgresServer.shared().createDatabase()] in
+            (try PostgresStore(uri: uri), try PostgresStore(uri: uri))
+        }
+        #expect(try writer.saveMedia(image(shown, at: 0)))
+        let lobby = try writer.create(carousel("lobby", images: []), anchor: playing)
+        var deletion: MediaDeletion?
+        #expect(throws: StoreError.missingMedia([shown])) {
+            try writer.modify(lobby.key, .admin) { stored in
+                if deletion == nil { deletion = try? deleter.deleteMedia(shown) }
+                return StoredCarousel(
+                    definition: carousel("lobby", images: ["/media/\(shown)"]), revision: stored.revision + 1,
+                    anchor: stored.anchor, serial: stored.serial)
+            }
+        }
+        #expect(deletion == .deleted)
+        #expect(try deleter.load(named: "lobby") == lobby)
+        #expect(try deleter.mediaRecord(shown) == nil)
     }
 }

@@ -3,10 +3,10 @@ import Glibc
 import Locking
 
 /// Where uploads are decoded (docs/MEDIA.md): at most `workers` at once, each on a thread of its
-/// own at the lowest scheduling priority (nice 19, inherited by the threads libvips starts
-/// from it), so that while a photo is decoded the request threads still get the cores first. At
-/// most `backlog` more wait; past that an upload is turned away (the caller answers 503) rather
-/// than holding its 10 MiB in memory behind the others.
+/// own scheduled only when a core would otherwise idle (`SCHED_IDLE`, else nice 19; inherited by
+/// the threads libvips starts from it), so that while a photo is decoded the request threads
+/// still get the cores first. At most `backlog` more wait; past that an upload is turned away
+/// (the caller answers 503) rather than holding its 10 MiB in memory behind the others.
 ///
 /// Threads start with the first job and end with `stop()`.
 public final class DecodeQueue: Sendable {
@@ -28,9 +28,7 @@ public final class DecodeQueue: Sendable {
         let cancel: @Sendable () -> Void
     }
 
-    /// The nice value of the decoding threads: the lowest. On 2 cores under wrk, GET /banner kept
-    /// 0.90× of its rate while uploads decoded at nice 10 and all of it at 19 (bench/media.py), and
-    /// uploads still went on (a read load rarely takes every cycle of every core).
+    /// The nice value of the decoding threads where `SCHED_IDLE` is refused: the lowest.
     static let niceness: Int32 = 19
 
     public init(workers: Int, backlog: Int) {
@@ -76,9 +74,14 @@ public final class DecodeQueue: Sendable {
     }
 
     private func serve() {
-        // Linux keeps a nice value per thread, and `who` 0 is the calling thread alone. A failure
-        // leaves it at normal priority.
+        // Linux keeps a policy and a nice value per thread, and 0 is the calling thread alone.
+        // SCHED_IDLE, not only nice 19: a request thread waking up takes the core from an idle-
+        // policy thread at once, where a nice-19 one may keep it until its slice ends
+        // (docs/PERFORMANCE.md, media library). A failure leaves nice 19, or normal priority.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+        var parameters = sched_param(sched_priority: 0)
+        let idlePolicy: Int32 = 5  // SCHED_IDLE, a name Glibc's module leaves out (_GNU_SOURCE)
+        _ = sched_setscheduler(0, idlePolicy, &parameters)
         while true {
             available.wait()
             let taken = state.withLock { state -> (job: Job?, stopping: Bool) in

@@ -43,7 +43,7 @@ enum MediaRequests {
     static func checkLibraryImages(
         of definition: CarouselDefinition, besides earlier: CarouselDefinition?, in index: MediaIndex
     ) throws(Problem) {
-        let before = Set((earlier?.banners ?? []).compactMap { MediaReference.id(inImage: $0.image) })
+        let before = earlier?.libraryImages ?? []
         for (position, banner) in definition.banners.enumerated() {
             guard let id = MediaReference.id(inImage: banner.image), !before.contains(id), index.known(id) == nil
             else { continue }

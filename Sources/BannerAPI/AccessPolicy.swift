@@ -28,13 +28,16 @@ public struct AccessPolicy: Sendable {
             "missing or wrong bearer token; send Authorization: Bearer <CAROUSEL_CONTROL_TOKEN>")
     }
 
-    func authorizeAdmin(_ request: borrowing Request) throws(Problem) {
+    /// Who the request acts as, for the history (docs/HISTORY.md): `env:admin` (the admin token)
+    /// or `loopback` (no admin token set, a request from this host); else the 401 or 403.
+    @discardableResult
+    func authorizeAdmin(_ request: borrowing Request) throws(Problem) -> String {
         if let admin {
             guard admin.authorizes(request.header("Authorization")) else {
                 throw Self.unauthorized(
                     "missing or wrong bearer token; admin requests need Authorization: Bearer <CAROUSEL_ADMIN_TOKEN>")
             }
-            return
+            return "env:admin"
         }
         // A proxy on this host makes every client look local; what it forwarded is not.
         let forwarded = request.header("Forwarded") != nil || request.header("X-Forwarded-For") != nil
@@ -57,6 +60,7 @@ public struct AccessPolicy: Sendable {
         if request.header("Sec-Fetch-Site")?.lowercased() == "cross-site" {
             throw Self.forbidden("an admin request without a token must not come from a page of another site")
         }
+        return "loopback"
     }
 
     private static func forbidden(_ reason: String) -> Problem {

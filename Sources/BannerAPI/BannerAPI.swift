@@ -294,11 +294,11 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .createCarousel:
-                try access.authorizeAdmin(request)
+                let actor = try access.authorizeAdmin(request)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)
                 let label = "\(request.method) \(request.path)"
                 return .deferred { [origin] in
-                    await administer(change, on: nil, ifMatch: nil, label: label, origin: origin)
+                    await administer(change, on: nil, by: actor, ifMatch: nil, label: label, origin: origin)
                 }
             case .mediaFile(let id, let file):
                 let asked = MediaFileRequest(id: id, file: file, request: request)
@@ -394,13 +394,57 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .admin(let admin):
-                try access.authorizeAdmin(request)
+                let actor = try access.authorizeAdmin(request)
                 let live = try carousel(route)
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
                 let label = "\(request.method) \(request.path)"
                 let ifMatch = request.header("If-Match")
                 return .deferred { [origin] in
-                    await administer(change, on: live, ifMatch: ifMatch, label: label, origin: origin)
+                    await administer(change, on: live, by: actor, ifMatch: ifMatch, label: label, origin: origin)
+                }
+            case .revisions:
+                try access.authorizeAdmin(request)
+                let live = try carousel(route)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        return RevisionViews.list(try directory.revisions(of: live), of: live.name)
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .revision(let text):
+                try access.authorizeAdmin(request)
+                let live = try carousel(route)
+                let number = try RevisionViews.number(text, of: live.name)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        guard let kept = try directory.revision(number, of: live) else {
+                            return PreparedResponse(RevisionViews.notKept(number, of: live.name).response)
+                        }
+                        return RevisionViews.document(kept)
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .restoreRevision(let text):
+                let actor = try access.authorizeAdmin(request)
+                let live = try carousel(route)
+                let number = try RevisionViews.number(text, of: live.name)
+                let label = "\(request.method) \(request.path)"
+                let ifMatch = request.header("If-Match")
+                return .deferred { [directory] in
+                    let kept: Revision?
+                    do throws(StoreError) {
+                        kept = try directory.revision(number, of: live)
+                    } catch {
+                        return refused(.store(error), label: label, origin: nil)
+                    }
+                    guard let kept else {
+                        return refused(RevisionViews.notKept(number, of: live.name), label: label, origin: nil)
+                    }
+                    return await administer(
+                        .replace(kept.definition), on: live, by: actor, restoring: number, ifMatch: ifMatch,
+                        label: label, origin: nil)
                 }
             }
         } catch {
@@ -503,19 +547,23 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
-    /// Runs an admin change: a new carousel (`live` nil), or a change of `live`.
+    /// Runs an admin change by `actor`: a new carousel (`live` nil), or a change of `live` (a
+    /// restore of revision `restoring`, when it is one).
     private func administer(
-        _ change: AdminRequest, on live: ServedCarousel?, ifMatch: String?, label: String, origin: String?
+        _ change: AdminRequest, on live: ServedCarousel?, by actor: String, restoring: UInt64? = nil,
+        ifMatch: String?, label: String, origin: String?
     ) async -> PreparedResponse {
         do throws(Problem) {
-            return try await administered(change, on: live, ifMatch: ifMatch, label: label, origin: origin)
+            return try await administered(
+                change, on: live, by: actor, restoring: restoring, ifMatch: ifMatch, label: label, origin: origin)
         } catch {
             return refused(error, label: label, origin: origin)
         }
     }
 
     private func administered(
-        _ change: AdminRequest, on live: ServedCarousel?, ifMatch: String?, label: String, origin: String?
+        _ change: AdminRequest, on live: ServedCarousel?, by actor: String, restoring: UInt64?, ifMatch: String?,
+        label: String, origin: String?
     ) async throws(Problem) -> PreparedResponse {
         let headers = cors.headers(for: origin)
         // Before any change runs: the store may be read (docs/MEDIA.md).
@@ -524,7 +572,9 @@ public struct BannerAPI: HTTPHandler {
             guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
             try MediaRequests.checkLibraryImages(of: definition, besides: nil, in: media.index)
             let created: ServedCarousel
-            do throws(StoreError) { created = try directory.create(definition) } catch { throw .store(error) }
+            do throws(StoreError) { created = try directory.create(definition, by: actor) } catch {
+                throw .store(error)
+            }
             let stored = created.stored
             let count = definition.banners.count
             logger.notice("\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
@@ -545,7 +595,8 @@ public struct BannerAPI: HTTPHandler {
         }
         let revised: StoredCarousel
         do throws(ChangeError<Problem>) {
-            revised = try await live.edit(if: condition) { [index = media.index] current throws(Problem) in
+            revised = try await live.edit(if: condition, by: actor, restoring: restoring) {
+                [index = media.index] current throws(Problem) in
                 let revised = try change.revise(current)
                 try MediaRequests.checkLibraryImages(of: revised, besides: current, in: index)
                 return revised
@@ -554,7 +605,8 @@ public struct BannerAPI: HTTPHandler {
             throw .change(error, of: live, ifMatch: ifMatch) { $0 }
         }
         let tag = live.definitionTag(revision: revised.revision)
-        logger.notice("\(label) → carousel '\(live.name)' at revision \(revised.revision)")
+        let restored = restoring.map { " (revision \($0) restored)" } ?? ""
+        logger.notice("\(label) → carousel '\(live.name)' at revision \(revised.revision)\(restored)")
         switch change {
         case .addBanner(let banner, _):
             return PreparedResponse(

@@ -51,6 +51,13 @@ enum Action: Sendable, Equatable {
     case mediaFile(id: String, MediaFile)
     /// `DELETE /media/{id}` (the admin role).
     case deleteMedia(id: String)
+    /// `GET /carousels/{name}/revisions`: the history kept, newest first (the admin role,
+    /// docs/HISTORY.md).
+    case revisions
+    /// `GET /carousels/{name}/revisions/{n}`: the definition as it was (the admin role).
+    case revision(String)
+    /// `POST /carousels/{name}/revisions/{n}/restore`: a new revision equal to n (the admin role).
+    case restoreRevision(String)
 }
 
 extension Action {
@@ -59,7 +66,7 @@ extension Action {
     var needsAdmin: Bool {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
-            .deleteMedia:
+            .deleteMedia, .revisions, .revision, .restoreRevision:
             true
         case .command(let command): command.needsAdmin
         default: false
@@ -143,6 +150,7 @@ enum Routes {
         "/views": [("POST", .views)],
         "/stats": readable(.stats),
         "/screens": [("GET", .carouselScreens)],
+        "/revisions": readable(.revisions),
         // The built-in page, showing this carousel.
         "/": readable(.web(path: "/")),
     ]) { v1, admin in v1 + admin }
@@ -161,6 +169,13 @@ enum Routes {
     private static let clickTemplate = bannerTemplate + clickSuffix
 
     private static func clickMethods(_ id: String) -> Methods { [("GET", .click(id: id))] }
+
+    private static let revisionsPrefix = "/revisions/"
+    private static let restoreSuffix = "/restore"
+    private static let revisionTemplate = carouselPrefix + revisionsPrefix + "{n}"
+    private static let restoreTemplate = revisionTemplate + restoreSuffix
+    private static func revisionMethods(_ n: String) -> Methods { readable(.revision(n)) }
+    private static func restoreMethods(_ n: String) -> Methods { [("POST", .restoreRevision(n))] }
 
     private static let mediaPrefix = "/media/"
     private static let mediaTemplate = "/media/{id}"
@@ -186,6 +201,8 @@ enum Routes {
     private static let bannerRouteTemplate = template(bannerTemplate)
     private static let clickRouteTemplate = template(clickTemplate)
     private static let receiptsRouteTemplate = template(receiptsTemplate)
+    private static let revisionRouteTemplate = template(revisionTemplate)
+    private static let restoreRouteTemplate = template(restoreTemplate)
     private static let mediaRouteTemplate = template(mediaTemplate)
     private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
@@ -201,6 +218,8 @@ enum Routes {
         all[carouselPrefix + bannerSuffix] = bannerMethods("{id}")
         all[clickTemplate] = clickMethods("{id}")
         all[receiptsTemplate] = receiptsMethods("{id}")
+        all[revisionTemplate] = revisionMethods("{n}")
+        all[restoreTemplate] = restoreMethods("{n}")
         all[mediaTemplate] = mediaMethods("{id}")
         all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
@@ -261,6 +280,12 @@ enum Routes {
             }
             if let clicked = segment(of: below, between: bannerPrefix, and: clickSuffix) {
                 return (clickMethods(clicked), name, clickRouteTemplate)
+            }
+            if let n = segment(of: below, between: revisionsPrefix, and: "") {
+                return (revisionMethods(n), name, revisionRouteTemplate)
+            }
+            if let n = segment(of: below, between: revisionsPrefix, and: restoreSuffix) {
+                return (restoreMethods(n), name, restoreRouteTemplate)
             }
         }
         if path.utf8.starts(with: mediaPrefix.utf8) {

@@ -11,12 +11,14 @@ public enum StoreSeeding {
     public static func importDefinitions(
         _ definitions: [CarouselDefinition], into store: any CarouselStore, now: Timestamp
     ) throws(StoreError) {
-        try store.importDefinitions(definitions) { definition, existing in
-            guard let existing else { return definition.newCarousel(at: now).anchor }
-            var carousel = existing.definition.carousel(at: existing.anchor)
-            definition.redefine(&carousel, from: existing.definition, at: now)
-            return carousel.anchor
-        }
+        try store.importDefinitions(
+            definitions,
+            anchor: { definition, existing in
+                guard let existing else { return definition.newCarousel(at: now).anchor }
+                var carousel = existing.definition.carousel(at: existing.anchor)
+                definition.redefine(&carousel, from: existing.definition, at: now)
+                return carousel.anchor
+            }, by: Attribution(actor: "import", at: now))
     }
 
     /// The carousels of `store`, after importing `definitions` when it holds none. The second
@@ -25,7 +27,8 @@ public enum StoreSeeding {
     public static func load(
         _ store: any CarouselStore, seeding definitions: [CarouselDefinition], now: Timestamp
     ) throws(StoreError) -> (carousels: [StoredCarousel], seeded: Bool, differing: [String]) {
-        let seeded = try store.seed(definitions) { $0.newCarousel(at: now).anchor }
+        let seeded = try store.seed(
+            definitions, anchor: { $0.newCarousel(at: now).anchor }, by: Attribution(actor: "seed", at: now))
         let stored = try store.loadAll()
         let differing =
             seeded

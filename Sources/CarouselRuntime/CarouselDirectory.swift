@@ -55,9 +55,22 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         for carousel in all { carousel.stop() }
     }
 
-    /// A new carousel, stored (synced), then served, showing its first banner from now.
-    public func create(_ definition: CarouselDefinition) throws(StoreError) -> Live {
-        serve(try store.create(definition, anchor: definition.newCarousel(at: clock()).anchor))
+    /// A new carousel, stored (synced) as `actor`'s, then served, showing its first banner from now.
+    public func create(_ definition: CarouselDefinition, by actor: String) throws(StoreError) -> Live {
+        let now = clock()
+        return serve(
+            try store.create(
+                definition, anchor: definition.newCarousel(at: now).anchor, by: Attribution(actor: actor, at: now)))
+    }
+
+    /// `carousel`'s history as kept, newest first.
+    public func revisions(of carousel: Live) throws(StoreError) -> [RevisionRecord] {
+        try store.revisions(of: carousel.key.serial)
+    }
+
+    /// Revision `revision` of `carousel`; nil when it is not kept.
+    public func revision(_ revision: UInt64, of carousel: Live) throws(StoreError) -> Revision? {
+        try store.revision(revision, of: carousel.key.serial)
     }
 
     /// Deletes `carousel` from the store (after checking `condition`), then from service.

@@ -155,13 +155,15 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// An admin change: `revise` turns the stored definition into the new one (or throws why
     /// not); the state follows it (the current banner kept when it survives), the store takes
     /// both, then both are published. `condition` is checked on the definition as stored when the
-    /// change is made.
+    /// change is made. The new revision is kept in the history as `actor`'s (restoring revision
+    /// `restoring`, when it does).
     public func edit<Refusal: Error>(
-        if condition: RevisionCondition?,
+        if condition: RevisionCondition?, by actor: String, restoring: UInt64? = nil,
         _ revise: @escaping @Sendable (CarouselDefinition) throws(Refusal) -> CarouselDefinition
     ) async throws(ChangeError<Refusal>) -> StoredCarousel {
         let revised = try await engine.change { [self] carousel, now throws(ChangeError<Refusal>) in
-            try write(.admin, &carousel, at: now) { stored, carousel throws(ChangeError<Refusal>) in
+            let attribution = Attribution(actor: actor, at: now, restoring: restoring)
+            return try write(.admin(attribution), &carousel, at: now) { stored, carousel throws(ChangeError<Refusal>) in
                 // An invalid change is refused as such whatever the condition says.
                 let new: CarouselDefinition
                 do throws(Refusal) { new = try revise(stored.definition) } catch { throw .refused(error) }

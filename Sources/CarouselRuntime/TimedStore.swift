@@ -25,8 +25,12 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.load) { () throws(StoreError) in try store.loadAll() }
     }
 
-    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
-        try metrics.timing(.create) { () throws(StoreError) in try store.create(definition, anchor: anchor) }
+    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
+    {
+        try metrics.timing(.create) { () throws(StoreError) in
+            try store.create(definition, anchor: anchor, by: attribution)
+        }
     }
 
     func load(named name: String) throws(StoreError) -> StoredCarousel? {
@@ -37,7 +41,7 @@ final class TimedStore: CarouselStore {
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
         _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel {
-        try metrics.timing(purpose == .admin ? .admin : .command) { () throws(StoreError) in
+        try metrics.timing(purpose.isAdmin ? .admin : .command) { () throws(StoreError) in
             try store.modify(key, purpose, expecting: expected, decide)
         }
     }
@@ -53,10 +57,21 @@ final class TimedStore: CarouselStore {
 
     func close() { store.close() }
 
-    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
-        -> Bool
-    {
-        try metrics.timing(.create) { () throws(StoreError) in try store.seed(definitions, anchor: anchor) }
+    func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool {
+        try metrics.timing(.create) { () throws(StoreError) in
+            try store.seed(definitions, anchor: anchor, by: attribution)
+        }
+    }
+
+    func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.revisions(of: serial) }
+    }
+
+    func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
+        try metrics.timing(.load) { () throws(StoreError) in try store.revision(revision, of: serial) }
     }
 
     func record(_ batch: StatsBatch) throws(StoreError) {
@@ -100,9 +115,11 @@ final class TimedStore: CarouselStore {
     }
 
     func importDefinitions(
-        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor,
+        by attribution: Attribution
     ) throws(StoreError) {
-        try metrics.timing(.create) { () throws(StoreError) in try store.importDefinitions(definitions, anchor: anchor)
+        try metrics.timing(.create) { () throws(StoreError) in
+            try store.importDefinitions(definitions, anchor: anchor, by: attribution)
         }
     }
 }

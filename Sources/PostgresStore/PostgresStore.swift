@@ -90,16 +90,20 @@ public final class PostgresStore: CarouselStore {
         return try rows.first.map { (row) throws(StoreError) in try decoded(row) }
     }
 
-    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
+    {
         let images = definition.libraryImages(broughtInOver: nil)
         var missing: [String] = []
         let rows = try on(admin) { connection throws(PostgresError) in
             let insert = { () throws(PostgresError) -> [[String?]] in
-                try connection.execute(
+                var parameters = [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor))
+                let kept = Self.keeping(Revision(of: definition, over: nil, attribution), of: "created", &parameters)
+                return try connection.execute(
                     """
-                    WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *)
+                    WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *), \(kept)
                     SELECT serial, \(Self.note) FROM created
-                    """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
+                    """, parameters)
             }
             guard !images.isEmpty else { return try insert() }
             return try Self.transaction(connection) { () throws(PostgresError) -> [[String?]] in
@@ -118,7 +122,7 @@ public final class PostgresStore: CarouselStore {
     ) throws(StoreError) -> StoredCarousel {
         var undecodable: StoreError?
         var missing: [String] = []
-        let stored = try on(purpose == .admin ? admin : commands) {
+        let stored = try on(purpose.isAdmin ? admin : commands) {
             connection throws(PostgresError) -> StoredCarousel? in
             // The change decided on what the caller expects, written only if the row is still
             // exactly that: one statement, committed on its own. Otherwise (another replica
@@ -127,8 +131,14 @@ public final class PostgresStore: CarouselStore {
             if let expected, expected.key == key, let changed = decide(expected) {
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
                 let bringsImages =
-                    purpose == .admin && !changed.definition.libraryImages(broughtInOver: expected.definition).isEmpty
-                if !bringsImages, try Self.replace(changed, on: connection, ifStillAt: expected) { return changed }
+                    purpose.isAdmin && !changed.definition.libraryImages(broughtInOver: expected.definition).isEmpty
+                if !bringsImages,
+                    try Self.replace(
+                        changed, on: connection, ifStillAt: expected,
+                        keeping: purpose.revision(of: changed, over: expected))
+                {
+                    return changed
+                }
             }
             return try Self.transaction(connection) { () throws(PostgresError) -> StoredCarousel? in
                 let rows = try connection.execute(
@@ -144,12 +154,13 @@ public final class PostgresStore: CarouselStore {
                 }
                 guard let changed = decide(stored) else { return stored }
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
-                if purpose == .admin {
+                if purpose.isAdmin {
                     missing = try Self.missingImages(
                         changed.definition.libraryImages(broughtInOver: stored.definition), on: connection)
                     guard missing.isEmpty else { return nil }
                 }
-                _ = try Self.replace(changed, on: connection, ifStillAt: stored)
+                _ = try Self.replace(
+                    changed, on: connection, ifStillAt: stored, keeping: purpose.revision(of: changed, over: stored))
                 return changed
             }
         }
@@ -173,6 +184,7 @@ public final class PostgresStore: CarouselStore {
                     SELECT pg_notify('\(Self.channel)', name) FROM deleted
                     """, [String(key.serial)])  // the name alone: gone, nothing to follow but that
                 try connection.execute("DELETE FROM screens WHERE carousel = $1", [String(key.serial)])
+                try connection.execute("DELETE FROM revisions WHERE carousel = $1", [String(key.serial)])
                 return revision
             }
         }
@@ -181,20 +193,51 @@ public final class PostgresStore: CarouselStore {
         definitions.forget(serial: key.serial)
     }
 
-    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
-        throws(StoreError) -> Bool
-    {
+    public func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool {
         try on(admin) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) -> Bool in
                 // Replicas starting together on an empty database take turns here; the first seeds.
                 try connection.run("SELECT pg_advisory_xact_lock(hashtext('banner-carousel seeding'))")
                 guard try connection.run("SELECT 1 FROM carousels LIMIT 1").isEmpty else { return false }
                 for definition in definitions {
-                    try Self.insert(definition, anchor: anchor(definition), on: connection)
+                    try Self.insert(definition, anchor: anchor(definition), by: attribution, on: connection)
                 }
                 return true
             }
         }
+    }
+
+    public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT revision, at, actor, summary FROM revisions WHERE carousel = $1 ORDER BY revision DESC",
+                [String(serial)])
+        }
+        return rows.map { row in
+            RevisionRecord(
+                revision: row[0].flatMap { UInt64($0) } ?? 0,
+                at: Timestamp(nanosecondsSinceEpoch: row[1].flatMap { Int64($0) } ?? 0), actor: row[2] ?? "",
+                summary: row[3] ?? "")
+        }
+    }
+
+    public func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT at, actor, summary, definition FROM revisions WHERE carousel = $1 AND revision = $2",
+                [String(serial), String(revision)])
+        }
+        guard let row = rows.first else { return nil }
+        let definition = try DecodedDefinitions.decode(
+            row[3] ?? "", of: "revision \(revision) of carousel \(serial)", store: description)
+        return Revision(
+            record: RevisionRecord(
+                revision: revision, at: Timestamp(nanosecondsSinceEpoch: row[0].flatMap { Int64($0) } ?? 0),
+                actor: row[1] ?? "", summary: row[2] ?? ""),
+            definition: definition)
     }
 
     // MARK: Media
@@ -306,7 +349,7 @@ public final class PostgresStore: CarouselStore {
 
     public func importDefinitions(
         _ imported: [CarouselDefinition],
-        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor, by attribution: Attribution
     ) throws(StoreError) {
         try on(admin) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) in
@@ -316,13 +359,14 @@ public final class PostgresStore: CarouselStore {
                     let current = rows.first.flatMap { try? decoded($0) }
                     let newAnchor = anchor(definition, current)
                     if let row = rows.first, let serial = row[0].flatMap({ Int64($0) }) {
-                        let revision = row[3].flatMap { UInt64($0) } ?? 0
+                        let revision = (row[3].flatMap { UInt64($0) } ?? 0) + 1
                         _ = try Self.replace(
                             StoredCarousel(
-                                definition: definition, revision: revision + 1, anchor: newAnchor, serial: serial),
-                            on: connection, ifStillAt: nil)
+                                definition: definition, revision: revision, anchor: newAnchor, serial: serial),
+                            on: connection, ifStillAt: nil,
+                            keeping: Revision(revision, of: definition, over: current?.definition, attribution))
                     } else {
-                        try Self.insert(definition, anchor: newAnchor, on: connection)
+                        try Self.insert(definition, anchor: newAnchor, by: attribution, on: connection)
                     }
                 }
             }
@@ -719,6 +763,23 @@ public final class PostgresStore: CarouselStore {
             PRIMARY KEY (media, width)
         );
         """,
+        // History (docs/HISTORY.md): each carousel's revisions; the definitions stored before
+        // it are kept as their current revision, by no one known.
+        """
+        CREATE TABLE revisions (
+            carousel bigint NOT NULL,
+            revision bigint NOT NULL,
+            at bigint NOT NULL,
+            actor text NOT NULL,
+            summary text NOT NULL,
+            definition text NOT NULL,
+            PRIMARY KEY (carousel, revision)
+        );
+        INSERT INTO revisions (carousel, revision, at, actor, summary, definition)
+        SELECT serial, revision, (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint, 'unrecorded',
+            'as stored when history began', definition
+        FROM carousels;
+        """,
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -764,14 +825,40 @@ public final class PostgresStore: CarouselStore {
 
     private static let columns = "serial, name, definition, revision, " + AnchorColumns.names.joined(separator: ", ")
 
+    /// A new carousel's row, kept as its first revision.
     private static func insert(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, on connection: PostgresConnection
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution,
+        on connection: PostgresConnection
     ) throws(PostgresError) {
+        var parameters = [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor))
+        let kept = keeping(Revision(of: definition, over: nil, attribution), of: "created", &parameters)
         try connection.execute(
             """
-            WITH created AS (\(insertRow) RETURNING *)
+            WITH created AS (\(insertRow) RETURNING *), \(kept)
             SELECT \(note) FROM created
-            """, [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor)))
+            """, parameters)
+    }
+
+    /// The common table expressions that keep `revision` of the carousel row `source` (a CTE
+    /// written before them, `RETURNING *`) in its history, and prune what `RevisionRetention`
+    /// lets go: nothing when `source` wrote no row. Their values are appended to `parameters`.
+    private static func keeping(_ revision: Revision, of source: String, _ parameters: inout [String?]) -> String {
+        let record = revision.record
+        let pruning = RevisionRetention.pruning(after: record)
+        let first = parameters.count + 1
+        parameters += [
+            String(record.at.nanosecondsSinceEpoch), record.actor, record.summary,
+            pruning.map { String($0.through) }, pruning.map { String($0.before.nanosecondsSinceEpoch) },
+        ]
+        return """
+            kept AS (
+                INSERT INTO revisions (carousel, revision, at, actor, summary, definition)
+                SELECT serial, revision, $\(first)::bigint, $\(first + 1)::text, $\(first + 2)::text, definition
+                FROM \(source)),
+            pruned AS (
+                DELETE FROM revisions r USING \(source) c
+                WHERE r.carousel = c.serial AND r.revision <= $\(first + 3)::bigint AND r.at < $\(first + 4)::bigint)
+            """
     }
 
     /// A new carousel's row: $1 its name, $2 its definition, then the anchor's columns.
@@ -792,9 +879,11 @@ public final class PostgresStore: CarouselStore {
 
     /// Writes `stored` over its row; with `previous`, only if the row is still exactly that (its
     /// revision and anchor), and the definition only when the revision moves (a command leaves
-    /// it alone). Returns whether the row was written.
+    /// it alone); with `revision`, kept in the history in the same statement. Returns whether the
+    /// row was written.
     private static func replace(
-        _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?
+        _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?,
+        keeping revision: Revision?
     ) throws(PostgresError) -> Bool {
         var parameters =
             [String(stored.serial), String(stored.revision)] + Self.parameters(AnchorColumns(stored.anchor))
@@ -815,9 +904,10 @@ public final class PostgresStore: CarouselStore {
                 condition += " AND \(name) IS NOT DISTINCT FROM $\(first + 1 + offset)::\(type)"
             }
         }
+        let kept = revision.map { ", " + keeping($0, of: "changed", &parameters) } ?? ""
         let rows = try connection.execute(
             """
-            WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)
+            WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)\(kept)
             SELECT \(note) FROM changed
             """, parameters)
         return rows.count == 1

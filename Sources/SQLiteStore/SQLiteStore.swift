@@ -67,7 +67,9 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
+    {
         var missing: [String] = []
         let serial = try on(admin) { connection throws(SQLiteError) -> Int64? in
             try connection.transaction { () throws(SQLiteError) -> Int64? in
@@ -77,7 +79,7 @@ public final class SQLiteStore: CarouselStore {
                 guard try !taken.step() else { return nil }
                 missing = try Self.missingImages(definition.libraryImages(broughtInOver: nil), in: connection)
                 guard missing.isEmpty else { return nil }
-                return try Self.insert(definition, anchor: anchor, revision: 1, into: connection)
+                return try Self.insert(definition, anchor: anchor, by: attribution, into: connection)
             }
         }
         guard missing.isEmpty else { throw .missingMedia(missing) }
@@ -100,7 +102,7 @@ public final class SQLiteStore: CarouselStore {
         // that cannot be decoded ends it (rolled back) with that error.
         var undecodable: StoreError?
         var missing: [String] = []
-        let connection = purpose == .admin ? admin : commands
+        let connection = purpose.isAdmin ? admin : commands
         let stored = try on(connection) { connection throws(SQLiteError) -> StoredCarousel? in
             try connection.transaction { () throws(SQLiteError) -> StoredCarousel? in
                 guard let row = try Self.read(connection, serial: key.serial).first else { return nil }
@@ -113,12 +115,15 @@ public final class SQLiteStore: CarouselStore {
                 }
                 guard let changed = decide(stored) else { return stored }
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
-                if purpose == .admin {
+                if purpose.isAdmin {
                     missing = try Self.missingImages(
                         changed.definition.libraryImages(broughtInOver: stored.definition), in: connection)
                     guard missing.isEmpty else { return nil }
                 }
                 try Self.replace(changed, in: connection)
+                if let revision = purpose.revision(of: changed, over: stored) {
+                    try Self.keep(revision, of: key.serial, in: connection)
+                }
                 return changed
             }
         }
@@ -135,6 +140,7 @@ public final class SQLiteStore: CarouselStore {
                 guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
                 guard revision == expectedRevision else { return revision }
                 try connection.statement("DELETE FROM carousels WHERE serial = ?1").bind(.integer(key.serial)).run()
+                try connection.statement("DELETE FROM revisions WHERE carousel = ?1").bind(.integer(key.serial)).run()
                 try connection.statement("DELETE FROM screens WHERE carousel = ?1").bind(.integer(key.serial)).run()
                 return revision
             }
@@ -144,16 +150,17 @@ public final class SQLiteStore: CarouselStore {
         definitions.forget(serial: key.serial)
     }
 
-    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
-        throws(StoreError) -> Bool
-    {
+    public func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool {
         try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Bool in
                 let any = try connection.statement("SELECT 1 FROM carousels LIMIT 1")
                 defer { any.reset() }
                 guard try !any.step() else { return false }
                 for definition in definitions {
-                    _ = try Self.insert(definition, anchor: anchor(definition), revision: 1, into: connection)
+                    _ = try Self.insert(definition, anchor: anchor(definition), by: attribution, into: connection)
                 }
                 return true
             }
@@ -162,26 +169,65 @@ public final class SQLiteStore: CarouselStore {
 
     public func importDefinitions(
         _ imported: [CarouselDefinition],
-        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor, by attribution: Attribution
     ) throws(StoreError) {
         try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
                 let existing = try Self.read(connection)
                 for definition in imported {
                     let current = existing.first { $0.name == definition.name }
-                    let newAnchor = anchor(definition, current.flatMap { try? decoded($0) })
+                    let decodedCurrent = current.flatMap { try? decoded($0) }
+                    let newAnchor = anchor(definition, decodedCurrent)
                     if let current {
-                        try Self.replace(
-                            StoredCarousel(
-                                definition: definition, revision: current.revision + 1, anchor: newAnchor,
-                                serial: current.serial),
-                            in: connection)
+                        let replaced = StoredCarousel(
+                            definition: definition, revision: current.revision + 1, anchor: newAnchor,
+                            serial: current.serial)
+                        try Self.replace(replaced, in: connection)
+                        try Self.keep(
+                            Revision(replaced.revision, of: definition, over: decodedCurrent?.definition, attribution),
+                            of: current.serial, in: connection)
                     } else {
-                        _ = try Self.insert(definition, anchor: newAnchor, revision: 1, into: connection)
+                        _ = try Self.insert(definition, anchor: newAnchor, by: attribution, into: connection)
                     }
                 }
             }
         }
+    }
+
+    public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT revision, at, actor, summary FROM revisions WHERE carousel = ?1 ORDER BY revision DESC"
+            ).bind(.integer(serial))
+            defer { statement.reset() }
+            var records: [RevisionRecord] = []
+            while try statement.step() {
+                records.append(
+                    RevisionRecord(
+                        revision: UInt64(statement.integer(0) ?? 0),
+                        at: Timestamp(nanosecondsSinceEpoch: statement.integer(1) ?? 0), actor: statement.text(2) ?? "",
+                        summary: statement.text(3) ?? ""))
+            }
+            return records
+        }
+    }
+
+    public func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
+        let row = try on(admin) { connection throws(SQLiteError) -> (RevisionRecord, String)? in
+            let statement = try connection.statement(
+                "SELECT at, actor, summary, definition FROM revisions WHERE carousel = ?1 AND revision = ?2"
+            ).bind(.integer(serial), .integer(Int64(clamping: revision)))
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            let record = RevisionRecord(
+                revision: revision, at: Timestamp(nanosecondsSinceEpoch: statement.integer(0) ?? 0),
+                actor: statement.text(1) ?? "", summary: statement.text(2) ?? "")
+            return (record, statement.text(3) ?? "")
+        }
+        guard let (record, text) = row else { return nil }
+        let definition = try DecodedDefinitions.decode(
+            text, of: "revision \(revision) of carousel \(serial)", store: description)
+        return Revision(record: record, definition: definition)
     }
 
     // MARK: Proof of play
@@ -610,6 +656,23 @@ public final class SQLiteStore: CarouselStore {
             PRIMARY KEY (media, width)
         );
         """,
+        // History (docs/HISTORY.md): each carousel's revisions; the definitions stored before
+        // it are kept as their current revision, by no one known.
+        """
+        CREATE TABLE revisions (
+            carousel INTEGER NOT NULL,
+            revision INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            actor TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            PRIMARY KEY (carousel, revision)
+        );
+        INSERT INTO revisions (carousel, revision, at, actor, summary, definition)
+        SELECT serial, revision, CAST((julianday('now') - 2440587.5) * 86400000000000.0 AS INTEGER), 'unrecorded',
+            'as stored when history began', definition
+        FROM carousels;
+        """,
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.
@@ -665,8 +728,10 @@ public final class SQLiteStore: CarouselStore {
         return UInt64(revision)
     }
 
+    /// A new carousel's row, at revision 1, kept as its first revision; returns its serial.
     private static func insert(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, revision: UInt64, into connection: SQLiteConnection
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution,
+        into connection: SQLiteConnection
     ) throws(SQLiteError) -> Int64 {
         let anchorParameters = (4..<4 + AnchorColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
         let statement = try connection.statement(
@@ -675,11 +740,34 @@ public final class SQLiteStore: CarouselStore {
             VALUES (?1, ?2, ?3, \(anchorParameters)) RETURNING serial
             """
         ).bind(
-            [.text(definition.name), .text(definition.storedText), .integer(Int64(revision))]
+            [.text(definition.name), .text(definition.storedText), .integer(1)]
                 + Self.bindable(AnchorColumns(anchor)))
-        defer { statement.reset() }
-        _ = try statement.step()
-        return statement.integer(0) ?? 0
+        let serial = try { () throws(SQLiteError) -> Int64 in
+            defer { statement.reset() }
+            _ = try statement.step()
+            return statement.integer(0) ?? 0
+        }()
+        try keep(Revision(of: definition, over: nil, attribution), of: serial, in: connection)
+        return serial
+    }
+
+    /// Adds `revision` to carousel `serial`'s history, and prunes what `RevisionRetention` lets go.
+    private static func keep(_ revision: Revision, of serial: Int64, in connection: SQLiteConnection)
+        throws(SQLiteError)
+    {
+        let record = revision.record
+        try connection.statement(
+            """
+            INSERT INTO revisions (carousel, revision, at, actor, summary, definition)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """
+        ).bind(
+            .integer(serial), .integer(Int64(clamping: record.revision)), .integer(record.at.nanosecondsSinceEpoch),
+            .text(record.actor), .text(record.summary), .text(revision.definition.storedText)
+        ).run()
+        guard let (through, before) = RevisionRetention.pruning(after: record) else { return }
+        try connection.statement("DELETE FROM revisions WHERE carousel = ?1 AND revision <= ?2 AND at < ?3")
+            .bind(.integer(serial), .integer(Int64(clamping: through)), .integer(before.nanosecondsSinceEpoch)).run()
     }
 
     private static func replace(_ stored: StoredCarousel, in connection: SQLiteConnection) throws(SQLiteError) {

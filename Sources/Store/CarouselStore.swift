@@ -53,10 +53,11 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Every carousel, by name.
     func loadAll() throws(StoreError) -> [StoredCarousel]
 
-    /// A new carousel at revision 1. Durable (synced) before it returns.
-    /// Throws `.duplicate` when the name is taken, `.missingMedia` when a library image it shows
-    /// is not stored.
-    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel
+    /// A new carousel at revision 1, kept as its first revision. Durable (synced) before it
+    /// returns. Throws `.duplicate` when the name is taken, `.missingMedia` when a library image
+    /// it shows is not stored.
+    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
 
     /// The carousel named `name` as stored now; nil when there is none.
     func load(named name: String) throws(StoreError) -> StoredCarousel?
@@ -66,9 +67,10 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// and returns what to store instead (same name and serial), or nil to store nothing.
     /// Returns what is stored when the transaction ends. A `.command` write survives the process
     /// being killed before it returns (not necessarily a power loss); an `.admin` write is
-    /// durable (synced). Throws `.notFound` when `key` is no longer stored; `.missingMedia` when
-    /// an `.admin` change brings in a library image that is not stored (checked in the
-    /// transaction, as `deleteMedia` checks its uses).
+    /// durable (synced), and when it moves the revision, that revision is kept (`Revision`, in the
+    /// same transaction; older ones pruned by `RevisionRetention`). Throws `.notFound` when `key`
+    /// is no longer stored; `.missingMedia` when an `.admin` change brings in a library image that
+    /// is not stored (checked in the transaction, as `deleteMedia` checks its uses).
     ///
     /// `expected` is what the caller believes is stored. A store may first decide on it and write
     /// the result only if the row is still exactly that (one round trip to a database instead of
@@ -79,7 +81,8 @@ public protocol CarouselStore: AnyObject, Sendable {
         _ decide: (StoredCarousel) -> StoredCarousel?
     ) throws(StoreError) -> StoredCarousel
 
-    /// Deletes the carousel when its revision is `expectedRevision`. Durable before it returns.
+    /// Deletes the carousel, and its history, when its revision is `expectedRevision`. Durable
+    /// before it returns.
     func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError)
 
     /// Calls `onChange`, on a thread of the store's, whenever another process sharing the store
@@ -94,10 +97,18 @@ public protocol CarouselStore: AnyObject, Sendable {
     func close()
 
     /// Seeding: in one transaction, when the store holds no carousel, creates one per
-    /// definition (anchor from `anchor`); returns whether it did. Several processes starting
-    /// together on an empty shared store seed it once.
-    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
-        -> Bool
+    /// definition (anchor from `anchor`, first revision by `attribution`); returns whether it
+    /// did. Several processes starting together on an empty shared store seed it once.
+    func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool
+
+    /// Carousel `serial`'s history as kept, newest first.
+    func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord]
+
+    /// Revision `revision` of carousel `serial`, with its definition; nil when it is not kept.
+    func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision?
 
     /// Proof of play (docs/STATS.md): keeps each play of `batch` once, the longest report of it
     /// whichever process made it, and adds its views and clicks to what is stored; in one
@@ -140,10 +151,11 @@ public protocol CarouselStore: AnyObject, Sendable {
     func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
-    /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it.
+    /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it; each
+    /// a revision by `attribution`.
     func importDefinitions(
         _ definitions: [CarouselDefinition],
-        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor, by attribution: Attribution
     ) throws(StoreError)
 }
 
@@ -172,12 +184,28 @@ extension CarouselStore {
     public func close() {}
 }
 
-/// How durable a write must be before it returns (docs/STORE.md, durability).
-public enum WritePurpose: Sendable {
+/// How durable a write must be before it returns (docs/STORE.md, durability), and whether it
+/// is kept in the carousel's history.
+public enum WritePurpose: Sendable, Equatable {
     /// A command (move, pause, resume): survives the process being killed.
     case command
-    /// An admin change: survives a power loss too.
-    case admin
+    /// An admin change: survives a power loss too; a change of the revision is kept as a
+    /// revision, by whom and when.
+    case admin(Attribution)
+
+    public var isAdmin: Bool { attribution != nil }
+
+    /// Who made an admin change; nil for a command.
+    public var attribution: Attribution? {
+        if case .admin(let attribution) = self { attribution } else { nil }
+    }
+
+    /// The revision to keep when `changed` is written over `previous`: none for a command, or
+    /// when the revision stays.
+    public func revision(of changed: StoredCarousel, over previous: StoredCarousel) -> Revision? {
+        guard let attribution, changed.revision != previous.revision else { return nil }
+        return Revision(changed.revision, of: changed.definition, over: previous.definition, attribution)
+    }
 }
 
 /// What a store shared with other processes reports (`observeChanges`).

@@ -16,14 +16,21 @@ public final class DecodedDefinitions: Sendable {
         throws(StoreError) -> CarouselDefinition
     {
         if let known = decoded.withLock({ $0[serial] }), known.revision == revision { return known.definition }
-        let definition: CarouselDefinition
-        do {
-            definition = try CarouselDefinition.decode(JSONParser.parse(Array(text.utf8)))
-        } catch {
-            throw .unusable("\(store): the stored definition of carousel '\(name)' cannot be read: \(error)")
-        }
+        let definition = try Self.decode(text, of: "the stored definition of carousel '\(name)'", store: store)
         remember(definition, serial: serial, revision: revision)
         return definition
+    }
+
+    /// A definition's stored text decoded; `what` and `store` name it in the message when it
+    /// cannot be read.
+    public static func decode(_ text: String, of what: String, store: String) throws(StoreError)
+        -> CarouselDefinition
+    {
+        do {
+            return try CarouselDefinition.decode(JSONParser.parse(Array(text.utf8)))
+        } catch {
+            throw .unusable("\(store): \(what) cannot be read: \(error)")
+        }
     }
 
     /// `definition`, just written for carousel `serial` at `revision`.

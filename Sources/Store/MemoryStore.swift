@@ -15,6 +15,26 @@ public final class MemoryStore: CarouselStore {
         var viewReports: [IdentifiedView.Key: Timestamp] = [:]
         var screens: [ScreenRecord.Key: ScreenRecord] = [:]
         var media: [String: (record: MediaRecord, files: [MediaFile: [UInt8]])] = [:]
+        /// Each carousel's history, oldest first.
+        var revisions: [Int64: [Revision]] = [:]
+
+        /// Keeps `revision` of carousel `serial`, pruning what `RevisionRetention` lets go.
+        mutating func keep(_ revision: Revision, of serial: Int64) {
+            revisions[serial, default: []].append(revision)
+            guard let (through, before) = RevisionRetention.pruning(after: revision.record) else { return }
+            revisions[serial]?.removeAll { $0.record.revision <= through && $0.record.at < before }
+        }
+
+        /// A new carousel, at revision 1, kept in its history.
+        mutating func insert(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+            -> StoredCarousel
+        {
+            lastSerial += 1
+            let stored = StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: lastSerial)
+            carousels[definition.name] = stored
+            keep(Revision(of: definition, over: nil, attribution), of: stored.serial)
+            return stored
+        }
 
         /// Throws `.missingMedia` unless every image of `ids` is stored.
         func findImages(_ ids: [String]) throws(StoreError) {
@@ -36,15 +56,13 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.carousels.values.sorted { $0.name < $1.name } }
     }
 
-    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
+    public func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
+    {
         try contents.withLock { contents throws(StoreError) in
             guard contents.carousels[definition.name] == nil else { throw .duplicate(name: definition.name) }
             try contents.findImages(definition.libraryImages(broughtInOver: nil))
-            contents.lastSerial += 1
-            let stored = StoredCarousel(
-                definition: definition, revision: 1, anchor: anchor, serial: contents.lastSerial)
-            contents.carousels[definition.name] = stored
-            return stored
+            return contents.insert(definition, anchor: anchor, by: attribution)
         }
     }
 
@@ -63,10 +81,11 @@ public final class MemoryStore: CarouselStore {
             }
             guard let changed = decide(stored) else { return stored }
             precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
-            if purpose == .admin {
+            if purpose.isAdmin {
                 try contents.findImages(changed.definition.libraryImages(broughtInOver: stored.definition))
             }
             contents.carousels[key.name] = changed
+            if let revision = purpose.revision(of: changed, over: stored) { contents.keep(revision, of: key.serial) }
             return changed
         }
     }
@@ -80,19 +99,19 @@ public final class MemoryStore: CarouselStore {
                 throw .conflict(name: key.name, revision: stored.revision)
             }
             contents.carousels[key.name] = nil
+            contents.revisions[key.serial] = nil
             contents.screens = contents.screens.filter { $0.key.carousel != key.serial }
         }
     }
 
-    public func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor)
-        throws(StoreError) -> Bool
-    {
+    public func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool {
         contents.withLock { contents in
             guard contents.carousels.isEmpty else { return false }
             for definition in definitions {
-                contents.lastSerial += 1
-                contents.carousels[definition.name] = StoredCarousel(
-                    definition: definition, revision: 1, anchor: anchor(definition), serial: contents.lastSerial)
+                _ = contents.insert(definition, anchor: anchor(definition), by: attribution)
             }
             return true
         }
@@ -100,23 +119,31 @@ public final class MemoryStore: CarouselStore {
 
     public func importDefinitions(
         _ definitions: [CarouselDefinition],
-        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor, by attribution: Attribution
     ) throws(StoreError) {
         contents.withLock { contents in
             for definition in definitions {
-                let existing = contents.carousels[definition.name]
-                let serial: Int64
-                if let existing {
-                    serial = existing.serial
-                } else {
-                    contents.lastSerial += 1
-                    serial = contents.lastSerial
+                guard let existing = contents.carousels[definition.name] else {
+                    _ = contents.insert(definition, anchor: anchor(definition, nil), by: attribution)
+                    continue
                 }
-                contents.carousels[definition.name] = StoredCarousel(
-                    definition: definition, revision: (existing?.revision ?? 0) + 1,
-                    anchor: anchor(definition, existing), serial: serial)
+                let replaced = StoredCarousel(
+                    definition: definition, revision: existing.revision + 1, anchor: anchor(definition, existing),
+                    serial: existing.serial)
+                contents.carousels[definition.name] = replaced
+                contents.keep(
+                    Revision(replaced.revision, of: definition, over: existing.definition, attribution),
+                    of: existing.serial)
             }
         }
+    }
+
+    public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
+        contents.withLock { ($0.revisions[serial] ?? []).reversed().map(\.record) }
+    }
+
+    public func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
+        contents.withLock { $0.revisions[serial]?.first { $0.record.revision == revision } }
     }
 
     public func record(_ batch: StatsBatch) throws(StoreError) {

@@ -177,6 +177,20 @@ struct MediaAPITests {
         #expect(try await service.request("DELETE", "/media/\(id)").status == 404)
         #expect(try await service.request("GET", "/media/\(id)").status == 404)
         #expect(try await service.request("GET", "/media/\(id)/480.webp").status == 404)
+
+        // The revision that showed it cannot come back without it (docs/HISTORY.md).
+        let history = try await service.request("GET", "/carousels/default/revisions").json["revisions"]
+        let showing = try #require(
+            (history as? [[String: Any]])?.first { $0["summary"] as? String == "banner 'hero' added" })
+        let number = try #require(showing["revision"] as? Int)
+        let before = try await service.request("GET", "/carousels/default")
+        let restore = try await service.request("POST", "/carousels/default/revisions/\(number)/restore")
+        #expect(restore.status == 422)
+        #expect(
+            restore.problemDetail?.hasPrefix("banners[0].image: the media library has no image \(id)") == true,
+            "\(restore.text)")
+        let after = try await service.request("GET", "/carousels/default")
+        #expect(after.header("ETag") == before.header("ETag"), "nothing changed")
     }
 
     /// A banner may name only an image the library has: a write bringing in another is a 422

@@ -1,8 +1,11 @@
 import Carousel
+import Store
 import TimeZones
 
 /// 2026-11-29T20:00:00Z
 let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
+/// Whom the tests' admin changes are attributed to.
+let byTests = Attribution(actor: "tests", at: t0)
 
 func sampleBanners(_ count: Int) -> [Banner] {
     (0..<count).map {

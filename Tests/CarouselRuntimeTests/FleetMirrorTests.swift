@@ -31,7 +31,8 @@ struct FleetMirrorTests {
             if !stored {
                 for (name, count) in [("lobby", 3), ("hall", 2)] {
                     let definition = CarouselDefinition(name: name, banners: sampleBanners(count))
-                    carousels.append(try store.create(definition, anchor: definition.newCarousel(at: t0).anchor))
+                    carousels.append(
+                        try store.create(definition, anchor: definition.newCarousel(at: t0).anchor, by: byTests))
                 }
             }
             runtime = Runtime(
@@ -154,8 +155,10 @@ final class SharedMemoryStore: CarouselStore {
 
     func loadAll() throws(StoreError) -> [StoredCarousel] { try store.loadAll() }
 
-    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor) throws(StoreError) -> StoredCarousel {
-        try store.create(definition, anchor: anchor)
+    func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
+        throws(StoreError) -> StoredCarousel
+    {
+        try store.create(definition, anchor: anchor, by: attribution)
     }
 
     func load(named name: String) throws(StoreError) -> StoredCarousel? { try store.load(named: name) }
@@ -171,9 +174,16 @@ final class SharedMemoryStore: CarouselStore {
         try store.delete(key, expectedRevision: expectedRevision)
     }
 
-    func seed(_ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor) throws(StoreError)
-        -> Bool
-    { try store.seed(definitions, anchor: anchor) }
+    func seed(
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
+        by attribution: Attribution
+    ) throws(StoreError) -> Bool { try store.seed(definitions, anchor: anchor, by: attribution) }
+
+    func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] { try store.revisions(of: serial) }
+
+    func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
+        try store.revision(revision, of: serial)
+    }
 
     func record(_ batch: StatsBatch) throws(StoreError) { try store.record(batch) }
 
@@ -194,9 +204,10 @@ final class SharedMemoryStore: CarouselStore {
     }
 
     func importDefinitions(
-        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor
+        _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor,
+        by attribution: Attribution
     ) throws(StoreError) {
-        try store.importDefinitions(definitions, anchor: anchor)
+        try store.importDefinitions(definitions, anchor: anchor, by: attribution)
     }
 
     func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool { try store.saveMedia(media) }

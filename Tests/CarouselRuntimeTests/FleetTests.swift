@@ -20,7 +20,7 @@ struct FleetTests {
 
     init() throws {
         let definition = CarouselDefinition(name: "lobby", banners: sampleBanners(3))
-        let stored = try store.create(definition, anchor: definition.newCarousel(at: t0).anchor)
+        let stored = try store.create(definition, anchor: definition.newCarousel(at: t0).anchor, by: byTests)
         runtime = Runtime(
             store: store, loaded: [stored], outlets: RecordingOutlets(),
             logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read, statsFlushInterval: .seconds(10),

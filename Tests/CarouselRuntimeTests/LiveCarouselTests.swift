@@ -42,7 +42,7 @@ struct LiveCarouselTests {
 
     init() throws {
         let definition = CarouselDefinition(name: "lobby", banners: sampleBanners(3))
-        let stored = try store.create(definition, anchor: definition.newCarousel(at: t0).anchor)
+        let stored = try store.create(definition, anchor: definition.newCarousel(at: t0).anchor, by: byTests)
         runtime = Runtime(
             store: store, loaded: [stored], outlets: outlets, logger: Logger(label: "test", minimumLevel: .critical),
             clock: clock.read, statsFlushInterval: .seconds(10), beforeFirstLoad: nil)
@@ -88,14 +88,17 @@ struct LiveCarouselTests {
 
     @Test func anEditWhoseConditionFailsIsToldWhatIsStoredAndWritesNothing() async throws {
         let atRevision1: RevisionCondition = { $0 == 1 }
-        let edited = try await lobby.edit(if: atRevision1) { (definition: CarouselDefinition) throws(Refused) in
+        let edited = try await lobby.edit(if: atRevision1, by: "tests") {
+            (definition: CarouselDefinition) throws(Refused) in
             var changed = definition
             changed.interval = .seconds(9)
             return changed
         }
         #expect(edited.revision == 2)
         do {
-            _ = try await lobby.edit(if: atRevision1) { (definition: CarouselDefinition) throws(Refused) in definition }
+            _ = try await lobby.edit(if: atRevision1, by: "tests") { (definition: CarouselDefinition) throws(Refused) in
+                definition
+            }
             Issue.record("an edit on revision 1 went through at revision 2")
         } catch {
             guard case .conditionFailed(let current) = error else { throw error }
@@ -107,7 +110,9 @@ struct LiveCarouselTests {
     @Test func aRefusedEditIsRefusedAsSuchWhateverItsCondition() async throws {
         do {
             let never: RevisionCondition = { _ in false }
-            _ = try await lobby.edit(if: never) { (_: CarouselDefinition) throws(Refused) in throw Refused() }
+            _ = try await lobby.edit(if: never, by: "tests") { (_: CarouselDefinition) throws(Refused) in
+                throw Refused()
+            }
             Issue.record("a refused edit went through")
         } catch {
             guard case .refused(Refused()) = error else { throw error }
@@ -116,7 +121,8 @@ struct LiveCarouselTests {
     }
 
     @Test func creatingAndDeletingTellTheOutletsAndDeletingClosesTheOutlet() async throws {
-        let created = try runtime.directory.create(CarouselDefinition(name: "hall", banners: sampleBanners(2)))
+        let created = try runtime.directory.create(
+            CarouselDefinition(name: "hall", banners: sampleBanners(2)), by: "tests")
         #expect(outlets.membershipChanges == 1)
         #expect(runtime.directory.all.map(\.name) == ["hall", "lobby"])
         do {

@@ -66,9 +66,10 @@ struct MediaStoreTests {
         let store = try await kind.make()
         #expect(try store.saveMedia(image(shown, at: 0)))
         _ = try store.create(
-            carousel("lobby", images: ["https://cdn.example.com/a.png", "/media/\(shown)/960.webp"]), anchor: playing)
+            carousel("lobby", images: ["https://cdn.example.com/a.png", "/media/\(shown)/960.webp"]), anchor: playing,
+            by: byTests)
         let hall = try store.create(
-            carousel("hall", images: ["https://screens.example.com/media/\(shown)"]), anchor: playing)
+            carousel("hall", images: ["https://screens.example.com/media/\(shown)"]), anchor: playing, by: byTests)
         #expect(
             try store.deleteMedia(shown)
                 == .inUse([
@@ -76,7 +77,7 @@ struct MediaStoreTests {
                 ]))
         #expect(try store.mediaRecord(shown) != nil)
 
-        _ = try store.modify(hall.key, .admin) { stored in
+        _ = try store.modify(hall.key, .admin(byTests)) { stored in
             StoredCarousel(
                 definition: carousel("hall", images: []), revision: stored.revision + 1, anchor: stored.anchor,
                 serial: stored.serial)
@@ -93,12 +94,13 @@ struct MediaStoreTests {
         let store = try await kind.make()
         #expect(try store.saveMedia(image(shown, at: 0)))
         #expect(throws: StoreError.missingMedia([absent])) {
-            try store.create(carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)"]), anchor: playing)
+            try store.create(
+                carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)"]), anchor: playing, by: byTests)
         }
         #expect(try store.loadAll().isEmpty)
-        let lobby = try store.create(carousel("lobby", images: ["/media/\(shown)"]), anchor: playing)
+        let lobby = try store.create(carousel("lobby", images: ["/media/\(shown)"]), anchor: playing, by: byTests)
         #expect(throws: StoreError.missingMedia([absent])) {
-            try store.modify(lobby.key, .admin) { stored in
+            try store.modify(lobby.key, .admin(byTests)) { stored in
                 StoredCarousel(
                     definition: carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)/480.webp"]),
                     revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
@@ -107,11 +109,12 @@ struct MediaStoreTests {
         #expect(try store.loadAll() == [lobby])
 
         let seeded = try await kind.make()
-        #expect(try seeded.seed([carousel("hall", images: ["/media/\(absent)"])]) { _ in playing })
+        #expect(
+            try seeded.seed([carousel("hall", images: ["/media/\(absent)"])], anchor: { _ in playing }, by: byTests))
         let hall = try #require(try seeded.load(named: "hall"))
         var edited = carousel("hall", images: ["/media/\(absent)"])
         edited.interval = .seconds(9)
-        let written = try seeded.modify(hall.key, .admin) { stored in
+        let written = try seeded.modify(hall.key, .admin(byTests)) { stored in
             StoredCarousel(
                 definition: edited, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
         }
@@ -127,10 +130,10 @@ struct MediaStoreTests {
             (try PostgresStore(uri: uri), try PostgresStore(uri: uri))
         }
         #expect(try writer.saveMedia(image(shown, at: 0)))
-        let lobby = try writer.create(carousel("lobby", images: []), anchor: playing)
+        let lobby = try writer.create(carousel("lobby", images: []), anchor: playing, by: byTests)
         var deletion: MediaDeletion?
         #expect(throws: StoreError.missingMedia([shown])) {
-            try writer.modify(lobby.key, .admin) { stored in
+            try writer.modify(lobby.key, .admin(byTests)) { stored in
                 if deletion == nil { deletion = try? deleter.deleteMedia(shown) }
                 return StoredCarousel(
                     definition: carousel("lobby", images: ["/media/\(shown)"]), revision: stored.revision + 1,

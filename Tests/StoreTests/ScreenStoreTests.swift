@@ -39,7 +39,7 @@ struct ScreenStoreTests {
     @Test(arguments: StoreKind.allCases)
     func presenceIsTheLatestSightingAndBeginsAgainAfterASilence(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let serial = try store.create(lobby, anchor: playing).serial
+        let serial = try store.create(lobby, anchor: playing, by: byTests).serial
         let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
         let rows = try save(
             [
@@ -60,7 +60,7 @@ struct ScreenStoreTests {
     @Test(arguments: StoreKind.allCases)
     func theLatestReceiptIsKeptWithSinceWhenItsVerdictHolds(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let serial = try store.create(lobby, anchor: playing).serial
+        let serial = try store.create(lobby, anchor: playing, by: byTests).serial
         let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
         let rows = try save(
             [
@@ -82,7 +82,7 @@ struct ScreenStoreTests {
     @Test(arguments: StoreKind.allCases)
     func screensGoWithTheirCarouselAndAfterTheirRetention(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let stored = try store.create(lobby, anchor: playing)
+        let stored = try store.create(lobby, anchor: playing, by: byTests)
         let wall = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("wall-1")!)
         let desk = ScreenRecord.Key(carousel: stored.serial, id: ScreenID("desk")!)
         let elsewhere = ScreenRecord.Key(carousel: stored.serial + 100, id: ScreenID("wall-1")!)

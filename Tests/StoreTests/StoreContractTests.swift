@@ -31,6 +31,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 }
 
 let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
+/// Whom the tests' admin changes are attributed to.
+let byTests = Attribution(actor: "tests", at: t0)
 let lobby = CarouselDefinition(
     name: "lobby", interval: .milliseconds(2500), autoplay: false,
     timeZone: try! ZoneDirectory.system.rules(named: "Europe/Berlin"), fallback: "b",
@@ -57,7 +59,7 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aCreatedCarouselIsLoadedAsItWasGiven(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let created = try store.create(lobby, anchor: playing)
+        let created = try store.create(lobby, anchor: playing, by: byTests)
         #expect(created.revision == 1)
         #expect(try store.loadAll() == [created])
         #expect(created.definition == lobby && created.anchor == playing)
@@ -66,19 +68,19 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aNameIsTakenOnce(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        _ = try store.create(lobby, anchor: playing)
-        #expect(throws: StoreError.duplicate(name: "lobby")) { try store.create(lobby, anchor: paused) }
+        _ = try store.create(lobby, anchor: playing, by: byTests)
+        #expect(throws: StoreError.duplicate(name: "lobby")) { try store.create(lobby, anchor: paused, by: byTests) }
         #expect(try store.loadAll().map(\.anchor) == [playing])
     }
 
     @Test(arguments: StoreKind.allCases)
     func aChangeIsDecidedOnWhatIsStoredAndStoresWhatItReturns(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let created = try store.create(lobby, anchor: playing)
+        let created = try store.create(lobby, anchor: playing, by: byTests)
         var edited = lobby
         edited.banners.removeLast()
         var seen: [StoredCarousel] = []
-        let written = try store.modify(created.key, .admin) { stored in
+        let written = try store.modify(created.key, .admin(byTests)) { stored in
             seen.append(stored)
             return StoredCarousel(definition: edited, revision: 2, anchor: paused, serial: stored.serial)
         }
@@ -93,7 +95,7 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aChangeExpectingAnOldRowIsDecidedOnTheStoredOne(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let created = try store.create(lobby, anchor: playing)
+        let created = try store.create(lobby, anchor: playing, by: byTests)
         let moved = { (stored: StoredCarousel) -> StoredCarousel in
             var next = stored
             next.anchor.version += 1
@@ -110,7 +112,7 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aChangeThatDecidesNothingStoresNothing(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let created = try store.create(lobby, anchor: playing)
+        let created = try store.create(lobby, anchor: playing, by: byTests)
         #expect(try store.modify(created.key, .command) { _ in nil } == created)
         #expect(try store.loadAll() == [created])
     }
@@ -118,7 +120,7 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func anchorsOfCommandsAreSavedAndLoaded(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let key = try store.create(lobby, anchor: playing).key
+        let key = try store.create(lobby, anchor: playing, by: byTests).key
         try store.saveAnchor(paused, of: key)
         let stored = try #require(try store.loadAll().first)
         #expect(stored.anchor == paused && stored.revision == 1)
@@ -130,8 +132,8 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aDeleteBasedOnAnOldRevisionChangesNothing(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let created = try store.create(lobby, anchor: playing)
-        _ = try store.modify(created.key, .admin) { stored in
+        let created = try store.create(lobby, anchor: playing, by: byTests)
+        _ = try store.modify(created.key, .admin(byTests)) { stored in
             var next = stored
             next.revision += 1
             return next
@@ -145,11 +147,11 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func aDeletedCarouselComesBackAsAnotherOne(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        let first = try store.create(lobby, anchor: playing)
+        let first = try store.create(lobby, anchor: playing, by: byTests)
         try store.delete(first.key, expectedRevision: 1)
         #expect(try store.loadAll().isEmpty)
         #expect(throws: StoreError.notFound(name: "lobby")) { try store.delete(first.key, expectedRevision: 1) }
-        let second = try store.create(lobby, anchor: playing)
+        let second = try store.create(lobby, anchor: playing, by: byTests)
         #expect(second.serial != first.serial, "caches must not mistake one for the other")
         #expect(throws: StoreError.notFound(name: "lobby"), "a change meant for the first never lands on the second") {
             try store.saveAnchor(paused, of: first.key)
@@ -160,15 +162,18 @@ struct StoreContractTests {
     @Test(arguments: StoreKind.allCases)
     func anImportReplacesWhatItNamesAndCreatesTheRest(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        _ = try store.create(lobby, anchor: playing)
+        _ = try store.create(lobby, anchor: playing, by: byTests)
         var edited = lobby
         edited.interval = .seconds(9)
         let hall = CarouselDefinition(name: "hall")
-        try store.importDefinitions([edited, hall]) { definition, existing in
-            existing.map {
-                CarouselAnchor(index: 0, playback: $0.anchor.playback, version: $0.anchor.version + 1, changedAt: t0)
-            } ?? CarouselAnchor(index: nil, playback: .playing(since: t0), version: 1, changedAt: t0)
-        }
+        try store.importDefinitions(
+            [edited, hall],
+            anchor: { definition, existing in
+                existing.map {
+                    CarouselAnchor(
+                        index: 0, playback: $0.anchor.playback, version: $0.anchor.version + 1, changedAt: t0)
+                } ?? CarouselAnchor(index: nil, playback: .playing(since: t0), version: 1, changedAt: t0)
+            }, by: byTests)
         let stored = try store.loadAll()
         #expect(stored.map(\.name) == ["hall", "lobby"])
         #expect(stored[1].definition == edited && stored[1].revision == 2 && stored[1].anchor.version == 8)
@@ -266,7 +271,7 @@ struct SQLiteStoreTests {
     @Test func everythingSurvivesClosingAndOpeningTheFile() throws {
         let path = try temporaryDirectory().appendingPathComponent("nested/folder/carousel.db").path
         var store: SQLiteStore? = try SQLiteStore(path: path)
-        let key = try store!.create(lobby, anchor: playing).key
+        let key = try store!.create(lobby, anchor: playing, by: byTests).key
         try store!.saveAnchor(paused, of: key)
         let identity = store!.identity
         store = nil
@@ -283,7 +288,7 @@ struct SQLiteStoreTests {
         try SQLiteConnection(path: path).execute("PRAGMA journal_mode = WAL")
         let store = try SQLiteStore(path: path)
         #expect(try store.loadAll().isEmpty)
-        _ = try store.create(lobby, anchor: playing)
+        _ = try store.create(lobby, anchor: playing, by: byTests)
         let version = try SQLiteConnection(path: path).statement("PRAGMA user_version")
         #expect(try version.step() && version.integer(0) == Int64(SQLiteStore.schemaVersion))
     }
@@ -311,7 +316,7 @@ struct SQLiteStoreTests {
     @Test func aWriteWhileAnotherConnectionHoldsTheLockIsReportedUnavailable() throws {
         let path = try temporaryDirectory().appendingPathComponent("carousel.db").path
         let store = try SQLiteStore(path: path, busyTimeout: .milliseconds(100))
-        let key = try store.create(lobby, anchor: playing).key
+        let key = try store.create(lobby, anchor: playing, by: byTests).key
         let intruder = try SQLiteConnection(path: path)
         try intruder.execute("PRAGMA busy_timeout = 0; BEGIN IMMEDIATE")
         let started = ContinuousClock.now
@@ -353,6 +358,13 @@ struct SchemaOneTests {
         carousel.advance(to: t0 + .seconds(11))
         #expect(carousel.currentBanner?.id == "a", "b's 10 s ran out at t0 + 10 s")
         #expect(carousel.version == 8)
+        // History began with the upgrade: the definition as stored is its current revision.
+        let history = try store.revisions(of: stored.serial)
+        #expect(history.map(\.revision) == [3])
+        #expect(history.map(\.actor) == ["unrecorded"])
+        #expect(history.map(\.summary) == ["as stored when history began"])
+        #expect(history.allSatisfy { $0.at > Timestamp.now() - .seconds(600) && $0.at <= Timestamp.now() })
+        #expect(try store.revision(3, of: stored.serial)?.definition == stored.definition)
     }
 
     @Test func aSQLiteFileOfSchemaOneIsMigratedKeepingItsCarousels() throws {

@@ -59,6 +59,7 @@ public enum WebClient {
         module("/admin-takeover.js", PackageResources.admin_takeover_js),
         module("/admin-screens.js", PackageResources.admin_screens_js),
         module("/admin-media.js", PackageResources.admin_media_js),
+        module("/admin-history.js", PackageResources.admin_history_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

@@ -1631,6 +1631,43 @@ class AdminEditor(AdminPageTest):
         self.assertEqual(without_seconds(saved), without_seconds(served))
         self.assertEqual(saved.splitlines()[0], served.splitlines()[0], "a header row")
 
+    def test_the_history_shows_each_change_field_by_field_and_restores_one(self):
+        self.fill("settings", interval="7")
+        self.find("#settings button[type=submit]").click()
+        self.wait(lambda: self.find("#editor-status").text == "Settings saved.", 10, "the settings are saved")
+        self.find("#history-show").click()
+        listed = lambda: self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#history-list li'), (item) =>"
+            " [Number(item.dataset.revision), item.querySelector('.summary').textContent])")
+        self.wait(lambda: [number for number, _ in listed()] == [2, 1], 10, "both revisions, newest first")
+        self.assertEqual([summary for _, summary in listed()], ["interval 3600.0 s → 7.0 s", "created with 5 banners"])
+        self.assertIn("seed", self.find('#history-list li[data-revision="1"] .revision-head').text)
+        self.find('#history-list button[aria-label="Show the changes of revision 2"]').click()
+        rows = lambda: self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#history-list li[data-revision=\"2\"] table.diff tbody tr'),"
+            " (row) => Array.from(row.children, (cell) => cell.textContent))")
+        self.wait(lambda: rows() == [["interval", "3600", "7"]], 10, "revision 2's one change, before and after")
+        self.assertEqual(self.browser.execute_script(
+            "return document.querySelectorAll('#history-list button[aria-label=\"Restore revision 2\"]').length"), 0,
+            "the current revision has no Restore")
+
+        # Someone else changes it meanwhile: the restore is refused (412), nothing is changed.
+        self.service.call("PATCH", "/carousels/default", {"autoplay": False}, token=self.admin_token)
+        self.find('#history-list button[aria-label="Restore revision 1"]').click()
+        self.wait(lambda: self.find("#conflict").is_displayed(), 10, "the page says someone else changed it")
+        self.assertEqual((self.definition("default")["revision"], self.definition("default")["interval"]), (3, 7.0))
+
+        self.find("#conflict-reload").click()
+        self.wait(lambda: [number for number, _ in listed()] == [3, 2, 1], 10, "their revision is listed too")
+        self.find('#history-list button[aria-label="Restore revision 1"]').click()
+        self.wait(lambda: self.definition("default")["revision"] == 4, 10, "the restore reaches the service")
+        restored = self.definition("default")
+        self.assertEqual((restored["interval"], restored["autoplay"]), (3600.0, True))
+        self.wait(lambda: [number for number, _ in listed()][:1] == [4], 10, "the restore is listed")
+        self.assertEqual(listed()[0][1], "restored revision 1: interval 7.0 s → 3600.0 s; autoplay on")
+        self.assertEqual(self.find("#editor-status").text, "Revision 1 restored: the carousel is at revision 4.")
+        self.assertEqual(self.find("#settings-interval").get_attribute("value"), "3600", "the form shows the restored settings")
+
     def test_the_live_preview_follows_the_service(self):
         frame = self.find("#preview")
         self.assertEqual(frame.get_attribute("src"), self.service.url + "/carousels/default/?preview")

@@ -8,6 +8,7 @@ import {refresh} from "./admin-list.js";
 import {renderBanners, resetBannerForm} from "./admin-banners.js";
 import {zone} from "./admin-schedule.js";
 import {fillTakeoverChoices, followState} from "./admin-takeover.js";
+import {hideHistory, historyShown, showHistory} from "./admin-history.js";
 
 export async function openEditor(name, {keepTyped = false} = {}) {
     let response;
@@ -30,6 +31,7 @@ export async function openEditor(name, {keepTyped = false} = {}) {
         session.timelineRead = {version: null, at: 0};
         ui.statsResult.hidden = true;
         ui.statsStatus.textContent = "";
+        hideHistory();
         // The page of `/` for this carousel, which follows the service by itself.
         ui.preview.src = `${carouselPath(name)}/?preview`;
         ui.preview.title = `Live preview of ${name}`;
@@ -44,6 +46,8 @@ export async function openEditor(name, {keepTyped = false} = {}) {
     }
     renderBanners();
     fillTakeoverChoices();
+    // Every write makes a revision: the history on screen shows it.
+    if (historyShown()) await showHistory();
     await followState();
     if (opening) ui.editor.querySelector("h2").scrollIntoView();
 }

@@ -12,6 +12,8 @@ import "./admin-stats.js";
 import "./admin-screens.js";
 // The media library's dialog, opened from the banner form.
 import "./admin-media.js";
+// The carousel's history, shown when asked for.
+import "./admin-history.js";
 
 const refreshEveryMs = 10000;
 

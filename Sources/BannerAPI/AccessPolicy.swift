@@ -1,16 +1,38 @@
+import CarouselRuntime
 import MicroHTTP
+import Store
+import TimeZones
 
-/// Who may do what (docs/API.md, roles): reads are public; *control* (moves, pause, resume,
-/// jump) needs the control token when one is set; *admin* (every write of the admin API) needs
-/// the admin token, which grants control too. Without an admin token, admin requests are taken
-/// from this host only. The one place these rules live.
+/// Who may do what (docs/API.md, roles; docs/TOKENS.md): reads are public; *control* (moves,
+/// pause, resume, jump) needs a token when the environment sets a control token; *admin* (every
+/// write of the admin API) needs a token when it sets an admin token, and is taken from this host
+/// only otherwise; *stats* is the admin role's or a stats token's. Named tokens grant their role
+/// (admin includes control and stats) on their carousels wherever the request comes from; the
+/// environment's decide only what a request without a token may do. The one place these rules
+/// live; each check answers who the request acts as (the history's and the audit log's actor).
 public struct AccessPolicy: Sendable {
     private let control: BearerToken?
     private let admin: BearerToken?
+    private let named: NamedTokens?
+    private let clock: @Sendable () -> Timestamp
 
     public init(controlToken: String?, adminToken: String?) {
         control = controlToken.map(BearerToken.init)
         admin = adminToken.map(BearerToken.init)
+        named = nil
+        clock = Timestamp.now
+    }
+
+    private init(_ policy: AccessPolicy, named: NamedTokens, clock: @escaping @Sendable () -> Timestamp) {
+        control = policy.control
+        admin = policy.admin
+        self.named = named
+        self.clock = clock
+    }
+
+    /// This policy, also granting what the named tokens of `tokens` grant (expiry on `clock`).
+    public func granting(_ tokens: NamedTokens, clock: @escaping @Sendable () -> Timestamp) -> AccessPolicy {
+        AccessPolicy(self, named: tokens, clock: clock)
     }
 
     /// For the start-up log line: what each role needs, never the tokens.
@@ -20,24 +42,61 @@ public struct AccessPolicy: Sendable {
         return "\(controlRule), \(adminRule)"
     }
 
-    func authorizeControl(_ request: borrowing Request) throws(Problem) {
-        guard let control else { return }
-        let authorization = request.header("Authorization")
-        if control.authorizes(authorization) || admin?.authorizes(authorization) == true { return }
-        throw Self.unauthorized(
-            "missing or wrong bearer token; send Authorization: Bearer <CAROUSEL_CONTROL_TOKEN>")
+    /// What a request's `Authorization` header shows.
+    private enum Bearer {
+        case none
+        case environmentAdmin
+        case environmentControl
+        case named(TokenRecord)
+        /// A bearer token that is no token of this service (or one revoked).
+        case unknown
     }
 
-    /// Who the request acts as, for the history (docs/HISTORY.md): `env:admin` (the admin token)
-    /// or `loopback` (no admin token set, a request from this host); else the 401 or 403.
-    @discardableResult
-    func authorizeAdmin(_ request: borrowing Request) throws(Problem) -> String {
-        if let admin {
-            guard admin.authorizes(request.header("Authorization")) else {
+    private func bearer(_ request: borrowing Request) -> Bearer {
+        guard let authorization = request.header("Authorization") else { return .none }
+        if admin?.authorizes(authorization) == true { return .environmentAdmin }
+        if control?.authorizes(authorization) == true { return .environmentControl }
+        guard let secret = BearerToken.secret(in: authorization) else { return .unknown }
+        return named?.token(secret: secret).map(Bearer.named) ?? .unknown
+    }
+
+    /// Commands on carousel `carousel`: `env:admin`, `env:control`, a token's name, or
+    /// `anonymous` (no control token is set, and none was sent).
+    func authorizeControl(_ request: borrowing Request, carousel: String) throws(Problem) -> String {
+        switch bearer(request) {
+        case .environmentAdmin: return "env:admin"
+        case .environmentControl: return "env:control"
+        case .named(let token): return try check(token, for: .control, carousel: carousel)
+        case .none, .unknown:
+            guard control == nil else {
                 throw Self.unauthorized(
-                    "missing or wrong bearer token; admin requests need Authorization: Bearer <CAROUSEL_ADMIN_TOKEN>")
+                    "missing or wrong bearer token; send Authorization: Bearer <CAROUSEL_CONTROL_TOKEN>")
             }
-            return "env:admin"
+            return "anonymous"
+        }
+    }
+
+    /// Stats of carousel `carousel`: a stats token's, or the admin role's.
+    func authorizeStats(_ request: borrowing Request, carousel: String) throws(Problem) -> String {
+        if case .named(let token) = bearer(request) { return try check(token, for: .stats, carousel: carousel) }
+        return try authorizeAdmin(request, carousel: carousel)
+    }
+
+    /// An admin request about carousel `carousel` (nil: about none, or all: it needs a token for
+    /// every carousel). Who the request acts as (docs/HISTORY.md): `env:admin` (the admin
+    /// token), a named token's name, or `loopback` (no admin token set, a request from this
+    /// host); else the 401 or 403.
+    @discardableResult
+    func authorizeAdmin(_ request: borrowing Request, carousel: String?) throws(Problem) -> String {
+        let presented = bearer(request)
+        switch presented {
+        case .environmentAdmin: return "env:admin"
+        case .named(let token): return try check(token, for: .admin, carousel: carousel)
+        case .none, .unknown, .environmentControl: break
+        }
+        if admin != nil {
+            throw Self.unauthorized(
+                "missing or wrong bearer token; admin requests need Authorization: Bearer <CAROUSEL_ADMIN_TOKEN>")
         }
         // A proxy on this host makes every client look local; what it forwarded is not.
         let forwarded = request.header("Forwarded") != nil || request.header("X-Forwarded-For") != nil
@@ -61,6 +120,36 @@ public struct AccessPolicy: Sendable {
             throw Self.forbidden("an admin request without a token must not come from a page of another site")
         }
         return "loopback"
+    }
+
+    /// `token`'s name when it may act in `role` on `carousel` (nil: on no one carousel) now;
+    /// else why not. Admin includes control and stats.
+    private func check(_ token: TokenRecord, for role: TokenRole, carousel: String?) throws(Problem) -> String {
+        if let expiry = token.expiresAt, expiry <= clock() {
+            throw Self.unauthorized(
+                "the token '\(token.name)' expired at \(expiry.rfc3339); an admin can create another (POST /tokens)")
+        }
+        guard token.role == role || token.role == .admin else {
+            throw Problem(
+                status: 403,
+                detail: "the token '\(token.name)' has the \(token.role.rawValue) role; this request needs the "
+                    + "\(role.rawValue) role")
+        }
+        if let scope = token.carousels {
+            guard let carousel else {
+                throw Problem(
+                    status: 403,
+                    detail: "the token '\(token.name)' is for the carousels \(scope.joined(separator: ", ")) only; "
+                        + "this request is about none or all of them: it needs a token for every carousel")
+            }
+            guard scope.contains(carousel) else {
+                throw Problem(
+                    status: 403,
+                    detail: "the token '\(token.name)' is for the carousels \(scope.joined(separator: ", ")) only, "
+                        + "not '\(carousel)'")
+            }
+        }
+        return token.name
     }
 
     private static func forbidden(_ reason: String) -> Problem {
@@ -105,6 +194,13 @@ public struct AccessPolicy: Sendable {
 
 /// A bearer token, compared in constant time.
 struct BearerToken: Sendable {
+    /// The token of `Authorization: Bearer <token>`, trimmed; nil for any other header.
+    static func secret(in authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: " ")
+    }
+
     private let expected: [UInt8]
 
     init(_ token: String) {
@@ -114,10 +210,8 @@ struct BearerToken: Sendable {
     /// True for `Authorization: Bearer <token>` with the right token. The comparison takes the
     /// same time wherever the first difference is, so response timing does not leak the token.
     func authorizes(_ authorization: String?) -> Bool {
-        guard let authorization else { return false }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
-        let presented = Array(String(parts[1]).trimmingCharacters(in: " ").utf8)
+        guard let authorization, let secret = Self.secret(in: authorization) else { return false }
+        let presented = Array(secret.utf8)
         var difference = UInt8(truncatingIfNeeded: presented.count ^ expected.count)
         for offset in 0..<max(presented.count, expected.count) {
             let a = offset < presented.count ? presented[offset] : 0

@@ -37,6 +37,8 @@ public struct BannerAPI: HTTPHandler {
     /// Uploaded images (docs/MEDIA.md), and their files as responses.
     let media: MediaLibrary
     let mediaFiles = MediaFiles()
+    /// Named tokens (docs/TOKENS.md).
+    let tokens: NamedTokens
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -53,7 +55,7 @@ public struct BannerAPI: HTTPHandler {
 
     init(
         directory: CarouselDirectory<HTTPViews>, fleet: Fleet<HTTPViews>, screenEvents: ScreenEvents, views: HTTPViews,
-        media: MediaLibrary, web: StaticAssets, access: AccessPolicy,
+        media: MediaLibrary, tokens: NamedTokens, web: StaticAssets, access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
@@ -61,6 +63,7 @@ public struct BannerAPI: HTTPHandler {
     ) {
         self.metrics = metrics
         self.media = media
+        self.tokens = tokens
         self.clock = clock
         self.notReady = notReady
         self.subscribers = subscribers
@@ -181,10 +184,10 @@ public struct BannerAPI: HTTPHandler {
                 stream.onClose { [fleet] in fleet.release(held) }
                 return .stream(stream)
             case .screenEvents:
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: nil)
                 return .stream(screenEvents.subscribe())
             case .allScreens, .carouselScreens:
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: route.action == .allScreens ? nil : route.carousel)
                 let name = route.action == .allScreens ? nil : try carousel(route).name
                 return .response(ScreenRequests.list(fleet.entries(of: name), headers: cors.headers(for: origin)))
             case .receipts(let screenText):
@@ -220,9 +223,9 @@ public struct BannerAPI: HTTPHandler {
                         ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
             case .command(let command):
                 if command.needsAdmin {
-                    try access.authorizeAdmin(request)
+                    try access.authorizeAdmin(request, carousel: route.carousel)
                 } else {
-                    try access.authorizeControl(request)
+                    _ = try access.authorizeControl(request, carousel: route.carousel)
                 }
                 let live = try carousel(route)
                 let parsed = try CommandBody.command(for: command, request: request, state: live.engine.snapshot)
@@ -266,7 +269,7 @@ public struct BannerAPI: HTTPHandler {
                 directory.plays.countClick(banner: banner.id, carousel: live.key.serial, at: clock())
                 return .response(response)
             case .stats:
-                try access.authorizeAdmin(request)
+                _ = try access.authorizeStats(request, carousel: route.carousel)
                 let live = try carousel(route)
                 let definition = live.stored.definition
                 let query = try EngagementRequests.statsQuery(of: request, zone: definition.timeZone, now: clock())
@@ -294,7 +297,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .createCarousel:
-                let actor = try access.authorizeAdmin(request)
+                let actor = try access.authorizeAdmin(request, carousel: nil)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)
                 let label = "\(request.method) \(request.path)"
                 return .deferred { [origin] in
@@ -319,7 +322,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .listMedia:
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: nil)
                 return .deferred { [media] in
                     do throws(StoreError) {
                         return MediaRequests.list(try media.records(), uses: media.uses())
@@ -328,7 +331,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .uploadMedia:
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: nil)
                 let (bytes, declaredType) = try MediaRequests.upload(of: request)
                 // What costs nothing is checked here, before the connection waits for a decode.
                 let limits = media.settings.limits
@@ -346,11 +349,11 @@ public struct BannerAPI: HTTPHandler {
                             logger.notice(
                                 "\(label) → media \(record.id) (\(record.type), \(record.width) × \(record.height), "
                                     + "\(record.variants.count) variants)")
-                            return MediaRequests.document(
+                            return ReadViews.uncached(
                                 MediaRequests.json(record, usedBy: []), status: 201,
                                 headers: [HTTPHeader("Location", "/media/\(record.id)")])
                         case .existing(let record):
-                            return MediaRequests.document(
+                            return ReadViews.uncached(
                                 MediaRequests.json(record, usedBy: media.uses()[record.id] ?? []), status: 200,
                                 headers: [HTTPHeader("Location", "/media/\(record.id)")])
                         }
@@ -370,7 +373,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .deleteMedia(let id):
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: nil)
                 let label = "\(request.method) \(request.path)"
                 return .deferred { [media, mediaFiles, logger] in
                     do throws(MediaLibrary.DeletionFailure) {
@@ -394,7 +397,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .admin(let admin):
-                let actor = try access.authorizeAdmin(request)
+                let actor = try access.authorizeAdmin(request, carousel: route.carousel)
                 let live = try carousel(route)
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
                 let label = "\(request.method) \(request.path)"
@@ -402,8 +405,61 @@ public struct BannerAPI: HTTPHandler {
                 return .deferred { [origin] in
                     await administer(change, on: live, by: actor, ifMatch: ifMatch, label: label, origin: origin)
                 }
+            case .listTokens:
+                try access.authorizeAdmin(request, carousel: nil)
+                return .deferred { [tokens, clock] in
+                    do throws(StoreError) {
+                        return TokenRequests.list(try tokens.all(), now: clock())
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .createToken:
+                let actor = try access.authorizeAdmin(request, carousel: nil)
+                let asked = try TokenRequests.newToken(of: request, now: clock()) {
+                    directory.carousel(named: $0) != nil
+                }
+                let label = "\(request.method) \(request.path)"
+                return .deferred { [tokens, clock, logger] in
+                    let now = clock()
+                    do throws(StoreError) {
+                        guard
+                            let (record, secret) = try tokens.create(
+                                name: asked.name, role: asked.role, carousels: asked.carousels,
+                                expiresAt: asked.expiresAt, by: actor, at: now)
+                        else {
+                            let problem = Problem(
+                                status: 409,
+                                detail: "a token named '\(asked.name)' exists already; choose another name, or "
+                                    + "DELETE /tokens/\(asked.name) first")
+                            return refused(problem, label: label, origin: nil)
+                        }
+                        let scope = asked.carousels.map { " for \($0.joined(separator: ", "))" } ?? ""
+                        logger.notice(
+                            "\(label) → token '\(asked.name)' created by \(actor): \(asked.role.rawValue)\(scope)")
+                        return ReadViews.uncached(TokenRequests.json(record, now: now, secret: secret), status: 201)
+                    } catch {
+                        return refused(.store(error), label: label, origin: nil)
+                    }
+                }
+            case .revokeToken(let name):
+                let actor = try access.authorizeAdmin(request, carousel: nil)
+                let label = "\(request.method) \(request.path)"
+                return .deferred { [tokens, logger] in
+                    do throws(StoreError) {
+                        guard try tokens.revoke(named: name) else {
+                            let problem = Problem(
+                                status: 404, detail: "no token named '\(name)'; GET /tokens lists them")
+                            return refused(problem, label: label, origin: nil)
+                        }
+                        logger.notice("\(label) → token '\(name)' revoked by \(actor)")
+                        return PreparedResponse(Response(status: 204))
+                    } catch {
+                        return refused(.store(error), label: label, origin: nil)
+                    }
+                }
             case .revisions:
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: route.carousel)
                 let live = try carousel(route)
                 return .deferred { [directory] in
                     do throws(StoreError) {
@@ -413,7 +469,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .revision(let text):
-                try access.authorizeAdmin(request)
+                try access.authorizeAdmin(request, carousel: route.carousel)
                 let live = try carousel(route)
                 let number = try RevisionViews.number(text, of: live.name)
                 return .deferred { [directory] in
@@ -427,7 +483,7 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .restoreRevision(let text):
-                let actor = try access.authorizeAdmin(request)
+                let actor = try access.authorizeAdmin(request, carousel: route.carousel)
                 let live = try carousel(route)
                 let number = try RevisionViews.number(text, of: live.name)
                 let label = "\(request.method) \(request.path)"

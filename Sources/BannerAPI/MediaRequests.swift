@@ -96,19 +96,11 @@ enum MediaRequests {
         return object
     }
 
-    static func document(_ object: JSONObject, status: Int, headers: [HTTPHeader] = []) -> PreparedResponse {
-        PreparedResponse(
-            Response(
-                status: status,
-                headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
-                body: object.bytes + [UInt8(ascii: "\n")]))
-    }
-
     /// `GET /media`: every image, oldest first, with the banners that show it.
     static func list(_ records: [MediaRecord], uses: [String: [MediaUse]]) -> PreparedResponse {
         var object = JSONObject()
         object.add("media", records.map { json($0, usedBy: uses[$0.id] ?? []) })
-        return document(object, status: 200)
+        return ReadViews.uncached(object)
     }
 }
 

@@ -1,4 +1,5 @@
 import Carousel
+import JSON
 import Locking
 import MicroHTTP
 import Synchronization
@@ -133,6 +134,15 @@ final class ReadViews: Sendable {
     /// A 200 JSON response, ready to queue.
     static func prepare(_ json: [UInt8], headers: [HTTPHeader] = []) -> PreparedResponse {
         PreparedResponse(Response(status: 200, headers: jsonHeaders + headers, body: json))
+    }
+
+    /// A JSON document no cache may keep: the admin role's answers (who changed what, a
+    /// token's secret, the library).
+    static func uncached(_ object: JSONObject, status: Int = 200, headers: [HTTPHeader] = []) -> PreparedResponse {
+        PreparedResponse(
+            Response(
+                status: status, headers: [jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
+                body: object.bytes + [UInt8(ascii: "\n")]))
     }
 }
 

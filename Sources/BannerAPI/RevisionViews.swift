@@ -7,8 +7,6 @@ import Store
 /// and each revision's definition. Read from the store on each request and never cached: the
 /// history holds who changed what, for the admin role only.
 enum RevisionViews {
-    private static let headers = [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")]
-
     /// `{"carousel", "revisions": [{"revision", "at", "actor", "summary"}]}`, newest first.
     static func list(_ records: [RevisionRecord], of carousel: String) -> PreparedResponse {
         var object = JSONObject()
@@ -23,14 +21,13 @@ enum RevisionViews {
                 entry.add("summary", record.summary)
                 return entry
             })
-        return PreparedResponse(Response(status: 200, headers: headers, body: object.bytes + [UInt8(ascii: "\n")]))
+        return ReadViews.uncached(object)
     }
 
     /// The definition as it was, in the shape `GET /carousels/{name}` answers (its `revision`
     /// that one): what a `PUT` takes back as it is.
     static func document(_ revision: Revision) -> PreparedResponse {
-        let object = revision.definition.json(revision: revision.record.revision)
-        return PreparedResponse(Response(status: 200, headers: headers, body: object.bytes + [UInt8(ascii: "\n")]))
+        ReadViews.uncached(revision.definition.json(revision: revision.record.revision))
     }
 
     /// The revision number a path names (1 and up, decimal digits only), or the 404.

@@ -58,6 +58,12 @@ enum Action: Sendable, Equatable {
     case revision(String)
     /// `POST /carousels/{name}/revisions/{n}/restore`: a new revision equal to n (the admin role).
     case restoreRevision(String)
+    /// `GET /tokens`: the named tokens, without secrets (the admin role, docs/TOKENS.md).
+    case listTokens
+    /// `POST /tokens`: a new named token, its secret in the answer (the admin role).
+    case createToken
+    /// `DELETE /tokens/{name}` (the admin role).
+    case revokeToken(name: String)
 }
 
 extension Action {
@@ -66,7 +72,7 @@ extension Action {
     var needsAdmin: Bool {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
-            .deleteMedia, .revisions, .revision, .restoreRevision:
+            .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken:
             true
         case .command(let command): command.needsAdmin
         default: false
@@ -136,6 +142,7 @@ enum Routes {
         "/screens": [("GET", .allScreens)],
         "/screens/events": [("GET", .screenEvents)],
         "/media": [("GET", .listMedia), ("POST", .uploadMedia)],
+        "/tokens": [("GET", .listTokens), ("POST", .createToken)],
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
     /// A carousel's paths below `/carousels/{name}`: v1's, and the admin API's.
@@ -187,6 +194,10 @@ enum Routes {
         readable(.mediaFile(id: id, .variant(width: width)))
     }
 
+    private static let tokensPrefix = "/tokens/"
+    private static let tokenTemplate = "/tokens/{name}"
+    private static func tokenMethods(_ name: String) -> Methods { [("DELETE", .revokeToken(name: name))] }
+
     private static let receiptsPrefix = "/screens/"
     private static let receiptsSuffix = "/receipts"
     private static let receiptsTemplate = carouselPrefix + receiptsPrefix + "{id}" + receiptsSuffix
@@ -204,6 +215,7 @@ enum Routes {
     private static let revisionRouteTemplate = template(revisionTemplate)
     private static let restoreRouteTemplate = template(restoreTemplate)
     private static let mediaRouteTemplate = template(mediaTemplate)
+    private static let tokenRouteTemplate = template(tokenTemplate)
     private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
     /// Every path template with a route, as the OpenAPI document writes them.
@@ -221,6 +233,7 @@ enum Routes {
         all[revisionTemplate] = revisionMethods("{n}")
         all[restoreTemplate] = restoreMethods("{n}")
         all[mediaTemplate] = mediaMethods("{id}")
+        all[tokenTemplate] = tokenMethods("{name}")
         all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
         return all
@@ -290,6 +303,9 @@ enum Routes {
         }
         if path.utf8.starts(with: mediaPrefix.utf8) {
             return try mediaFile(path)
+        }
+        if let name = segment(of: path, between: tokensPrefix, and: "") {
+            return (tokenMethods(name), CarouselDefinition.defaultName, tokenRouteTemplate)
         }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)

@@ -37,7 +37,8 @@ public struct ServiceParts: Sendable {
         runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
         api = BannerAPI(
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
-            media: runtime.media, web: StaticAssets(cors: cors), access: access, cors: cors,
+            media: runtime.media, tokens: runtime.tokens, web: StaticAssets(cors: cors),
+            access: access.granting(runtime.tokens, clock: clock), cors: cors,
             logger: logger, clock: clock, notReady: { runtime.notReady },
             subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
     }

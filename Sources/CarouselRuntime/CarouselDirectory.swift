@@ -99,8 +99,8 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
             for name in names.sorted() {
                 try await follow(name, stored: stored.first { $0.name == name })
             }
-        case .unreachable:
-            break  // nothing to reload until it is back
+        case .unreachable, .tokens:
+            break  // nothing to reload until it is back; tokens are not carousels
         }
     }
 

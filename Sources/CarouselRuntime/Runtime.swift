@@ -15,6 +15,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let fleet: Fleet<Outlets>
     /// Uploaded images (docs/MEDIA.md).
     public let media: MediaLibrary
+    /// The named tokens (docs/TOKENS.md).
+    public let tokens: NamedTokens
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -39,7 +41,12 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
             store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
         directory = CarouselDirectory(
             store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
-        follower = StoreFollower(directory: directory, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
+        let tokens = NamedTokens(store: store, logger: logger)
+        // Read now when the store could be; otherwise once it is reached, with the carousels.
+        if beforeFirstLoad == nil { tokens.reload() }
+        self.tokens = tokens
+        follower = StoreFollower(
+            directory: directory, tokens: tokens, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
         self.fleet = Fleet(directory: directory, store: store, settings: fleet, logger: logger, clock: clock)
         self.media = MediaLibrary(
             store: store, index: mediaIndex ?? MediaIndex(store: store), settings: media, clock: clock,

@@ -8,6 +8,7 @@ import Store
 /// plus one for what arrived while it ran: a carousel is never queued twice.
 final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
     private let directory: CarouselDirectory<Outlets>
+    private let tokens: NamedTokens
     private let store: any CarouselStore
     private let logger: Logger
     private let state: Lock<State>
@@ -29,10 +30,11 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
     /// - Parameter beforeFirstLoad: nil when the carousels were loaded at start; otherwise what
     ///   to do once the store is reached, before loading them (seeding it when empty).
     init(
-        directory: CarouselDirectory<Outlets>, store: any CarouselStore, logger: Logger,
+        directory: CarouselDirectory<Outlets>, tokens: NamedTokens, store: any CarouselStore, logger: Logger,
         beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         self.directory = directory
+        self.tokens = tokens
         self.store = store
         self.logger = logger
         state = Lock(State(loaded: beforeFirstLoad == nil, beforeFirstLoad: beforeFirstLoad))
@@ -74,6 +76,9 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
                     "\(store.description) is reachable again: reloading every carousel (changes may have been missed)")
             }
             if queue { Task(executorPreference: BlockingTaskExecutor.shared) { await self.reloadEverything() } }
+        case .tokens:
+            // A revocation elsewhere: read them all again at once (a few rows).
+            Task(executorPreference: BlockingTaskExecutor.shared) { self.tokens.reload() }
         case .carousel(let name, let note):
             // Notifications arrive in the order of their commits: the latest note says it all.
             let queue = state.withLock { state in state.queued.updateValue(note, forKey: name) == nil }
@@ -99,6 +104,7 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
         do {
             try beforeFirstLoad?()
             try await directory.follow(.everything)
+            tokens.reload()
             let first = state.withLock { state in
                 defer {
                     state.loaded = true

@@ -114,6 +114,18 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.media) { () throws(StoreError) in try store.deleteMedia(id) }
     }
 
+    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.saveToken(token) }
+    }
+
+    func tokens() throws(StoreError) -> [TokenRecord] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.tokens() }
+    }
+
+    func deleteToken(named name: String) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.deleteToken(named: name) }
+    }
+
     func importDefinitions(
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor,
         by attribution: Attribution

@@ -210,6 +210,59 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
+    // MARK: Tokens
+
+    /// The payload that tells replicas a token was created or deleted: no carousel's name starts
+    /// with `*`.
+    static let tokensPayload = "*tokens"
+
+    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                WITH saved AS (
+                    INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING RETURNING 1)
+                SELECT pg_notify('\(Self.channel)', '\(Self.tokensPayload)') FROM saved
+                """,
+                [
+                    token.name, token.role.rawValue, token.storedCarousels,
+                    token.expiresAt.map { String($0.nanosecondsSinceEpoch) },
+                    String(token.createdAt.nanosecondsSinceEpoch),
+                    token.createdBy, token.digest,
+                ])
+        }
+        return !rows.isEmpty
+    }
+
+    public func tokens() throws(StoreError) -> [TokenRecord] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT name, role, carousels, expires_at, created_at, created_by, digest FROM tokens ORDER BY name")
+        }
+        return rows.map { row in
+            TokenRecord(
+                name: row[0] ?? "", role: TokenRole(rawValue: row[1] ?? "") ?? .stats,
+                carousels: TokenRecord.carousels(stored: row[2]),
+                expiresAt: row[3].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0) },
+                createdAt: Timestamp(nanosecondsSinceEpoch: row[4].flatMap { Int64($0) } ?? 0), createdBy: row[5] ?? "",
+                digest: row[6] ?? "")
+        }
+    }
+
+    public func deleteToken(named name: String) throws(StoreError) -> Bool {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                WITH deleted AS (DELETE FROM tokens WHERE name = $1 RETURNING 1)
+                SELECT pg_notify('\(Self.channel)', '\(Self.tokensPayload)') FROM deleted
+                """, [name])
+        }
+        return !rows.isEmpty
+    }
+
+    // MARK: History
+
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
@@ -568,6 +621,7 @@ public final class PostgresStore: CarouselStore {
     /// A notification's payload as a change: `name`, or `name serial revision position
     /// playing_since paused_until version changed_at` (see `note`).
     static func change(from payload: String) -> StoreChange {
+        if payload == tokensPayload { return .tokens }
         let fields = payload.split(separator: " ").map(String.init)
         guard fields.count == 8, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
             let version = Int64(fields[6]), let changedAt = Int64(fields[7])
@@ -779,6 +833,18 @@ public final class PostgresStore: CarouselStore {
         SELECT serial, revision, (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint, 'unrecorded',
             'as stored when history began', definition
         FROM carousels;
+        """,
+        // Named tokens (docs/TOKENS.md): never a secret, only its SHA-256.
+        """
+        CREATE TABLE tokens (
+            name text PRIMARY KEY,
+            role text NOT NULL,
+            carousels text,
+            expires_at bigint,
+            created_at bigint NOT NULL,
+            created_by text NOT NULL,
+            digest text NOT NULL UNIQUE
+        );
         """,
     ]
 

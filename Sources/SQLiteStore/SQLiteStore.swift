@@ -194,6 +194,52 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
+    // MARK: Tokens
+
+    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            let insert = try connection.statement(
+                """
+                INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING RETURNING 1
+                """
+            ).bind(
+                .text(token.name), .text(token.role.rawValue), token.storedCarousels.map { .text($0) },
+                token.expiresAt.map { .integer($0.nanosecondsSinceEpoch) },
+                .integer(token.createdAt.nanosecondsSinceEpoch), .text(token.createdBy), .text(token.digest))
+            defer { insert.reset() }
+            return try insert.step()
+        }
+    }
+
+    public func tokens() throws(StoreError) -> [TokenRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT name, role, carousels, expires_at, created_at, created_by, digest FROM tokens ORDER BY name")
+            defer { statement.reset() }
+            var tokens: [TokenRecord] = []
+            while try statement.step() {
+                tokens.append(
+                    TokenRecord(
+                        name: statement.text(0) ?? "", role: TokenRole(rawValue: statement.text(1) ?? "") ?? .stats,
+                        carousels: TokenRecord.carousels(stored: statement.text(2)),
+                        expiresAt: statement.integer(3).map { Timestamp(nanosecondsSinceEpoch: $0) },
+                        createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0),
+                        createdBy: statement.text(5) ?? "", digest: statement.text(6) ?? ""))
+            }
+            return tokens
+        }
+    }
+
+    public func deleteToken(named name: String) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.statement("DELETE FROM tokens WHERE name = ?1").bind(.text(name)).run()
+            return connection.changes > 0
+        }
+    }
+
+    // MARK: History
+
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
         try on(admin) { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -672,6 +718,18 @@ public final class SQLiteStore: CarouselStore {
         SELECT serial, revision, CAST((julianday('now') - 2440587.5) * 86400000000000.0 AS INTEGER), 'unrecorded',
             'as stored when history began', definition
         FROM carousels;
+        """,
+        // Named tokens (docs/TOKENS.md): never a secret, only its SHA-256.
+        """
+        CREATE TABLE tokens (
+            name TEXT PRIMARY KEY,
+            role TEXT NOT NULL,
+            carousels TEXT,
+            expires_at INTEGER,
+            created_at INTEGER NOT NULL,
+            created_by TEXT NOT NULL,
+            digest TEXT NOT NULL UNIQUE
+        );
         """,
     ]
 

@@ -150,6 +150,17 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// and is seen, or comes after and finds it gone). Durable before it returns.
     func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion
 
+    /// Named tokens (docs/TOKENS.md): stores `token`, durable (synced) before it returns, and tells
+    /// the other processes sharing the store (`StoreChange.tokens`). False when its name is taken
+    /// (then nothing changes).
+    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool
+
+    /// Every named token, by name.
+    func tokens() throws(StoreError) -> [TokenRecord]
+
+    /// Deletes the token named `name` and tells the other processes; false when there is none.
+    func deleteToken(named name: String) throws(StoreError) -> Bool
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it; each
     /// a revision by `attribution`.
@@ -219,6 +230,8 @@ public enum StoreChange: Sendable, Equatable {
     /// The store cannot be reached; the reason, for an operator. What is in memory is all there
     /// is until `.everything`.
     case unreachable(String)
+    /// A named token was created or deleted.
+    case tokens
 }
 
 /// What a change made of a stored carousel, as its notification carries it: a process that knows

@@ -17,6 +17,7 @@ public final class MemoryStore: CarouselStore {
         var media: [String: (record: MediaRecord, files: [MediaFile: [UInt8]])] = [:]
         /// Each carousel's history, oldest first.
         var revisions: [Int64: [Revision]] = [:]
+        var tokens: [String: TokenRecord] = [:]
 
         /// Keeps `revision` of carousel `serial`, pruning what `RevisionRetention` lets go.
         mutating func keep(_ revision: Revision, of serial: Int64) {
@@ -136,6 +137,22 @@ public final class MemoryStore: CarouselStore {
                     of: existing.serial)
             }
         }
+    }
+
+    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+        contents.withLock { contents in
+            guard contents.tokens[token.name] == nil else { return false }
+            contents.tokens[token.name] = token
+            return true
+        }
+    }
+
+    public func tokens() throws(StoreError) -> [TokenRecord] {
+        contents.withLock { $0.tokens.values.sorted { $0.name < $1.name } }
+    }
+
+    public func deleteToken(named name: String) throws(StoreError) -> Bool {
+        contents.withLock { $0.tokens.removeValue(forKey: name) != nil }
     }
 
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {

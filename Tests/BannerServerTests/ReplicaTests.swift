@@ -206,6 +206,32 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// A token created on one replica works on the other; revoked there, it is refused by both
+    /// (docs/TOKENS.md): the deletion notifies, each replica reads the tokens again.
+    @Test func aTokenRevokedOnOneReplicaIsRefusedByEveryReplica() async throws {
+        let uri = try await PostgresServer.shared().createDatabase()
+        let environment = ["CAROUSEL_CONTROL_TOKEN": "env-control"]
+        let processes = try (0..<2).map { _ in try Self.replica(uri, environment: environment) }
+        var ports: [Int] = []
+        for process in processes { ports.append(try await process.waitForPort()) }
+        let created = try await StoreProcessTests.json(
+            ports[0], "POST", "/tokens", #"{"name": "kiosk", "role": "control"}"#)
+        #expect(created.status == 201)
+        let secret = try #require(try created.json["secret"] as? String)
+        let next = { (port: Int) async throws -> Int in
+            try await httpRequest(
+                port: port, "POST", "/banner/next", headers: [("Authorization", "Bearer \(secret)")]
+            ).status
+        }
+        #expect(try await eventually { try await next(ports[1]) == 200 }, "the other replica heard of it")
+        #expect(try await httpRequest(port: ports[1], "POST", "/banner/next").status == 401, "commands need a token")
+
+        #expect(try await httpRequest(port: ports[0], "DELETE", "/tokens/kiosk").status == 204)
+        #expect(try await next(ports[0]) == 401, "refused at once where it was revoked")
+        #expect(try await eventually { try await next(ports[1]) == 401 }, "and by the other replica")
+        _ = processes
+    }
+
     @Test func twoReplicasRacingWithTheSameIfMatchGiveOne200AndOne412() async throws {
         let server = try await PostgresServer.shared()
         let (processes, ports) = try await Self.replicas(2, on: server)

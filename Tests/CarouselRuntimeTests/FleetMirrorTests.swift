@@ -212,6 +212,12 @@ final class SharedMemoryStore: CarouselStore {
 
     func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool { try store.saveMedia(media) }
 
+    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool { try store.saveToken(token) }
+
+    func tokens() throws(StoreError) -> [TokenRecord] { try store.tokens() }
+
+    func deleteToken(named name: String) throws(StoreError) -> Bool { try store.deleteToken(named: name) }
+
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] { try store.mediaRecords(id: id) }
 
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {

@@ -1,0 +1,48 @@
+import TimeZones
+
+/// What a named token may do (docs/TOKENS.md).
+public enum TokenRole: String, Sendable, CaseIterable {
+    /// Every admin request, and commands.
+    case admin
+    /// Commands: moves, pause, resume, jump.
+    case control
+    /// Reading stats.
+    case stats
+}
+
+/// A named token as a store keeps it: never its secret, only the secret's SHA-256.
+public struct TokenRecord: Sendable, Hashable {
+    /// Unique; what the history and the audit log name as the actor.
+    public let name: String
+    public let role: TokenRole
+    /// The carousels it may act on; nil for all (and for the routes that are no carousel's).
+    public let carousels: [String]?
+    /// Refused from this instant on; nil: never.
+    public let expiresAt: Timestamp?
+    public let createdAt: Timestamp
+    /// The actor that created it.
+    public let createdBy: String
+    /// The SHA-256 of the secret, in lower-case hexadecimal.
+    public let digest: String
+
+    public init(
+        name: String, role: TokenRole, carousels: [String]?, expiresAt: Timestamp?, createdAt: Timestamp,
+        createdBy: String, digest: String
+    ) {
+        self.name = name
+        self.role = role
+        self.carousels = carousels
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.digest = digest
+    }
+
+    /// Its carousels as a store keeps them: names joined by spaces (a name has none), or nil.
+    public var storedCarousels: String? { carousels?.joined(separator: " ") }
+
+    /// `storedCarousels` read back.
+    public static func carousels(stored text: String?) -> [String]? {
+        text.map { $0.split(separator: " ").map(String.init) }
+    }
+}

@@ -1895,6 +1895,59 @@ class AdminMedia(AdminPageTest):
         self.assertNotEqual(first["id"], second["id"])
 
 
+class AdminTokens(AdminPageTest):
+    """Named tokens on the admin page (docs/ADMIN.md, docs/TOKENS.md): created with the secret shown
+    once, refused by the service once revoked. Commands need a token here, so a secret is seen to work."""
+
+    token = "env-control"
+
+    def command_with(self, secret):
+        request = urllib.request.Request(self.service.url + "/banner/next", method="POST",
+                                         headers={"Authorization": f"Bearer {secret}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def test_creates_a_token_shows_its_secret_once_and_revokes_it(self):
+        self.find("#tokens-show").click()
+        self.wait(lambda: self.find("#tokens-status").text == "No named tokens yet.", 10, "none yet")
+        self.fill("tokens-form", name="Lobby Kiosk")
+        self.find("#tokens-form button[type=submit]").click()
+        error = self.find("#tokens-name-error")
+        self.wait(error.is_displayed, 10, "the bad name is said beside its field")
+        self.assertIn("is not a token name", error.text)
+        self.assertEqual(self.service.call("GET", "/tokens")["tokens"], [], "nothing was created")
+
+        self.fill("tokens-form", name="lobby-kiosk", carousels="default")
+        Select(self.find("#tokens-role")).select_by_value("control")
+        self.find("#tokens-form button[type=submit]").click()
+        secret_box = self.find("#tokens-secret")
+        self.wait(secret_box.is_displayed, 10, "the secret is shown")
+        secret = self.find("#tokens-secret-value").text
+        self.assertTrue(secret.startswith("bct_") and len(secret) == 47, secret)
+        self.wait(lambda: self.browser.find_elements(By.CSS_SELECTOR, '#tokens tr[data-token="lobby-kiosk"]'), 10,
+                  "the token is listed")
+        row = self.find('#tokens tr[data-token="lobby-kiosk"]').text
+        self.assertIn("control", row)
+        self.assertIn("default", row)
+        self.assertNotIn(secret, self.find("#tokens").text, "the list has no secret")
+        listed = self.service.call("GET", "/tokens")["tokens"]
+        self.assertEqual([(token["name"], token["role"], token["carousels"]) for token in listed],
+                         [("lobby-kiosk", "control", ["default"])])
+        self.assertEqual(self.command_with(secret), 200, "the secret pages the carousel")
+
+        dialog = self.find("#confirm-delete")
+        self.find('#tokens button[aria-label="Revoke lobby-kiosk"]').click()
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked")
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        self.wait(lambda: self.find("#tokens-status").text == "lobby-kiosk revoked.", 10, "the page says so")
+        self.assertFalse(secret_box.is_displayed(), "the revoked token's secret is no longer shown")
+        self.assertEqual(self.service.call("GET", "/tokens")["tokens"], [])
+        self.assertEqual(self.command_with(secret), 401, "refused once revoked")
+
+
 class AdminPageWithAToken(AdminPageTest):
     """The page when the service has an admin token: it asks for it once per tab."""
 

@@ -14,6 +14,8 @@ import "./admin-screens.js";
 import "./admin-media.js";
 // The carousel's history, shown when asked for.
 import "./admin-history.js";
+// Named tokens, listed when asked for.
+import "./admin-tokens.js";
 
 const refreshEveryMs = 10000;
 

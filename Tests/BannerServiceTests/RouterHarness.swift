@@ -34,7 +34,8 @@ struct RouterHarness: Sendable {
 
     init(
         banners: Int = 5, interval: Duration = .seconds(4), autoplay: Bool = true, token: String? = nil,
-        adminToken: String? = nil, corsOrigins: [String] = [], store: any CarouselStore = MemoryStore()
+        adminToken: String? = nil, corsOrigins: [String] = [], store: any CarouselStore = MemoryStore(),
+        logger: Logger = Logger(label: "test", minimumLevel: .critical)
     ) {
         let definition = CarouselDefinition(
             name: CarouselDefinition.defaultName, interval: interval, autoplay: autoplay,
@@ -44,8 +45,7 @@ struct RouterHarness: Sendable {
         self.store = store
         parts = ServiceParts(
             store: store, loaded: try! store.loadAll(), corsOrigins: corsOrigins, heartbeat: .seconds(15),
-            access: AccessPolicy(controlToken: token, adminToken: adminToken),
-            logger: Logger(label: "test", minimumLevel: .critical), clock: clock.read)
+            access: AccessPolicy(controlToken: token, adminToken: adminToken), logger: logger, clock: clock.read)
     }
 
     /// Another process on `other`'s store, as a replica is: it loads what is stored now and

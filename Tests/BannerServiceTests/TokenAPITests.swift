@@ -1,5 +1,7 @@
 import BannerService
 import Foundation
+import Locking
+import Logging
 import TestSupport
 import Testing
 import TimeZones
@@ -109,6 +111,27 @@ struct TokenAPITests {
         #expect(try await service.request("POST", "/tokens").status == 400)
         let tokens = try await service.request("GET", "/tokens").json["tokens"] as? [[String: Any]]
         #expect(tokens?.map { $0["name"] as? String } == ["ci"], "nothing else was created")
+    }
+
+    /// A secret is in the creation's answer and nowhere else: no log line at any level, whatever
+    /// the token is used for, refused for, or after it is revoked.
+    @Test func aSecretAppearsInNoLogLine() async throws {
+        let lines = Lock<[String]>([])
+        let logger = Logger(label: "test", minimumLevel: .trace, sink: { line in lines.withLock { $0.append(line) } })
+        let harness = RouterHarness(token: "env-control", logger: logger)
+        let created = await harness.send(
+            "POST", "/tokens", headers: [("Content-Type", "application/json")],
+            body: #"{"name": "ci", "role": "control"}"#)
+        let secret = try #require(try created.json["secret"] as? String)
+        let bearer = Self.bearer(secret)
+        #expect(await harness.send("POST", "/banner/next", headers: bearer).status == 200)
+        #expect(await harness.send("PATCH", "/carousels/default", headers: bearer, body: "{}").status == 403)
+        #expect(await harness.send("DELETE", "/tokens/ci").status == 204)
+        #expect(await harness.send("POST", "/banner/next", headers: bearer).status == 401)
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.hasSuffix("POST /tokens → token 'ci' created by loopback: control") })
+        #expect(logged.contains { $0.hasSuffix("DELETE /tokens/ci → token 'ci' revoked by loopback") })
+        #expect(!logged.contains { $0.contains(secret) || $0.contains(String(secret.dropFirst(4).prefix(12))) })
     }
 
     /// A stats token reads stats, and nothing else that needs a token.

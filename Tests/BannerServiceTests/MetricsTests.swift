@@ -89,7 +89,7 @@ struct MetricsTests {
         let live = try await LiveService(interval: .milliseconds(200))
         var samples: [String: Double] = [:]
         #expect(
-            await eventually(within: 10) {
+            await eventually {
                 samples = Self.samples((try? await live.request("GET", "/metrics").text) ?? "")
                 return (samples["banner_advance_lateness_seconds_count"] ?? 0) >= 2
             })

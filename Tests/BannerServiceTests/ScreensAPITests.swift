@@ -60,7 +60,9 @@ struct ScreensAPITests {
 
     @Test func receiptsAreJudgedAndListedAndImpossibleOnesChangeNothing() async throws {
         // No tolerance: a flip reported for now, however soon after the service started, is late.
-        let live = try await LiveService(fleet: FleetSettings(stepTolerance: .zero))
+        // And a timeout no loaded run outlasts: the screen stays online while the test checks it.
+        let live = try await LiveService(
+            fleet: FleetSettings(screenTimeout: .seconds(3600), stepTolerance: .zero))
         let state = try await live.state()
         let version = try #require(state["version"] as? Int)
         let now = Timestamp.now()

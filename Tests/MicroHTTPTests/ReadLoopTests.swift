@@ -66,8 +66,9 @@ final class ReadingHandler: HTTPHandler {
 @Suite("Read loops: keep-alive reads outside libmicrohttpd")
 struct ReadLoopTests {
     static func startServer(
-        // A loaded sanitizer run can leave a test's connection idle past the usual 15 s.
-        _ handler: ReadingHandler, timeout: Int = Int(15 * sanitizerAllowance), perAddressLimit: Int = 0
+        // A loaded run (every test at once on two cores, sanitizers) can leave a test's connection
+        // idle for longer than the usual 15 s while its task waits to run again.
+        _ handler: ReadingHandler, timeout: Int = Int(60 * sanitizerAllowance), perAddressLimit: Int = 0
     ) throws -> HTTPServer {
         try HTTPServer(
             configuration: ServerConfiguration(

@@ -282,8 +282,9 @@ public func httpRequest(
 
 /// Polls `condition` every 10 ms until it holds; false if it still does not after `seconds`
 /// (times `sanitizerAllowance`). For waiting on things that happen by themselves (a timer, a
-/// process), never for timing them.
-public func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// process), never for timing them. 30 s by default: every test runs at once on two cores, and a
+/// task that awaits may wait behind the others' work for many seconds before it runs again.
+public func eventually(within seconds: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds * sanitizerAllowance)
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

@@ -15,7 +15,9 @@ private let api: BannerAPI = {
     let store = MemoryStore()
     let banners = (0..<5).map { Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png") }
     let start = Carousel(banners: banners, interval: .seconds(4), now: Timestamp(secondsSinceEpoch: 0))
-    _ = try! store.create(CarouselDefinition(name: "default", banners: banners), anchor: start.anchor)
+    _ = try! store.create(
+        CarouselDefinition(name: "default", banners: banners), anchor: start.anchor,
+        by: Attribution(actor: "fuzz", at: Timestamp(secondsSinceEpoch: 0)))
     return ServiceParts(
         store: store, loaded: try! store.loadAll(), corsOrigins: [], heartbeat: .seconds(3600),
         access: AccessPolicy(controlToken: nil, adminToken: nil),

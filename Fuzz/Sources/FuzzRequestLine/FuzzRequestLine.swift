@@ -13,7 +13,9 @@ private let api: BannerAPI = {
     let store = MemoryStore()
     let banners = [Banner(id: "a", image: "https://cdn.example.com/a.png")]
     let start = Carousel(banners: banners, interval: .seconds(4), now: Timestamp(secondsSinceEpoch: 0))
-    _ = try! store.create(CarouselDefinition(name: "default", banners: banners), anchor: start.anchor)
+    _ = try! store.create(
+        CarouselDefinition(name: "default", banners: banners), anchor: start.anchor,
+        by: Attribution(actor: "fuzz", at: Timestamp(secondsSinceEpoch: 0)))
     return ServiceParts(
         store: store, loaded: try! store.loadAll(), corsOrigins: ["https://shop.example.com"],
         heartbeat: .seconds(3600), access: AccessPolicy(controlToken: "s3cret", adminToken: "s3cret"),

@@ -78,8 +78,9 @@ public struct AccessPolicy: Sendable {
 
     /// Stats of carousel `carousel`: a stats token's, or the admin role's.
     func authorizeStats(_ request: borrowing Request, carousel: String) throws(Problem) -> String {
-        if case .named(let token) = bearer(request) { return try check(token, for: .stats, carousel: carousel) }
-        return try authorizeAdmin(request, carousel: carousel)
+        let presented = bearer(request)
+        if case .named(let token) = presented { return try check(token, for: .stats, carousel: carousel) }
+        return try authorizeAdmin(request, presenting: presented, carousel: carousel)
     }
 
     /// An admin request about carousel `carousel` (nil: about none, or all: it needs a token for
@@ -88,7 +89,13 @@ public struct AccessPolicy: Sendable {
     /// host); else the 401 or 403.
     @discardableResult
     func authorizeAdmin(_ request: borrowing Request, carousel: String?) throws(Problem) -> String {
-        let presented = bearer(request)
+        try authorizeAdmin(request, presenting: bearer(request), carousel: carousel)
+    }
+
+    /// `authorizeAdmin` with the request's bearer token already read (and a named one hashed).
+    private func authorizeAdmin(_ request: borrowing Request, presenting presented: Bearer, carousel: String?)
+        throws(Problem) -> String
+    {
         switch presented {
         case .environmentAdmin: return "env:admin"
         case .named(let token): return try check(token, for: .admin, carousel: carousel)

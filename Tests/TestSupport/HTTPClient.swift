@@ -60,10 +60,12 @@ public final class HTTPConnection: @unchecked Sendable {
     /// Connects at once: a loopback connect does not wait on the server's threads.
     /// `timeoutSeconds` is stretched by `sanitizerAllowance`: under a sanitizer everything is
     /// several times slower, and a test blocking the cooperative pool for seconds (a store's busy
-    /// timeout) delays every other test's answers by as much.
+    /// timeout) delays every other test's answers by as much. 60 s by default: with every test
+    /// running at once on two cores, a test's task may wait more than 10 s for a thread before
+    /// it lets the server answer (seen here: a deferred answer released after the client gave up).
     /// `receiveBuffer` shrinks the socket's receive buffer (before connecting, so the window the
     /// server sees is small too): an answer larger than it reaches the server's socket in pieces.
-    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 10, receiveBuffer: Int? = nil) throws {
+    public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 60, receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var bytes = receiveBuffer.map(Int32.init) {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))

@@ -2,6 +2,7 @@ import Carousel
 import Definitions
 import JSON
 import MicroHTTP
+import Store
 
 /// An admin request, checked on the calling thread (route, role, body syntax and field rules),
 /// ready to run in its carousel's engine. Bodies follow the configuration file's rules, with its
@@ -63,6 +64,21 @@ enum AdminRequest: Sendable {
                 }
             }
             return .reorder(ids: ids)
+        }
+    }
+
+    /// How the audit log names this change, and what in the carousel it is about (a banner).
+    var audit: (action: AuditAction, target: String?) {
+        switch self {
+        case .create: (.createCarousel, nil)
+        case .replace: (.replaceCarousel, nil)
+        case .patch: (.patchCarousel, nil)
+        case .delete: (.deleteCarousel, nil)
+        case .addBanner(let banner, _): (.addBanner, banner.id)
+        case .replaceBanner(let id, _): (.replaceBanner, id)
+        case .patchBanner(let id, _): (.patchBanner, id)
+        case .deleteBanner(let id): (.deleteBanner, id)
+        case .reorder: (.reorderBanners, nil)
         }
     }
 

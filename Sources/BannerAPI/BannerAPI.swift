@@ -133,12 +133,36 @@ public struct BannerAPI: HTTPHandler {
         return reply
     }
 
+    /// The answer; a write the audit log keeps carries its request's id (`RequestIDs`), refused or not.
     private func answer(_ request: borrowing Request, template: inout RouteTemplate?) -> Reply {
+        var requestID: String?
+        let reply = answer(request, template: &template, requestID: &requestID)
+        guard let requestID else { return reply }
+        let header = HTTPHeader(RequestIDs.header, requestID)
+        switch reply {
+        case .response(var response):
+            response.headers.append(header)
+            return .response(response)
+        case .deferred(let work):
+            return .deferred {
+                var response = await work().response
+                response.headers.append(header)
+                return PreparedResponse(response)
+            }
+        case .prepared, .stream:
+            return reply  // no write answers so
+        }
+    }
+
+    private func answer(_ request: borrowing Request, template: inout RouteTemplate?, requestID: inout String?)
+        -> Reply
+    {
         // Only looked up when CORS is on: reads stay one header lookup (If-None-Match) otherwise.
         var origin = cors.isEnabled ? cors.allowedOrigin(for: request.header("Origin")) : nil
         do throws(Problem) {
             let route = try Routes.resolve(method: request.method, path: request.path, preflight: cors.isEnabled)
             template = route.template
+            if route.action.isAudited { requestID = RequestIDs.id(of: request) }
             if route.action.needsAdmin { origin = nil }  // CORS never grants admin routes
             switch route.action {
             case .read(let resource):
@@ -222,15 +246,17 @@ public struct BannerAPI: HTTPHandler {
                         banner, tag: live.definitionTag(revision: stored.revision), status: 200,
                         ifNoneMatch: request.header("If-None-Match"), headers: cors.headers(for: origin)))
             case .command(let command):
-                if command.needsAdmin {
-                    try access.authorizeAdmin(request, carousel: route.carousel)
-                } else {
-                    _ = try access.authorizeControl(request, carousel: route.carousel)
-                }
+                let actor =
+                    command.needsAdmin
+                    ? try access.authorizeAdmin(request, carousel: route.carousel)
+                    : try access.authorizeControl(request, carousel: route.carousel)
+                let requester = Requester(actor: actor, requestID: requestID)
                 let live = try carousel(route)
                 let parsed = try CommandBody.command(for: command, request: request, state: live.engine.snapshot)
-                let label = "\(request.method) \(request.path)"
-                return .deferred { [origin] in await perform(parsed, on: live, label: label, origin: origin) }
+                let label = Self.label(request, requestID)
+                return .deferred { [origin] in
+                    await perform(parsed, on: live, by: requester, label: label, origin: origin)
+                }
             case .timeline:
                 let live = try carousel(route)
                 let span = try TimelineView.span(request.queryParameter("hours"))
@@ -297,11 +323,12 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .createCarousel:
-                let actor = try access.authorizeAdmin(request, carousel: nil)
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
                 let change = try AdminRequest.parse(nil, carousel: "", request: request)
-                let label = "\(request.method) \(request.path)"
+                let label = Self.label(request, requestID)
                 return .deferred { [origin] in
-                    await administer(change, on: nil, by: actor, ifMatch: nil, label: label, origin: origin)
+                    await administer(change, on: nil, by: requester, ifMatch: nil, label: label, origin: origin)
                 }
             case .mediaFile(let id, let file):
                 let asked = MediaFileRequest(id: id, file: file, request: request)
@@ -331,7 +358,8 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .uploadMedia:
-                try access.authorizeAdmin(request, carousel: nil)
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
                 let (bytes, declaredType) = try MediaRequests.upload(of: request)
                 // What costs nothing is checked here, before the connection waits for a decode.
                 let limits = media.settings.limits
@@ -341,10 +369,10 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
                 if case .failure(let refusal) = checked { throw MediaRequests.problem(refusal) }
-                let label = "\(request.method) \(request.path)"
+                let label = Self.label(request, requestID)
                 return .deferred { [media, logger] in
                     do throws(MediaLibrary.UploadFailure) {
-                        switch try await media.upload(bytes, declaredType: declaredType) {
+                        switch try await media.upload(bytes, declaredType: declaredType, by: requester) {
                         case .created(let record):
                             logger.notice(
                                 "\(label) → media \(record.id) (\(record.type), \(record.width) × \(record.height), "
@@ -373,11 +401,12 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .deleteMedia(let id):
-                try access.authorizeAdmin(request, carousel: nil)
-                let label = "\(request.method) \(request.path)"
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
+                let label = Self.label(request, requestID)
                 return .deferred { [media, mediaFiles, logger] in
                     do throws(MediaLibrary.DeletionFailure) {
-                        try media.delete(id)
+                        try media.delete(id, by: requester)
                         mediaFiles.forget(id)
                         logger.notice("\(label) → media \(id) deleted")
                         return PreparedResponse(Response(status: 204))
@@ -397,13 +426,14 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .admin(let admin):
-                let actor = try access.authorizeAdmin(request, carousel: route.carousel)
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: route.carousel), requestID: requestID)
                 let live = try carousel(route)
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
-                let label = "\(request.method) \(request.path)"
+                let label = Self.label(request, requestID)
                 let ifMatch = request.header("If-Match")
                 return .deferred { [origin] in
-                    await administer(change, on: live, by: actor, ifMatch: ifMatch, label: label, origin: origin)
+                    await administer(change, on: live, by: requester, ifMatch: ifMatch, label: label, origin: origin)
                 }
             case .listTokens:
                 try access.authorizeAdmin(request, carousel: nil)
@@ -415,18 +445,19 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .createToken:
-                let actor = try access.authorizeAdmin(request, carousel: nil)
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
                 let asked = try TokenRequests.newToken(of: request, now: clock()) {
                     directory.carousel(named: $0) != nil
                 }
-                let label = "\(request.method) \(request.path)"
+                let label = Self.label(request, requestID)
                 return .deferred { [tokens, clock, logger] in
                     let now = clock()
                     do throws(StoreError) {
                         guard
                             let (record, secret) = try tokens.create(
                                 name: asked.name, role: asked.role, carousels: asked.carousels,
-                                expiresAt: asked.expiresAt, by: actor, at: now)
+                                expiresAt: asked.expiresAt, by: requester, at: now)
                         else {
                             let problem = Problem(
                                 status: 409,
@@ -436,26 +467,38 @@ public struct BannerAPI: HTTPHandler {
                         }
                         let scope = asked.carousels.map { " for \($0.joined(separator: ", "))" } ?? ""
                         logger.notice(
-                            "\(label) → token '\(asked.name)' created by \(actor): \(asked.role.rawValue)\(scope)")
+                            "\(label) → token '\(asked.name)' created by \(requester.actor): \(asked.role.rawValue)\(scope)"
+                        )
                         return ReadViews.uncached(TokenRequests.json(record, now: now, secret: secret), status: 201)
                     } catch {
                         return refused(.store(error), label: label, origin: nil)
                     }
                 }
             case .revokeToken(let name):
-                let actor = try access.authorizeAdmin(request, carousel: nil)
-                let label = "\(request.method) \(request.path)"
-                return .deferred { [tokens, logger] in
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
+                let label = Self.label(request, requestID)
+                return .deferred { [tokens, clock, logger] in
                     do throws(StoreError) {
-                        guard try tokens.revoke(named: name) else {
+                        guard try tokens.revoke(named: name, by: requester, at: clock()) else {
                             let problem = Problem(
                                 status: 404, detail: "no token named '\(name)'; GET /tokens lists them")
                             return refused(problem, label: label, origin: nil)
                         }
-                        logger.notice("\(label) → token '\(name)' revoked by \(actor)")
+                        logger.notice("\(label) → token '\(name)' revoked by \(requester.actor)")
                         return PreparedResponse(Response(status: 204))
                     } catch {
                         return refused(.store(error), label: label, origin: nil)
+                    }
+                }
+            case .auditLog:
+                try access.authorizeAdmin(request, carousel: nil)
+                let (query, csv) = try AuditViews.query(of: request)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        return AuditViews.response(try directory.auditLog(query), of: query, csv: csv)
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
                     }
                 }
             case .revisions:
@@ -483,10 +526,11 @@ public struct BannerAPI: HTTPHandler {
                     }
                 }
             case .restoreRevision(let text):
-                let actor = try access.authorizeAdmin(request, carousel: route.carousel)
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: route.carousel), requestID: requestID)
                 let live = try carousel(route)
                 let number = try RevisionViews.number(text, of: live.name)
-                let label = "\(request.method) \(request.path)"
+                let label = Self.label(request, requestID)
                 let ifMatch = request.header("If-Match")
                 return .deferred { [directory] in
                     let kept: Revision?
@@ -499,7 +543,7 @@ public struct BannerAPI: HTTPHandler {
                         return refused(RevisionViews.notKept(number, of: live.name), label: label, origin: nil)
                     }
                     return await administer(
-                        .replace(kept.definition), on: live, by: actor, restoring: number, ifMatch: ifMatch,
+                        .replace(kept.definition), on: live, by: requester, restoring: number, ifMatch: ifMatch,
                         label: label, origin: nil)
                 }
             }
@@ -510,10 +554,16 @@ public struct BannerAPI: HTTPHandler {
             let reply = Reply.response(problem.response)
             if request.sends(reply) {  // else logged where it is asked again and sent
                 let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
-                logger.log(level, "\(request.method) \(request.path) refused: \(error.status) \(error.detail)")
+                logger.log(level, "\(Self.label(request, requestID)) refused: \(error.status) \(error.detail)")
             }
             return reply
         }
+    }
+
+    /// How log lines name a request: `POST /banner/next`, and for a write the audit log keeps,
+    /// its id (`POST /banner/next [3ca95014-…]`), to match the line with the entry.
+    private static func label(_ request: borrowing Request, _ requestID: String?) -> String {
+        "\(request.method) \(request.path)" + (requestID.map { " [\($0)]" } ?? "")
     }
 
     /// A poll from `screen`: heard, or 429 when it is new and its carousel has all the screens it may.
@@ -590,11 +640,11 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
-    private func perform(_ command: CarouselCommand, on live: ServedCarousel, label: String, origin: String?) async
-        -> PreparedResponse
-    {
+    private func perform(
+        _ command: CarouselCommand, on live: ServedCarousel, by requester: Requester, label: String, origin: String?
+    ) async -> PreparedResponse {
         do {
-            let state = try await live.perform(command)
+            let state = try await live.perform(command, by: requester)
             logger.info("\(label) → \(Self.summary(of: state))")
             return live.views.state(of: state, origin: origin)
         } catch {
@@ -603,23 +653,23 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
-    /// Runs an admin change by `actor`: a new carousel (`live` nil), or a change of `live` (a
+    /// Runs an admin change by `requester`: a new carousel (`live` nil), or a change of `live` (a
     /// restore of revision `restoring`, when it is one).
     private func administer(
-        _ change: AdminRequest, on live: ServedCarousel?, by actor: String, restoring: UInt64? = nil,
+        _ change: AdminRequest, on live: ServedCarousel?, by requester: Requester, restoring: UInt64? = nil,
         ifMatch: String?, label: String, origin: String?
     ) async -> PreparedResponse {
         do throws(Problem) {
             return try await administered(
-                change, on: live, by: actor, restoring: restoring, ifMatch: ifMatch, label: label, origin: origin)
+                change, on: live, by: requester, restoring: restoring, ifMatch: ifMatch, label: label, origin: origin)
         } catch {
             return refused(error, label: label, origin: origin)
         }
     }
 
     private func administered(
-        _ change: AdminRequest, on live: ServedCarousel?, by actor: String, restoring: UInt64?, ifMatch: String?,
-        label: String, origin: String?
+        _ change: AdminRequest, on live: ServedCarousel?, by requester: Requester, restoring: UInt64?,
+        ifMatch: String?, label: String, origin: String?
     ) async throws(Problem) -> PreparedResponse {
         let headers = cors.headers(for: origin)
         // Before any change runs: the store may be read (docs/MEDIA.md).
@@ -628,7 +678,7 @@ public struct BannerAPI: HTTPHandler {
             guard case .create(let definition) = change else { preconditionFailure("only create has no carousel") }
             try MediaRequests.checkLibraryImages(of: definition, besides: nil, in: media.index)
             let created: ServedCarousel
-            do throws(StoreError) { created = try directory.create(definition, by: actor) } catch {
+            do throws(StoreError) { created = try directory.create(definition, by: requester) } catch {
                 throw .store(error)
             }
             let stored = created.stored
@@ -642,7 +692,7 @@ public struct BannerAPI: HTTPHandler {
         let condition = live.condition(ifMatch: ifMatch)
         if case .delete = change {
             do throws(ChangeError<Never>) {
-                try await directory.delete(live, if: condition)
+                try await directory.delete(live, if: condition, by: requester)
             } catch {
                 throw .change(error, of: live, ifMatch: ifMatch)
             }
@@ -651,7 +701,10 @@ public struct BannerAPI: HTTPHandler {
         }
         let revised: StoredCarousel
         do throws(ChangeError<Problem>) {
-            revised = try await live.edit(if: condition, by: actor, restoring: restoring) {
+            let (action, target) = restoring.map { (AuditAction.restoreRevision, String($0)) } ?? change.audit
+            revised = try await live.edit(
+                if: condition, by: requester, as: action, target: target, restoring: restoring
+            ) {
                 [index = media.index] current throws(Problem) in
                 let revised = try change.revise(current)
                 try MediaRequests.checkLibraryImages(of: revised, besides: current, in: index)

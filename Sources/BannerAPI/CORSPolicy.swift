@@ -9,9 +9,10 @@ public struct CORSPolicy: Sendable, Equatable {
     static let off = CORSPolicy(origins: [])
 
     /// Request headers a preflight may ask for.
-    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Screen-Id"
+    static let allowedHeaders =
+        "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id"
     /// Response headers scripts on another origin may read.
-    static let exposedHeaders = "ETag, Location"
+    static let exposedHeaders = "ETag, Location, X-Request-Id"
 
     var isEnabled: Bool { !origins.isEmpty }
     var allowsAnyOrigin: Bool { origins.contains("*") }

@@ -133,9 +133,9 @@ enum EngagementRequests {
             throw Problem.badRequest("bucket '\(bucketText)' is not one of: hour, day")
         }
         // By default up to now, the bucket of now included.
-        let to = try time(request.queryParameter("to"), name: "to") ?? now + .nanoseconds(1)
+        let to = try QueryValues.time(request.queryParameter("to"), name: "to") ?? now + .nanoseconds(1)
         let from =
-            try time(request.queryParameter("from"), name: "from") ?? to
+            try QueryValues.time(request.queryParameter("from"), name: "from") ?? to
             + .seconds(bucket == .hour ? -86_400 : -7 * 86_400)
         guard from < to else {
             throw Problem.unprocessable("from (\(from.rfc3339)) must be before to (\(to.rfc3339))")
@@ -148,13 +148,5 @@ enum EngagementRequests {
         let (start, end) = StatsReport.span(from: from, to: to, bucket: bucket, zone: zone)
         let accept = request.header("Accept") ?? ""
         return StatsQuery(from: start, to: end, bucket: bucket, csv: accept.lowercased().contains("text/csv"))
-    }
-
-    private static func time(_ text: String?, name: String) throws(Problem) -> Timestamp? {
-        guard let text else { return nil }
-        guard let time = Timestamp(rfc3339: text) else {
-            throw Problem.badRequest("\(name) '\(text)' is not an RFC 3339 date-time (2026-12-01T00:00:00Z)")
-        }
-        return time
     }
 }

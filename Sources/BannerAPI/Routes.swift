@@ -64,6 +64,8 @@ enum Action: Sendable, Equatable {
     case createToken
     /// `DELETE /tokens/{name}` (the admin role).
     case revokeToken(name: String)
+    /// `GET /audit`: the audit log, newest first (the admin role, docs/AUDIT.md).
+    case auditLog
 }
 
 extension Action {
@@ -72,9 +74,19 @@ extension Action {
     var needsAdmin: Bool {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
-            .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken:
+            .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken, .auditLog:
             true
         case .command(let command): command.needsAdmin
+        default: false
+        }
+    }
+    /// Whether the request writes something the audit log keeps (docs/AUDIT.md): its response
+    /// carries the request's id.
+    var isAudited: Bool {
+        switch self {
+        case .command, .createCarousel, .admin, .uploadMedia, .deleteMedia, .restoreRevision, .createToken,
+            .revokeToken:
+            true
         default: false
         }
     }
@@ -143,6 +155,7 @@ enum Routes {
         "/screens/events": [("GET", .screenEvents)],
         "/media": [("GET", .listMedia), ("POST", .uploadMedia)],
         "/tokens": [("GET", .listTokens), ("POST", .createToken)],
+        "/audit": readable(.auditLog),
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
     /// A carousel's paths below `/carousels/{name}`: v1's, and the admin API's.

@@ -164,14 +164,12 @@ struct StatsReport: Equatable {
 
     /// The same rows as CSV (RFC 4180), with a header row; an empty cell where the JSON has null.
     func csv() -> [UInt8] {
-        var text = "start,end,banner,plays,shownSeconds,views,clicks,ctr\r\n"
+        var text = CSV.record(["start", "end", "banner", "plays", "shownSeconds", "views", "clicks", "ctr"])
         for row in rows {
-            let fields = [
-                row.start.rfc3339, row.end.rfc3339, Self.csvField(row.banner), String(row.plays),
-                String(Self.seconds(row.shown)), String(row.views), String(row.clicks),
-                row.clickThroughRate.map { String($0) } ?? "",
-            ]
-            text += fields.joined(separator: ",") + "\r\n"
+            text += CSV.record([
+                row.start.rfc3339, row.end.rfc3339, row.banner, String(row.plays), String(Self.seconds(row.shown)),
+                String(row.views), String(row.clicks), row.clickThroughRate.map { String($0) } ?? "",
+            ])
         }
         return Array(text.utf8)
     }
@@ -179,10 +177,5 @@ struct StatsReport: Equatable {
     /// Seconds to the millisecond, as a number.
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.nanoseconds / 1_000_000) / 1000
-    }
-
-    private static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
-        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
 }

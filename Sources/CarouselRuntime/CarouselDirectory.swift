@@ -55,12 +55,17 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         for carousel in all { carousel.stop() }
     }
 
-    /// A new carousel, stored (synced) as `actor`'s, then served, showing its first banner from now.
-    public func create(_ definition: CarouselDefinition, by actor: String) throws(StoreError) -> Live {
+    /// A new carousel, stored (synced) as `requester`'s, then served, showing its first banner from now.
+    public func create(_ definition: CarouselDefinition, by requester: Requester) throws(StoreError) -> Live {
         let now = clock()
         return serve(
             try store.create(
-                definition, anchor: definition.newCarousel(at: now).anchor, by: Attribution(actor: actor, at: now)))
+                definition, anchor: definition.newCarousel(at: now).anchor, by: Attribution(by: requester, at: now)))
+    }
+
+    /// The audit log's entries `query` asks for, newest first.
+    public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
+        try store.auditLog(query)
     }
 
     /// `carousel`'s history as kept, newest first.
@@ -73,9 +78,12 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         try store.revision(revision, of: carousel.key.serial)
     }
 
-    /// Deletes `carousel` from the store (after checking `condition`), then from service.
-    public func delete(_ carousel: Live, if condition: RevisionCondition?) async throws(ChangeError<Never>) {
-        try await carousel.delete(if: condition)
+    /// Deletes `carousel` from the store (after checking `condition`), then from service; the
+    /// audit log keeps it as `requester`'s.
+    public func delete(_ carousel: Live, if condition: RevisionCondition?, by requester: Requester)
+        async throws(ChangeError<Never>)
+    {
+        try await carousel.delete(if: condition, by: requester)
         withdraw(carousel)
     }
 

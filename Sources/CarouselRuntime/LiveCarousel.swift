@@ -29,7 +29,9 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     private let waiting = Lock<WaitingCommands>(WaitingCommands())
 
     private struct WaitingCommands {
-        var commands: [(CarouselCommand, CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>)] = []
+        var commands:
+            [(CarouselCommand, Requester, CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>)] =
+                []
         var writing = false
     }
 
@@ -81,17 +83,20 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// The carousel as last stored: its definition and revision are what the admin API shows.
     public var stored: StoredCarousel { known.withLock { $0 } }
 
-    /// Applies a command, written to the store before it is published; answers the state it left.
+    /// Applies a command, written to the store (with its audit entry, as `requester`'s) before it
+    /// is published; answers the state it left.
     ///
     /// Group commit: commands that arrive while a write is in progress wait together, and the next
     /// write applies all of them in order and stores the result once (one transaction instead of
     /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
     /// before the write that holds it is committed.
-    public func perform(_ command: CarouselCommand) async throws(ChangeError<CarouselError>) -> Carousel {
+    public func perform(_ command: CarouselCommand, by requester: Requester) async throws(ChangeError<CarouselError>)
+        -> Carousel
+    {
         let result = await withCheckedContinuation {
             (answer: CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>) in
             let first = waiting.withLock { queue in
-                queue.commands.append((command, answer))
+                queue.commands.append((command, requester, answer))
                 defer { queue.writing = true }
                 return !queue.writing
             }
@@ -113,6 +118,7 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
             }
             if batch.isEmpty { return }
             let commands = batch.map(\.0)
+            let requesters = batch.map(\.1)
             let answers: [Result<Carousel, ChangeError<CarouselError>>]
             do throws(ChangeError<CarouselError>) {
                 answers = try await engine.change { [self] carousel, now throws(ChangeError<CarouselError>) in
@@ -126,7 +132,14 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                         written = Self.apply(commands, to: &carousel, at: now)
                         var changed = stored
                         changed.anchor = carousel.anchor
-                        return changed
+                        let audit = zip(zip(commands, requesters), written).compactMap { item, result in
+                            (try? result.get()).map { state in
+                                AuditEntry(
+                                    item.0.auditAction, by: item.1, at: now, carousel: stored.name,
+                                    target: state.currentBanner?.id, revision: stored.revision)
+                            }
+                        }
+                        return CarouselWrite(changed, audit: audit)
                     }
                     return written
                 }
@@ -134,7 +147,7 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                 answers = Array(repeating: .failure(error), count: batch.count)  // nothing was written
             }
             metrics.changed(.command, count: answers.count { (try? $0.get()) != nil })
-            for ((_, answer), result) in zip(batch, answers) { answer.resume(returning: result) }
+            for ((_, _, answer), result) in zip(batch, answers) { answer.resume(returning: result) }
         }
     }
 
@@ -155,22 +168,25 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// An admin change: `revise` turns the stored definition into the new one (or throws why
     /// not); the state follows it (the current banner kept when it survives), the store takes
     /// both, then both are published. `condition` is checked on the definition as stored when the
-    /// change is made. The new revision is kept in the history as `actor`'s (restoring revision
-    /// `restoring`, when it does).
+    /// change is made. The new revision is kept in the history as `requester`'s (restoring
+    /// revision `restoring`, when it does), and in the audit log as `action` on `target`.
     public func edit<Refusal: Error>(
-        if condition: RevisionCondition?, by actor: String, restoring: UInt64? = nil,
+        if condition: RevisionCondition?, by requester: Requester, as action: AuditAction, target: String? = nil,
+        restoring: UInt64? = nil,
         _ revise: @escaping @Sendable (CarouselDefinition) throws(Refusal) -> CarouselDefinition
     ) async throws(ChangeError<Refusal>) -> StoredCarousel {
         let revised = try await engine.change { [self] carousel, now throws(ChangeError<Refusal>) in
-            let attribution = Attribution(actor: actor, at: now, restoring: restoring)
+            let attribution = Attribution(by: requester, at: now, restoring: restoring)
             return try write(.admin(attribution), &carousel, at: now) { stored, carousel throws(ChangeError<Refusal>) in
                 // An invalid change is refused as such whatever the condition says.
                 let new: CarouselDefinition
                 do throws(Refusal) { new = try revise(stored.definition) } catch { throw .refused(error) }
                 guard Self.holds(condition, stored) else { throw .conditionFailed(current: stored) }
                 new.redefine(&carousel, from: stored.definition, at: now)
-                return StoredCarousel(
-                    definition: new, revision: stored.revision + 1, anchor: carousel.anchor, serial: stored.serial)
+                let revision = stored.revision + 1
+                return CarouselWrite(
+                    StoredCarousel(definition: new, revision: revision, anchor: carousel.anchor, serial: stored.serial),
+                    audit: [AuditEntry(action, attribution, carousel: name, target: target, revision: revision)])
             }
         }
         metrics.changed(.admin)
@@ -179,12 +195,12 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
 
     /// Deletes the carousel from the store (after checking `condition`). The caller then takes it
     /// out of service with `stop`.
-    func delete(if condition: RevisionCondition?) async throws(ChangeError<Never>) {
-        try await engine.change { [self] _, _ throws(ChangeError<Never>) in
+    func delete(if condition: RevisionCondition?, by requester: Requester) async throws(ChangeError<Never>) {
+        try await engine.change { [self] _, now throws(ChangeError<Never>) in
             let current = stored
             guard Self.holds(condition, current) else { throw .conditionFailed(current: current) }
             do throws(StoreError) {
-                try store.delete(key, expectedRevision: current.revision)
+                try store.delete(key, expectedRevision: current.revision, by: Attribution(by: requester, at: now))
             } catch {
                 throw .store(error)
             }
@@ -223,12 +239,13 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
 
     /// Runs `decide` inside the store's transaction on this carousel, with `carousel` first
     /// brought up to the row as stored (another process may have changed it since this one last
-    /// heard); what `decide` returns is written, then becomes what this process knows. The store
+    /// heard); what `decide` returns is written with its audit entries, then becomes what this
+    /// process knows. The store
     /// may try it first on what this process knows (`expecting`), so each call starts afresh.
     @discardableResult
     private func write<Refusal: Error>(
         _ purpose: WritePurpose, _ carousel: inout Carousel, at now: Timestamp,
-        _ decide: (StoredCarousel, inout Carousel) throws(ChangeError<Refusal>) -> StoredCarousel
+        _ decide: (StoredCarousel, inout Carousel) throws(ChangeError<Refusal>) -> CarouselWrite
     ) throws(ChangeError<Refusal>) -> StoredCarousel {
         var refusal: ChangeError<Refusal>?
         let written: StoredCarousel
@@ -305,5 +322,20 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
 
     private static func holds(_ condition: RevisionCondition?, _ stored: StoredCarousel) -> Bool {
         condition?(stored.revision) ?? true
+    }
+}
+
+extension CarouselCommand {
+    /// How the audit log names the command.
+    var auditAction: AuditAction {
+        switch self {
+        case .next: .next
+        case .previous: .previous
+        case .jump: .jump
+        case .pause: .pause
+        case .resume: .resume
+        case .startTakeover: .startTakeover
+        case .endTakeover: .endTakeover
+        }
     }
 }

@@ -102,8 +102,10 @@ public final class MediaLibrary: Sendable {
     }
 
     /// Decodes and stores an upload; an image with the same bytes is the one stored already
-    /// (nothing is decoded again).
-    public func upload(_ bytes: [UInt8], declaredType: String?) async throws(UploadFailure) -> Upload {
+    /// (nothing is decoded again). A stored upload is in the audit log as `requester`'s.
+    public func upload(_ bytes: [UInt8], declaredType: String?, by requester: Requester) async throws(UploadFailure)
+        -> Upload
+    {
         let id = bytes.withUnsafeBytes { SHA256.hex(of: $0) }
         if let existing = try stored(id) { return .existing(existing) }
         let limits = settings.limits
@@ -119,7 +121,11 @@ public final class MediaLibrary: Sendable {
             id: image.id, type: image.format.mediaType, width: image.width, height: image.height,
             original: image.original, variants: image.variants.map { ($0.width, $0.webp) }, createdAt: clock())
         let created: Bool
-        do { created = try store.saveMedia(media) } catch { throw .store(error) }
+        do {
+            created = try store.saveMedia(media, by: Attribution(by: requester, at: media.createdAt))
+        } catch {
+            throw .store(error)
+        }
         guard created else {  // another upload of the same bytes was stored first
             guard let existing = try stored(id) else { throw .store(.unavailable("media \(id) vanished")) }
             return .existing(existing)
@@ -164,10 +170,14 @@ public final class MediaLibrary: Sendable {
     }
 
     /// Deletes an image no banner uses: the store reads the uses in the deletion's transaction,
-    /// where every replica's writes are (docs/MEDIA.md).
-    public func delete(_ id: String) throws(DeletionFailure) {
+    /// where every replica's writes are (docs/MEDIA.md). In the audit log as `requester`'s.
+    public func delete(_ id: String, by requester: Requester) throws(DeletionFailure) {
         let deletion: MediaDeletion
-        do { deletion = try store.deleteMedia(id) } catch { throw .store(error) }
+        do {
+            deletion = try store.deleteMedia(id, by: Attribution(by: requester, at: clock()))
+        } catch {
+            throw .store(error)
+        }
         switch deletion {
         case .deleted: index.forget(id)
         case .notFound: throw .notFound

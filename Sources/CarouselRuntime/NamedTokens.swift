@@ -47,20 +47,21 @@ public final class NamedTokens: Sendable {
     /// A new token with a fresh secret: the record kept (its digest only) and the secret, which
     /// exists nowhere else once the answer is sent. Nil when the name is taken.
     public func create(
-        name: String, role: TokenRole, carousels: [String]?, expiresAt: Timestamp?, by actor: String, at now: Timestamp
+        name: String, role: TokenRole, carousels: [String]?, expiresAt: Timestamp?, by requester: Requester,
+        at now: Timestamp
     ) throws(StoreError) -> (record: TokenRecord, secret: String)? {
         let secret = Self.newSecret()
         let record = TokenRecord(
-            name: name, role: role, carousels: carousels, expiresAt: expiresAt, createdAt: now, createdBy: actor,
-            digest: Self.digest(of: secret))
-        guard try store.saveToken(record) else { return nil }
+            name: name, role: role, carousels: carousels, expiresAt: expiresAt, createdAt: now,
+            createdBy: requester.actor, digest: Self.digest(of: secret))
+        guard try store.saveToken(record, by: Attribution(by: requester, at: now)) else { return nil }
         known.withLock { $0[record.digest] = record }
         return (record, secret)
     }
 
     /// Deletes the token named `name`; false when there is none.
-    public func revoke(named name: String) throws(StoreError) -> Bool {
-        let deleted = try store.deleteToken(named: name)
+    public func revoke(named name: String, by requester: Requester, at now: Timestamp) throws(StoreError) -> Bool {
+        let deleted = try store.deleteToken(named: name, by: Attribution(by: requester, at: now))
         known.withLock { known in known = known.filter { $0.value.name != name } }
         return deleted
     }

@@ -39,15 +39,16 @@ final class TimedStore: CarouselStore {
 
     func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         try metrics.timing(purpose.isAdmin ? .admin : .command) { () throws(StoreError) in
             try store.modify(key, purpose, expecting: expected, decide)
         }
     }
 
-    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
-        try metrics.timing(.delete) { () throws(StoreError) in try store.delete(key, expectedRevision: expectedRevision)
+    func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution) throws(StoreError) {
+        try metrics.timing(.delete) { () throws(StoreError) in
+            try store.delete(key, expectedRevision: expectedRevision, by: attribution)
         }
     }
 
@@ -98,8 +99,8 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.screens) { () throws(StoreError) in try store.forgetScreens(silentSince: cutoff) }
     }
 
-    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
-        try metrics.timing(.media) { () throws(StoreError) in try store.saveMedia(media) }
+    func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.media) { () throws(StoreError) in try store.saveMedia(media, by: attribution) }
     }
 
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] {
@@ -110,20 +111,24 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.media) { () throws(StoreError) in try store.mediaBytes(of: id, file) }
     }
 
-    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
-        try metrics.timing(.media) { () throws(StoreError) in try store.deleteMedia(id) }
+    func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion {
+        try metrics.timing(.media) { () throws(StoreError) in try store.deleteMedia(id, by: attribution) }
     }
 
-    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
-        try metrics.timing(.admin) { () throws(StoreError) in try store.saveToken(token) }
+    func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.saveToken(token, by: attribution) }
     }
 
     func tokens() throws(StoreError) -> [TokenRecord] {
         try metrics.timing(.load) { () throws(StoreError) in try store.tokens() }
     }
 
-    func deleteToken(named name: String) throws(StoreError) -> Bool {
-        try metrics.timing(.admin) { () throws(StoreError) in try store.deleteToken(named: name) }
+    func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.deleteToken(named: name, by: attribution) }
+    }
+
+    func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.auditLog(query) }
     }
 
     func importDefinitions(

@@ -99,9 +99,12 @@ public final class PostgresStore: CarouselStore {
             let insert = { () throws(PostgresError) -> [[String?]] in
                 var parameters = [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor))
                 let kept = Self.keeping(Revision(of: definition, over: nil, attribution), of: "created", &parameters)
+                let audited = Self.auditing(
+                    [AuditEntry(.createCarousel, attribution, carousel: definition.name, revision: 1)],
+                    after: "created", &parameters)
                 return try connection.execute(
                     """
-                    WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *), \(kept)
+                    WITH created AS (\(Self.insertRow) ON CONFLICT (name) DO NOTHING RETURNING *), \(kept), \(audited)
                     SELECT serial, \(Self.note) FROM created
                     """, parameters)
             }
@@ -118,7 +121,7 @@ public final class PostgresStore: CarouselStore {
 
     public func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         var undecodable: StoreError?
         var missing: [String] = []
@@ -128,14 +131,15 @@ public final class PostgresStore: CarouselStore {
             // exactly that: one statement, committed on its own. Otherwise (another replica
             // changed it meanwhile, or the change brings in library images, whose rows must be
             // locked with it), the transaction below, on the row as it is.
-            if let expected, expected.key == key, let changed = decide(expected) {
+            if let expected, expected.key == key, let write = decide(expected) {
+                let changed = write.carousel
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
                 let bringsImages =
                     purpose.isAdmin && !changed.definition.libraryImages(broughtInOver: expected.definition).isEmpty
                 if !bringsImages,
                     try Self.replace(
                         changed, on: connection, ifStillAt: expected,
-                        keeping: purpose.revision(of: changed, over: expected))
+                        keeping: purpose.revision(of: changed, over: expected), auditing: write.audit)
                 {
                     return changed
                 }
@@ -152,7 +156,8 @@ public final class PostgresStore: CarouselStore {
                     throw PostgresError(
                         sqlState: "", message: "\(error)", during: "reading \(key.name)", brokeConnection: false)
                 }
-                guard let changed = decide(stored) else { return stored }
+                guard let write = decide(stored) else { return stored }
+                let changed = write.carousel
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
                 if purpose.isAdmin {
                     missing = try Self.missingImages(
@@ -160,7 +165,8 @@ public final class PostgresStore: CarouselStore {
                     guard missing.isEmpty else { return nil }
                 }
                 _ = try Self.replace(
-                    changed, on: connection, ifStillAt: stored, keeping: purpose.revision(of: changed, over: stored))
+                    changed, on: connection, ifStillAt: stored, keeping: purpose.revision(of: changed, over: stored),
+                    auditing: write.audit)
                 return changed
             }
         }
@@ -171,7 +177,9 @@ public final class PostgresStore: CarouselStore {
         return stored
     }
 
-    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution)
+        throws(StoreError)
+    {
         let stored = try on(admin) { connection throws(PostgresError) -> UInt64? in
             try Self.transaction(connection) { () throws(PostgresError) -> UInt64? in
                 let rows = try connection.execute(
@@ -185,6 +193,8 @@ public final class PostgresStore: CarouselStore {
                     """, [String(key.serial)])  // the name alone: gone, nothing to follow but that
                 try connection.execute("DELETE FROM screens WHERE carousel = $1", [String(key.serial)])
                 try connection.execute("DELETE FROM revisions WHERE carousel = $1", [String(key.serial)])
+                try Self.append(
+                    [AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: revision)], on: connection)
                 return revision
             }
         }
@@ -203,7 +213,8 @@ public final class PostgresStore: CarouselStore {
                 try connection.run("SELECT pg_advisory_xact_lock(hashtext('banner-carousel seeding'))")
                 guard try connection.run("SELECT 1 FROM carousels LIMIT 1").isEmpty else { return false }
                 for definition in definitions {
-                    try Self.insert(definition, anchor: anchor(definition), by: attribution, on: connection)
+                    try Self.insert(
+                        definition, anchor: anchor(definition), by: attribution, as: .seedCarousel, on: connection)
                 }
                 return true
             }
@@ -216,21 +227,22 @@ public final class PostgresStore: CarouselStore {
     /// with `*`.
     static let tokensPayload = "*tokens"
 
-    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+    public func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
+        var parameters: [String?] = [
+            token.name, token.role.rawValue, token.storedCarousels,
+            token.expiresAt.map { String($0.nanosecondsSinceEpoch) }, String(token.createdAt.nanosecondsSinceEpoch),
+            token.createdBy, token.digest,
+        ]
+        let audited = Self.auditing(
+            [AuditEntry(.createToken, attribution, target: token.name)], after: "saved", &parameters)
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
                 WITH saved AS (
                     INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING RETURNING 1)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING RETURNING 1), \(audited)
                 SELECT pg_notify('\(Self.channel)', '\(Self.tokensPayload)') FROM saved
-                """,
-                [
-                    token.name, token.role.rawValue, token.storedCarousels,
-                    token.expiresAt.map { String($0.nanosecondsSinceEpoch) },
-                    String(token.createdAt.nanosecondsSinceEpoch),
-                    token.createdBy, token.digest,
-                ])
+                """, parameters)
         }
         return !rows.isEmpty
     }
@@ -250,15 +262,80 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
-    public func deleteToken(named name: String) throws(StoreError) -> Bool {
+    public func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
+        var parameters: [String?] = [name]
+        let audited = Self.auditing(
+            [AuditEntry(.revokeToken, attribution, target: name)], after: "deleted", &parameters)
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
-                WITH deleted AS (DELETE FROM tokens WHERE name = $1 RETURNING 1)
+                WITH deleted AS (DELETE FROM tokens WHERE name = $1 RETURNING 1), \(audited)
                 SELECT pg_notify('\(Self.channel)', '\(Self.tokensPayload)') FROM deleted
-                """, [name])
+                """, parameters)
         }
         return !rows.isEmpty
+    }
+
+    // MARK: Audit log
+
+    public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                SELECT seq, at, actor, action, carousel, target, revision, request_id FROM audit
+                WHERE ($1::bigint IS NULL OR at >= $1) AND ($2::bigint IS NULL OR at < $2)
+                    AND ($3::text IS NULL OR carousel = $3) AND ($4::text IS NULL OR actor = $4)
+                    AND ($5::bigint IS NULL OR seq < $5)
+                ORDER BY seq DESC LIMIT $6
+                """,
+                [
+                    query.from.map { String($0.nanosecondsSinceEpoch) },
+                    query.to.map { String($0.nanosecondsSinceEpoch) },
+                    query.carousel, query.actor, query.before.map { String($0) }, String(query.limit),
+                ])
+        }
+        return rows.map { row in
+            let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
+            return AuditRecord(
+                seq: integer(0) ?? 0, at: integer(1) ?? 0, actor: row[2] ?? "", action: row[3] ?? "",
+                carousel: row[4], target: row[5], revision: integer(6), requestID: row[7])
+        }
+    }
+
+    private static let auditColumns = "at, actor, action, carousel, target, revision, request_id"
+
+    /// `VALUES` rows of `entries`, their values appended to `parameters`.
+    private static func auditValues(_ entries: [AuditEntry], _ parameters: inout [String?]) -> String {
+        "VALUES "
+            + entries.map { entry in
+                let first = parameters.count + 1
+                parameters += [
+                    String(entry.at.nanosecondsSinceEpoch), entry.actor, entry.action.rawValue, entry.carousel,
+                    entry.target, entry.revision.map { String($0) }, entry.requestID,
+                ]
+                let types = ["bigint", "text", "text", "text", "text", "bigint", "text"]
+                return "(" + types.enumerated().map { "$\(first + $0)::\($1)" }.joined(separator: ", ") + ")"
+            }.joined(separator: ", ")
+    }
+
+    /// The common table expression `audited` that appends `entries` (at least one) to the audit
+    /// log when `source` (a CTE written before it) wrote a row: in the same statement as the write.
+    private static func auditing(_ entries: [AuditEntry], after source: String, _ parameters: inout [String?])
+        -> String
+    {
+        """
+        audited AS (
+            INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
+            WHERE EXISTS (SELECT 1 FROM \(source)))
+        """
+    }
+
+    /// Appends `entries` to the audit log, in the caller's transaction.
+    private static func append(_ entries: [AuditEntry], on connection: PostgresConnection) throws(PostgresError) {
+        guard !entries.isEmpty else { return }
+        var parameters: [String?] = []
+        let values = auditValues(entries, &parameters)
+        try connection.execute("INSERT INTO audit (\(auditColumns)) \(values)", parameters)
     }
 
     // MARK: History
@@ -297,7 +374,7 @@ public final class PostgresStore: CarouselStore {
 
     /// Bytes travel as bytea's hexadecimal text (`\\x…`): libpq's text protocol, as every other
     /// value here, at twice the size on the wire — paid once per upload and once per cache miss.
-    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+    public func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) -> Bool in
                 // Two replicas storing the same upload: the second waits for the first, then inserts nothing.
@@ -317,6 +394,7 @@ public final class PostgresStore: CarouselStore {
                         "INSERT INTO media_files (media, width, bytes) VALUES ($1, $2, $3::bytea)",
                         [media.id, String(width), ByteaText.encode(bytes)])
                 }
+                try Self.append([AuditEntry(.uploadMedia, attribution, target: media.id)], on: connection)
                 return true
             }
         }
@@ -353,7 +431,7 @@ public final class PostgresStore: CarouselStore {
         return bytes
     }
 
-    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+    public func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion {
         var undecodable: StoreError?
         let deletion = try on(admin) { connection throws(PostgresError) -> MediaDeletion in
             try Self.transaction(connection) { () throws(PostgresError) -> MediaDeletion in
@@ -380,6 +458,7 @@ public final class PostgresStore: CarouselStore {
                 }
                 guard uses.isEmpty else { return .inUse(uses) }
                 try connection.execute("DELETE FROM media WHERE id = $1", [id])  // its files by cascade
+                try Self.append([AuditEntry(.deleteMedia, attribution, target: id)], on: connection)
                 return .deleted
             }
         }
@@ -417,9 +496,13 @@ public final class PostgresStore: CarouselStore {
                             StoredCarousel(
                                 definition: definition, revision: revision, anchor: newAnchor, serial: serial),
                             on: connection, ifStillAt: nil,
-                            keeping: Revision(revision, of: definition, over: current?.definition, attribution))
+                            keeping: Revision(revision, of: definition, over: current?.definition, attribution),
+                            auditing: [
+                                AuditEntry(.importCarousel, attribution, carousel: definition.name, revision: revision)
+                            ])
                     } else {
-                        try Self.insert(definition, anchor: newAnchor, by: attribution, on: connection)
+                        try Self.insert(
+                            definition, anchor: newAnchor, by: attribution, as: .importCarousel, on: connection)
                     }
                 }
             }
@@ -846,6 +929,20 @@ public final class PostgresStore: CarouselStore {
             digest text NOT NULL UNIQUE
         );
         """,
+        // The audit log (docs/AUDIT.md): appended in each write's transaction, never changed.
+        """
+        CREATE TABLE audit (
+            seq bigserial PRIMARY KEY,
+            at bigint NOT NULL,
+            actor text NOT NULL,
+            action text NOT NULL,
+            carousel text,
+            target text,
+            revision bigint,
+            request_id text
+        );
+        CREATE INDEX audit_by_at ON audit (at);
+        """,
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -891,16 +988,18 @@ public final class PostgresStore: CarouselStore {
 
     private static let columns = "serial, name, definition, revision, " + AnchorColumns.names.joined(separator: ", ")
 
-    /// A new carousel's row, kept as its first revision.
+    /// A new carousel's row, kept as its first revision and in the audit log as `action`.
     private static func insert(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution,
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution, as action: AuditAction,
         on connection: PostgresConnection
     ) throws(PostgresError) {
         var parameters = [definition.name, definition.storedText] + Self.parameters(AnchorColumns(anchor))
         let kept = keeping(Revision(of: definition, over: nil, attribution), of: "created", &parameters)
+        let audited = auditing(
+            [AuditEntry(action, attribution, carousel: definition.name, revision: 1)], after: "created", &parameters)
         try connection.execute(
             """
-            WITH created AS (\(insertRow) RETURNING *), \(kept)
+            WITH created AS (\(insertRow) RETURNING *), \(kept), \(audited)
             SELECT \(note) FROM created
             """, parameters)
     }
@@ -945,11 +1044,11 @@ public final class PostgresStore: CarouselStore {
 
     /// Writes `stored` over its row; with `previous`, only if the row is still exactly that (its
     /// revision and anchor), and the definition only when the revision moves (a command leaves
-    /// it alone); with `revision`, kept in the history in the same statement. Returns whether the
-    /// row was written.
+    /// it alone); with `revision`, kept in the history, and `entries` appended to the audit log,
+    /// in the same statement. Returns whether the row was written.
     private static func replace(
         _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?,
-        keeping revision: Revision?
+        keeping revision: Revision?, auditing entries: [AuditEntry]
     ) throws(PostgresError) -> Bool {
         var parameters =
             [String(stored.serial), String(stored.revision)] + Self.parameters(AnchorColumns(stored.anchor))
@@ -971,9 +1070,10 @@ public final class PostgresStore: CarouselStore {
             }
         }
         let kept = revision.map { ", " + keeping($0, of: "changed", &parameters) } ?? ""
+        let audited = entries.isEmpty ? "" : ", " + auditing(entries, after: "changed", &parameters)
         let rows = try connection.execute(
             """
-            WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)\(kept)
+            WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)\(kept)\(audited)
             SELECT \(note) FROM changed
             """, parameters)
         return rows.count == 1

@@ -79,7 +79,8 @@ public final class SQLiteStore: CarouselStore {
                 guard try !taken.step() else { return nil }
                 missing = try Self.missingImages(definition.libraryImages(broughtInOver: nil), in: connection)
                 guard missing.isEmpty else { return nil }
-                return try Self.insert(definition, anchor: anchor, by: attribution, into: connection)
+                return try Self.insert(
+                    definition, anchor: anchor, by: attribution, as: .createCarousel, into: connection)
             }
         }
         guard missing.isEmpty else { throw .missingMedia(missing) }
@@ -96,7 +97,7 @@ public final class SQLiteStore: CarouselStore {
     /// One process owns it: what is stored is read in the transaction anyway, `expected` not needed.
     public func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         // The row is read and decoded inside the transaction, its write lock held; a definition
         // that cannot be decoded ends it (rolled back) with that error.
@@ -113,7 +114,8 @@ public final class SQLiteStore: CarouselStore {
                     undecodable = error
                     throw SQLiteError(code: SQLITE_ABORT, message: "\(error)", during: "reading \(key.name)")
                 }
-                guard let changed = decide(stored) else { return stored }
+                guard let write = decide(stored) else { return stored }
+                let changed = write.carousel
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
                 if purpose.isAdmin {
                     missing = try Self.missingImages(
@@ -124,6 +126,7 @@ public final class SQLiteStore: CarouselStore {
                 if let revision = purpose.revision(of: changed, over: stored) {
                     try Self.keep(revision, of: key.serial, in: connection)
                 }
+                try Self.append(write.audit, in: connection)
                 return changed
             }
         }
@@ -134,7 +137,9 @@ public final class SQLiteStore: CarouselStore {
         return stored
     }
 
-    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution)
+        throws(StoreError)
+    {
         let stored = try on(admin) { connection throws(SQLiteError) -> UInt64? in
             try connection.transaction { () throws(SQLiteError) -> UInt64? in
                 guard let revision = try Self.revision(of: key.serial, in: connection) else { return nil }
@@ -142,6 +147,8 @@ public final class SQLiteStore: CarouselStore {
                 try connection.statement("DELETE FROM carousels WHERE serial = ?1").bind(.integer(key.serial)).run()
                 try connection.statement("DELETE FROM revisions WHERE carousel = ?1").bind(.integer(key.serial)).run()
                 try connection.statement("DELETE FROM screens WHERE carousel = ?1").bind(.integer(key.serial)).run()
+                try Self.append(
+                    [AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: revision)], in: connection)
                 return revision
             }
         }
@@ -160,7 +167,8 @@ public final class SQLiteStore: CarouselStore {
                 defer { any.reset() }
                 guard try !any.step() else { return false }
                 for definition in definitions {
-                    _ = try Self.insert(definition, anchor: anchor(definition), by: attribution, into: connection)
+                    _ = try Self.insert(
+                        definition, anchor: anchor(definition), by: attribution, as: .seedCarousel, into: connection)
                 }
                 return true
             }
@@ -186,8 +194,15 @@ public final class SQLiteStore: CarouselStore {
                         try Self.keep(
                             Revision(replaced.revision, of: definition, over: decodedCurrent?.definition, attribution),
                             of: current.serial, in: connection)
+                        try Self.append(
+                            [
+                                AuditEntry(
+                                    .importCarousel, attribution, carousel: definition.name,
+                                    revision: replaced.revision)
+                            ], in: connection)
                     } else {
-                        _ = try Self.insert(definition, anchor: newAnchor, by: attribution, into: connection)
+                        _ = try Self.insert(
+                            definition, anchor: newAnchor, by: attribution, as: .importCarousel, into: connection)
                     }
                 }
             }
@@ -196,20 +211,29 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Tokens
 
-    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+    public func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(SQLiteError) in
-            let insert = try connection.statement(
-                """
-                INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING RETURNING 1
-                """
-            ).bind(
-                .text(token.name), .text(token.role.rawValue), token.storedCarousels.map { .text($0) },
-                token.expiresAt.map { .integer($0.nanosecondsSinceEpoch) },
-                .integer(token.createdAt.nanosecondsSinceEpoch), .text(token.createdBy), .text(token.digest))
-            defer { insert.reset() }
-            return try insert.step()
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                guard try Self.insert(token, into: connection) else { return false }
+                try Self.append([AuditEntry(.createToken, attribution, target: token.name)], in: connection)
+                return true
+            }
         }
+    }
+
+    /// False when the name is taken.
+    private static func insert(_ token: TokenRecord, into connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        let insert = try connection.statement(
+            """
+            INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING RETURNING 1
+            """
+        ).bind(
+            .text(token.name), .text(token.role.rawValue), token.storedCarousels.map { .text($0) },
+            token.expiresAt.map { .integer($0.nanosecondsSinceEpoch) },
+            .integer(token.createdAt.nanosecondsSinceEpoch), .text(token.createdBy), .text(token.digest))
+        defer { insert.reset() }
+        return try insert.step()
     }
 
     public func tokens() throws(StoreError) -> [TokenRecord] {
@@ -231,10 +255,59 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    public func deleteToken(named name: String) throws(StoreError) -> Bool {
+    public func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(SQLiteError) in
-            try connection.statement("DELETE FROM tokens WHERE name = ?1").bind(.text(name)).run()
-            return connection.changes > 0
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                try connection.statement("DELETE FROM tokens WHERE name = ?1").bind(.text(name)).run()
+                guard connection.changes > 0 else { return false }
+                try Self.append([AuditEntry(.revokeToken, attribution, target: name)], in: connection)
+                return true
+            }
+        }
+    }
+
+    // MARK: Audit log
+
+    public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT seq, at, actor, action, carousel, target, revision, request_id FROM audit
+                WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at < ?2) AND (?3 IS NULL OR carousel = ?3)
+                    AND (?4 IS NULL OR actor = ?4) AND (?5 IS NULL OR seq < ?5)
+                ORDER BY seq DESC LIMIT ?6
+                """
+            ).bind(
+                query.from.map { .integer($0.nanosecondsSinceEpoch) },
+                query.to.map { .integer($0.nanosecondsSinceEpoch) },
+                query.carousel.map { .text($0) }, query.actor.map { .text($0) }, query.before.map { .integer($0) },
+                .integer(Int64(query.limit)))
+            defer { statement.reset() }
+            var records: [AuditRecord] = []
+            while try statement.step() {
+                let record = AuditRecord(
+                    seq: statement.integer(0) ?? 0, at: statement.integer(1) ?? 0, actor: statement.text(2) ?? "",
+                    action: statement.text(3) ?? "", carousel: statement.text(4), target: statement.text(5),
+                    revision: statement.integer(6), requestID: statement.text(7))
+                records.append(record)
+            }
+            return records
+        }
+    }
+
+    /// Appends `entries` to the audit log, in the caller's transaction.
+    private static func append(_ entries: [AuditEntry], in connection: SQLiteConnection) throws(SQLiteError) {
+        for entry in entries {
+            try connection.statement(
+                """
+                INSERT INTO audit (at, actor, action, carousel, target, revision, request_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """
+            ).bind(
+                .integer(entry.at.nanosecondsSinceEpoch), .text(entry.actor), .text(entry.action.rawValue),
+                entry.carousel.map { .text($0) }, entry.target.map { .text($0) },
+                entry.revision.map { .integer(Int64(clamping: $0)) }, entry.requestID.map { .text($0) }
+            ).run()
         }
     }
 
@@ -515,7 +588,7 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Media
 
-    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+    public func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
                 let insert = try connection.statement(
@@ -534,6 +607,7 @@ public final class SQLiteStore: CarouselStore {
                     try connection.statement("INSERT INTO media_files (media, width, bytes) VALUES (?1, ?2, ?3)")
                         .bind(.text(media.id), .integer(Int64(width)), .blob(bytes)).run()
                 }
+                try Self.append([AuditEntry(.uploadMedia, attribution, target: media.id)], in: connection)
                 return true
             }
         }
@@ -575,7 +649,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     /// One writer at a time: the uses read here cannot change before the deletion commits.
-    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+    public func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion {
         var undecodable: StoreError?
         let deletion = try on(admin) { connection throws(SQLiteError) -> MediaDeletion in
             try connection.transaction { () throws(SQLiteError) -> MediaDeletion in
@@ -593,6 +667,7 @@ public final class SQLiteStore: CarouselStore {
                 guard uses.isEmpty else { return .inUse(uses) }
                 try connection.statement("DELETE FROM media_files WHERE media = ?1").bind(.text(id)).run()
                 try connection.statement("DELETE FROM media WHERE id = ?1").bind(.text(id)).run()
+                try Self.append([AuditEntry(.deleteMedia, attribution, target: id)], in: connection)
                 return .deleted
             }
         }
@@ -731,6 +806,20 @@ public final class SQLiteStore: CarouselStore {
             digest TEXT NOT NULL UNIQUE
         );
         """,
+        // The audit log (docs/AUDIT.md): appended in each write's transaction, never changed.
+        """
+        CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            carousel TEXT,
+            target TEXT,
+            revision INTEGER,
+            request_id TEXT
+        );
+        CREATE INDEX audit_by_at ON audit (at);
+        """,
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.
@@ -786,9 +875,10 @@ public final class SQLiteStore: CarouselStore {
         return UInt64(revision)
     }
 
-    /// A new carousel's row, at revision 1, kept as its first revision; returns its serial.
+    /// A new carousel's row, at revision 1, kept as its first revision and in the audit log as
+    /// `action`; returns its serial.
     private static func insert(
-        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution,
+        _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution, as action: AuditAction,
         into connection: SQLiteConnection
     ) throws(SQLiteError) -> Int64 {
         let anchorParameters = (4..<4 + AnchorColumns.names.count).map { "?\($0)" }.joined(separator: ", ")
@@ -806,6 +896,7 @@ public final class SQLiteStore: CarouselStore {
             return statement.integer(0) ?? 0
         }()
         try keep(Revision(of: definition, over: nil, attribution), of: serial, in: connection)
+        try append([AuditEntry(action, attribution, carousel: definition.name, revision: 1)], in: connection)
         return serial
     }
 

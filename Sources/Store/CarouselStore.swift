@@ -53,8 +53,8 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Every carousel, by name.
     func loadAll() throws(StoreError) -> [StoredCarousel]
 
-    /// A new carousel at revision 1, kept as its first revision. Durable (synced) before it
-    /// returns. Throws `.duplicate` when the name is taken, `.missingMedia` when a library image
+    /// A new carousel at revision 1, kept as its first revision and in the audit log. Durable
+    /// (synced) before it returns. Throws `.duplicate` when the name is taken, `.missingMedia` when a library image
     /// it shows is not stored.
     func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
         throws(StoreError) -> StoredCarousel
@@ -64,7 +64,8 @@ public protocol CarouselStore: AnyObject, Sendable {
 
     /// Changes a stored carousel in one transaction that holds it against every other writer,
     /// other processes sharing the store included: `decide` is given the carousel as stored now
-    /// and returns what to store instead (same name and serial), or nil to store nothing.
+    /// and returns what to store instead (same name and serial) with the audit log's entries for
+    /// it (appended in the same transaction), or nil to store nothing.
     /// Returns what is stored when the transaction ends. A `.command` write survives the process
     /// being killed before it returns (not necessarily a power loss); an `.admin` write is
     /// durable (synced), and when it moves the revision, that revision is kept (`Revision`, in the
@@ -78,12 +79,12 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// `decide` must start afresh at each call.
     func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel
 
-    /// Deletes the carousel, and its history, when its revision is `expectedRevision`. Durable
-    /// before it returns.
-    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError)
+    /// Deletes the carousel, and its history, when its revision is `expectedRevision`; the
+    /// audit log keeps the deletion, by `attribution`. Durable before it returns.
+    func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution) throws(StoreError)
 
     /// Calls `onChange`, on a thread of the store's, whenever another process sharing the store
     /// may have changed carousels (PostgreSQL, docs/STORE.md). It may report this process's own
@@ -97,8 +98,8 @@ public protocol CarouselStore: AnyObject, Sendable {
     func close()
 
     /// Seeding: in one transaction, when the store holds no carousel, creates one per
-    /// definition (anchor from `anchor`, first revision by `attribution`); returns whether it
-    /// did. Several processes starting together on an empty shared store seed it once.
+    /// definition (anchor from `anchor`, first revision and audit entry by `attribution`);
+    /// returns whether it did. Several processes starting together on an empty shared store seed it once.
     func seed(
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition) -> CarouselAnchor,
         by attribution: Attribution
@@ -137,7 +138,8 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// The media library (docs/MEDIA.md): stores `media` — its record and every file — in one
     /// transaction, durable (synced) before it returns. False when an image of that id is stored
     /// already (then nothing changes: the id is the content's digest).
-    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool
+    /// The audit log keeps the upload, by `attribution`.
+    func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool
 
     /// Every image's record, oldest first; `id`'s alone (or none) when given.
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord]
@@ -147,23 +149,29 @@ public protocol CarouselStore: AnyObject, Sendable {
 
     /// Deletes the image and its files, unless a stored carousel's banner shows it (read in the
     /// same transaction: a write bringing the image in at the same moment either comes first
-    /// and is seen, or comes after and finds it gone). Durable before it returns.
-    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion
+    /// and is seen, or comes after and finds it gone). Durable before it returns; the audit log
+    /// keeps a deletion, by `attribution`.
+    func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion
 
     /// Named tokens (docs/TOKENS.md): stores `token`, durable (synced) before it returns, and tells
     /// the other processes sharing the store (`StoreChange.tokens`). False when its name is taken
-    /// (then nothing changes).
-    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool
+    /// (then nothing changes). The audit log keeps the creation (its name, never a secret), by
+    /// `attribution`.
+    func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool
 
     /// Every named token, by name.
     func tokens() throws(StoreError) -> [TokenRecord]
 
     /// Deletes the token named `name` and tells the other processes; false when there is none.
-    func deleteToken(named name: String) throws(StoreError) -> Bool
+    /// The audit log keeps a deletion, by `attribution`.
+    func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool
+
+    /// The audit log's entries `query` asks for, newest first (docs/AUDIT.md).
+    func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord]
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it; each
-    /// a revision by `attribution`.
+    /// a revision and an audit entry by `attribution`.
     func importDefinitions(
         _ definitions: [CarouselDefinition],
         anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor, by attribution: Attribution
@@ -179,7 +187,7 @@ extension CarouselStore {
 
     /// A change decided on the row as stored (no expectation to try first).
     public func modify(
-        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> StoredCarousel?
+        _ key: CarouselKey, _ purpose: WritePurpose, _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         try modify(key, purpose, expecting: nil, decide)
     }

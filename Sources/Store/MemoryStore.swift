@@ -18,6 +18,12 @@ public final class MemoryStore: CarouselStore {
         /// Each carousel's history, oldest first.
         var revisions: [Int64: [Revision]] = [:]
         var tokens: [String: TokenRecord] = [:]
+        /// The audit log, oldest first.
+        var audit: [AuditRecord] = []
+
+        mutating func append(_ entries: [AuditEntry]) {
+            for entry in entries { audit.append(AuditRecord(seq: (audit.last?.seq ?? 0) + 1, entry: entry)) }
+        }
 
         /// Keeps `revision` of carousel `serial`, pruning what `RevisionRetention` lets go.
         mutating func keep(_ revision: Revision, of serial: Int64) {
@@ -26,14 +32,16 @@ public final class MemoryStore: CarouselStore {
             revisions[serial]?.removeAll { $0.record.revision <= through && $0.record.at < before }
         }
 
-        /// A new carousel, at revision 1, kept in its history.
-        mutating func insert(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
-            -> StoredCarousel
-        {
+        /// A new carousel, at revision 1, kept in its history and in the audit log as `action`.
+        mutating func insert(
+            _ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution,
+            as action: AuditAction
+        ) -> StoredCarousel {
             lastSerial += 1
             let stored = StoredCarousel(definition: definition, revision: 1, anchor: anchor, serial: lastSerial)
             carousels[definition.name] = stored
             keep(Revision(of: definition, over: nil, attribution), of: stored.serial)
+            append([AuditEntry(action, attribution, carousel: definition.name, revision: 1)])
             return stored
         }
 
@@ -63,7 +71,7 @@ public final class MemoryStore: CarouselStore {
         try contents.withLock { contents throws(StoreError) in
             guard contents.carousels[definition.name] == nil else { throw .duplicate(name: definition.name) }
             try contents.findImages(definition.libraryImages(broughtInOver: nil))
-            return contents.insert(definition, anchor: anchor, by: attribution)
+            return contents.insert(definition, anchor: anchor, by: attribution, as: .createCarousel)
         }
     }
 
@@ -74,24 +82,28 @@ public final class MemoryStore: CarouselStore {
     /// One process owns it: what is stored is read in the transaction anyway, `expected` not needed.
     public func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         try contents.withLock { contents throws(StoreError) in
             guard let stored = contents.carousels[key.name], stored.serial == key.serial else {
                 throw .notFound(name: key.name)
             }
-            guard let changed = decide(stored) else { return stored }
+            guard let write = decide(stored) else { return stored }
+            let changed = write.carousel
             precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
             if purpose.isAdmin {
                 try contents.findImages(changed.definition.libraryImages(broughtInOver: stored.definition))
             }
             contents.carousels[key.name] = changed
             if let revision = purpose.revision(of: changed, over: stored) { contents.keep(revision, of: key.serial) }
+            contents.append(write.audit)
             return changed
         }
     }
 
-    public func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
+    public func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution)
+        throws(StoreError)
+    {
         try contents.withLock { contents throws(StoreError) in
             guard let stored = contents.carousels[key.name], stored.serial == key.serial else {
                 throw .notFound(name: key.name)
@@ -102,6 +114,9 @@ public final class MemoryStore: CarouselStore {
             contents.carousels[key.name] = nil
             contents.revisions[key.serial] = nil
             contents.screens = contents.screens.filter { $0.key.carousel != key.serial }
+            contents.append([
+                AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: expectedRevision)
+            ])
         }
     }
 
@@ -112,7 +127,7 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { contents in
             guard contents.carousels.isEmpty else { return false }
             for definition in definitions {
-                _ = contents.insert(definition, anchor: anchor(definition), by: attribution)
+                _ = contents.insert(definition, anchor: anchor(definition), by: attribution, as: .seedCarousel)
             }
             return true
         }
@@ -125,7 +140,8 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { contents in
             for definition in definitions {
                 guard let existing = contents.carousels[definition.name] else {
-                    _ = contents.insert(definition, anchor: anchor(definition, nil), by: attribution)
+                    _ = contents.insert(
+                        definition, anchor: anchor(definition, nil), by: attribution, as: .importCarousel)
                     continue
                 }
                 let replaced = StoredCarousel(
@@ -135,14 +151,18 @@ public final class MemoryStore: CarouselStore {
                 contents.keep(
                     Revision(replaced.revision, of: definition, over: existing.definition, attribution),
                     of: existing.serial)
+                contents.append([
+                    AuditEntry(.importCarousel, attribution, carousel: definition.name, revision: replaced.revision)
+                ])
             }
         }
     }
 
-    public func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool {
+    public func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
         contents.withLock { contents in
             guard contents.tokens[token.name] == nil else { return false }
             contents.tokens[token.name] = token
+            contents.append([AuditEntry(.createToken, attribution, target: token.name)])
             return true
         }
     }
@@ -151,8 +171,16 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.tokens.values.sorted { $0.name < $1.name } }
     }
 
-    public func deleteToken(named name: String) throws(StoreError) -> Bool {
-        contents.withLock { $0.tokens.removeValue(forKey: name) != nil }
+    public func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
+        contents.withLock { contents in
+            guard contents.tokens.removeValue(forKey: name) != nil else { return false }
+            contents.append([AuditEntry(.revokeToken, attribution, target: name)])
+            return true
+        }
+    }
+
+    public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
+        contents.withLock { Array($0.audit.reversed().lazy.filter(query.matches).prefix(query.limit)) }
     }
 
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
@@ -221,12 +249,13 @@ public final class MemoryStore: CarouselStore {
 
     // MARK: Media
 
-    public func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool {
+    public func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
         contents.withLock { contents in
             guard contents.media[media.id] == nil else { return false }
             var files: [MediaFile: [UInt8]] = [.original: media.original]
             for variant in media.variants { files[.variant(width: variant.width)] = variant.webp }
             contents.media[media.id] = (media.record, files)
+            contents.append([AuditEntry(.uploadMedia, attribution, target: media.id)])
             return true
         }
     }
@@ -244,7 +273,7 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.media[id]?.files[file] }
     }
 
-    public func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion {
+    public func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion {
         contents.withLock { contents in
             guard contents.media[id] != nil else { return .notFound }
             let uses = contents.carousels.values.sorted { $0.name < $1.name }.flatMap {
@@ -252,6 +281,7 @@ public final class MemoryStore: CarouselStore {
             }
             guard uses.isEmpty else { return .inUse(uses) }
             contents.media[id] = nil
+            contents.append([AuditEntry(.deleteMedia, attribution, target: id)])
             return .deleted
         }
     }

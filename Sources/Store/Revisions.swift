@@ -1,7 +1,8 @@
 import Definitions
 import TimeZones
 
-/// Who made a definition change, and when: what its revision keeps (docs/HISTORY.md).
+/// Who made a write, when, and in which request: what its revision (docs/HISTORY.md) and its
+/// audit entry (docs/AUDIT.md) keep.
 public struct Attribution: Sendable, Hashable {
     /// `env:admin`, `loopback`, a token's name, or `import` / `seed` for the command line's
     /// and the first start's writes.
@@ -9,12 +10,20 @@ public struct Attribution: Sendable, Hashable {
     public let at: Timestamp
     /// The revision this change restores, when it is a restore: its summary says so.
     public let restoring: UInt64?
+    public let requestID: String?
 
-    public init(actor: String, at: Timestamp, restoring: UInt64? = nil) {
+    public init(actor: String, at: Timestamp, restoring: UInt64? = nil, requestID: String? = nil) {
         self.actor = actor
         self.at = at
         self.restoring = restoring
+        self.requestID = requestID
     }
+
+    public init(by requester: Requester, at: Timestamp, restoring: UInt64? = nil) {
+        self.init(actor: requester.actor, at: at, restoring: restoring, requestID: requester.requestID)
+    }
+
+    public var requester: Requester { Requester(actor: actor, requestID: requestID) }
 }
 
 /// One entry of a carousel's history: `GET /carousels/{name}/revisions`.

@@ -177,7 +177,8 @@ struct BannerServerTests {
         for line in lines {
             #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
         }
-        #expect(lines.contains { $0.hasSuffix("POST /banner/next → index 1 of 2, playing, version 2") })
+        #expect(
+            lines.contains { $0.contains(/POST \/banner\/next \[[0-9a-f-]{36}\] → index 1 of 2, playing, version 2$/) })
     }
 
     @Test func workerThreadsFollowTheCPUAffinityUnlessConfigured() async throws {

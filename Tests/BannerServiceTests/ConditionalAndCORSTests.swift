@@ -72,7 +72,7 @@ struct CORSTests {
             let response = await harness.send("GET", path, headers: [("Origin", shop)])
             #expect(response.header("Access-Control-Allow-Origin") == shop)
             #expect(response.header("Vary") == "Origin")
-            #expect(response.header("Access-Control-Expose-Headers") == "ETag, Location")
+            #expect(response.header("Access-Control-Expose-Headers") == "ETag, Location, X-Request-Id")
         }
         let command = await harness.send("POST", "/banner/next", headers: [("Origin", shop)])
         #expect(command.status == 200)
@@ -117,7 +117,7 @@ struct CORSTests {
         #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, OPTIONS")
         #expect(
             response.header("Access-Control-Allow-Headers")
-                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Screen-Id")
+                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id")
         #expect(response.header("Access-Control-Max-Age") == "600")
         #expect(response.header("Allow") == "GET, HEAD, PUT, OPTIONS")
 

@@ -148,14 +148,20 @@ struct RouterReadTests {
         #expect(try prepared() === afterCommand)
     }
 
-    @Test func aCommandAnswersWithThePublishedStateResponse() async throws {
+    /// The published state's bytes, with the request's id (docs/AUDIT.md) after its headers.
+    @Test func aCommandAnswersWithThePublishedStateAndItsRequestID() async throws {
         let harness = RouterHarness()
-        guard case .deferred(let work) = harness.api.respond(to: Request(method: "POST", path: "/banner/next")) else {
+        let request = Request(
+            method: "POST", path: "/banner/next", headers: [HTTPHeader("X-Request-Id", "req 42/<x>")])
+        guard case .deferred(let work) = harness.api.respond(to: request) else {
             Issue.record("a command is deferred")
             return
         }
         let answer = await work()
-        #expect(answer === harness.views.response(.state, origin: nil, ifNoneMatch: nil))
+        let published = harness.views.response(.state, origin: nil, ifNoneMatch: nil)
+        #expect(answer.status == 200)
+        #expect(answer.body == published.body)
+        #expect(answer.headers == published.headers + [HTTPHeader("X-Request-Id", "req42x")])
     }
 
     @Test func aCompletedCommandIsVisibleToTheNextRead() async throws {

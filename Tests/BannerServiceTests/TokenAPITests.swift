@@ -129,8 +129,13 @@ struct TokenAPITests {
         #expect(await harness.send("DELETE", "/tokens/ci").status == 204)
         #expect(await harness.send("POST", "/banner/next", headers: bearer).status == 401)
         let logged = lines.withLock { $0 }
-        #expect(logged.contains { $0.hasSuffix("POST /tokens → token 'ci' created by loopback: control") })
-        #expect(logged.contains { $0.hasSuffix("DELETE /tokens/ci → token 'ci' revoked by loopback") })
+        // Each write's line names its request's id (docs/AUDIT.md).
+        #expect(
+            logged.contains {
+                $0.contains(/POST \/tokens \[[0-9a-f-]{36}\] → token 'ci' created by loopback: control$/)
+            })
+        #expect(
+            logged.contains { $0.contains(/DELETE \/tokens\/ci \[[0-9a-f-]{36}\] → token 'ci' revoked by loopback$/) })
         #expect(!logged.contains { $0.contains(secret) || $0.contains(String(secret.dropFirst(4).prefix(12))) })
     }
 

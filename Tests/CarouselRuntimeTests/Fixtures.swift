@@ -6,6 +6,8 @@ import TimeZones
 let t0 = Timestamp(secondsSinceEpoch: 1_795_982_400)
 /// Whom the tests' admin changes are attributed to.
 let byTests = Attribution(actor: "tests", at: t0)
+/// Who the tests' requests come from.
+let tester = Requester(actor: "tests", requestID: "test-request")
 
 func sampleBanners(_ count: Int) -> [Banner] {
     (0..<count).map {

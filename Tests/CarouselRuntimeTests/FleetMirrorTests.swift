@@ -126,7 +126,7 @@ struct FleetMirrorTests {
 
         // A carousel deleted takes its screens with it.
         for side in [mirrored, readBack] {
-            try await side.runtime.directory.delete(side.carousel("hall"), if: nil)
+            try await side.runtime.directory.delete(side.carousel("hall"), if: nil, by: tester)
         }
         #expect(tick() == ["e": .online])
     }
@@ -165,13 +165,13 @@ final class SharedMemoryStore: CarouselStore {
 
     func modify(
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
-        _ decide: (StoredCarousel) -> StoredCarousel?
+        _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
         try store.modify(key, purpose, expecting: expected, decide)
     }
 
-    func delete(_ key: CarouselKey, expectedRevision: UInt64) throws(StoreError) {
-        try store.delete(key, expectedRevision: expectedRevision)
+    func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution) throws(StoreError) {
+        try store.delete(key, expectedRevision: expectedRevision, by: attribution)
     }
 
     func seed(
@@ -210,13 +210,21 @@ final class SharedMemoryStore: CarouselStore {
         try store.importDefinitions(definitions, anchor: anchor, by: attribution)
     }
 
-    func saveMedia(_ media: NewMedia) throws(StoreError) -> Bool { try store.saveMedia(media) }
+    func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.saveMedia(media, by: attribution)
+    }
 
-    func saveToken(_ token: TokenRecord) throws(StoreError) -> Bool { try store.saveToken(token) }
+    func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.saveToken(token, by: attribution)
+    }
 
     func tokens() throws(StoreError) -> [TokenRecord] { try store.tokens() }
 
-    func deleteToken(named name: String) throws(StoreError) -> Bool { try store.deleteToken(named: name) }
+    func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.deleteToken(named: name, by: attribution)
+    }
+
+    func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] { try store.auditLog(query) }
 
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] { try store.mediaRecords(id: id) }
 
@@ -224,5 +232,7 @@ final class SharedMemoryStore: CarouselStore {
         try store.mediaBytes(of: id, file)
     }
 
-    func deleteMedia(_ id: String) throws(StoreError) -> MediaDeletion { try store.deleteMedia(id) }
+    func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion {
+        try store.deleteMedia(id, by: attribution)
+    }
 }

@@ -52,7 +52,7 @@ struct LiveCarouselTests {
 
     @Test func aCommandIsStoredAndPublishedBeforeItIsAnswered() async throws {
         clock.set(t0 + .seconds(1))
-        let state = try await lobby.perform(.next)
+        let state = try await lobby.perform(.next, by: tester)
         #expect(state.currentBanner?.id == "b1")
         #expect(lobby.outlet.published.last == state)
         let stored = try #require(try store.load(named: "lobby"))
@@ -61,7 +61,7 @@ struct LiveCarouselTests {
 
     @Test func receiptsAreJudgedAgainstWhatWasShownIncludingCommands() async throws {
         clock.set(t0 + .seconds(1))
-        _ = try await lobby.perform(.next)  // b1 from 1 s; the interval is 4 s, so b2 at 5 s
+        _ = try await lobby.perform(.next, by: tester)  // b1 from 1 s; the interval is 4 s, so b2 at 5 s
         let tolerance: Duration = .milliseconds(50)
         func receipt(_ banner: String, _ milliseconds: Int64) -> Receipt {
             Receipt(banner: banner, version: 2, shownAt: t0 + .milliseconds(milliseconds))
@@ -77,7 +77,7 @@ struct LiveCarouselTests {
     @Test func aCommandTheRulesRefuseChangesNothingAndSaysWhy() async throws {
         let before = try store.load(named: "lobby")
         do {
-            _ = try await lobby.perform(.jump(to: 7))
+            _ = try await lobby.perform(.jump(to: 7), by: tester)
             Issue.record("a jump to banner 7 of 3 went through")
         } catch {
             guard case .refused(.indexOutOfRange(index: 7, count: 3)) = error else { throw error }
@@ -88,7 +88,7 @@ struct LiveCarouselTests {
 
     @Test func anEditWhoseConditionFailsIsToldWhatIsStoredAndWritesNothing() async throws {
         let atRevision1: RevisionCondition = { $0 == 1 }
-        let edited = try await lobby.edit(if: atRevision1, by: "tests") {
+        let edited = try await lobby.edit(if: atRevision1, by: tester, as: .patchCarousel) {
             (definition: CarouselDefinition) throws(Refused) in
             var changed = definition
             changed.interval = .seconds(9)
@@ -96,7 +96,8 @@ struct LiveCarouselTests {
         }
         #expect(edited.revision == 2)
         do {
-            _ = try await lobby.edit(if: atRevision1, by: "tests") { (definition: CarouselDefinition) throws(Refused) in
+            _ = try await lobby.edit(if: atRevision1, by: tester, as: .patchCarousel) {
+                (definition: CarouselDefinition) throws(Refused) in
                 definition
             }
             Issue.record("an edit on revision 1 went through at revision 2")
@@ -110,7 +111,8 @@ struct LiveCarouselTests {
     @Test func aRefusedEditIsRefusedAsSuchWhateverItsCondition() async throws {
         do {
             let never: RevisionCondition = { _ in false }
-            _ = try await lobby.edit(if: never, by: "tests") { (_: CarouselDefinition) throws(Refused) in
+            _ = try await lobby.edit(if: never, by: tester, as: .patchCarousel) {
+                (_: CarouselDefinition) throws(Refused) in
                 throw Refused()
             }
             Issue.record("a refused edit went through")
@@ -122,17 +124,17 @@ struct LiveCarouselTests {
 
     @Test func creatingAndDeletingTellTheOutletsAndDeletingClosesTheOutlet() async throws {
         let created = try runtime.directory.create(
-            CarouselDefinition(name: "hall", banners: sampleBanners(2)), by: "tests")
+            CarouselDefinition(name: "hall", banners: sampleBanners(2)), by: tester)
         #expect(outlets.membershipChanges == 1)
         #expect(runtime.directory.all.map(\.name) == ["hall", "lobby"])
         do {
-            try await runtime.directory.delete(created, if: { $0 == 5 })
+            try await runtime.directory.delete(created, if: { $0 == 5 }, by: tester)
             Issue.record("a delete on revision 5 went through at revision 1")
         } catch {
             guard case .conditionFailed = error else { throw error }
         }
         #expect(!created.outlet.closed)
-        try await runtime.directory.delete(created, if: nil)
+        try await runtime.directory.delete(created, if: nil, by: tester)
         #expect(created.outlet.closed)
         #expect(outlets.membershipChanges == 2)
         #expect(try store.load(named: "hall") == nil)

@@ -27,9 +27,9 @@ struct MediaStoreTests {
         let store = try await kind.make()
         let first = image(String(repeating: "a", count: 64), at: 10)
         let second = image(String(repeating: "b", count: 64), at: 5)
-        #expect(try store.saveMedia(first))
-        #expect(try store.saveMedia(second))
-        #expect(try !store.saveMedia(first), "the same id again stores nothing")
+        #expect(try store.saveMedia(first, by: byTests))
+        #expect(try store.saveMedia(second, by: byTests))
+        #expect(try !store.saveMedia(first, by: byTests), "the same id again stores nothing")
         let records = try store.mediaRecords()
         #expect(records.map(\.id) == [second.id, first.id], "oldest first")
         #expect(records.last == first.record)
@@ -43,12 +43,12 @@ struct MediaStoreTests {
         #expect(try store.mediaBytes(of: first.id, .variant(width: 1600)) == nil)
         #expect(try store.mediaBytes(of: "c", .original) == nil)
 
-        #expect(try store.deleteMedia(first.id) == .deleted)
-        #expect(try store.deleteMedia(first.id) == .notFound)
+        #expect(try store.deleteMedia(first.id, by: byTests) == .deleted)
+        #expect(try store.deleteMedia(first.id, by: byTests) == .notFound)
         #expect(try store.mediaRecords().map(\.id) == [second.id])
         #expect(try store.mediaBytes(of: first.id, .original) == nil)
         #expect(try store.mediaBytes(of: first.id, .variant(width: 480)) == nil)
-        #expect(try store.saveMedia(first), "stored again after its deletion")
+        #expect(try store.saveMedia(first, by: byTests), "stored again after its deletion")
     }
 
     let shown = String(repeating: "d", count: 64)
@@ -64,14 +64,14 @@ struct MediaStoreTests {
     @Test(arguments: StoreKind.allCases)
     func anImageAStoredBannerShowsIsNotDeleted(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        #expect(try store.saveMedia(image(shown, at: 0)))
+        #expect(try store.saveMedia(image(shown, at: 0), by: byTests))
         _ = try store.create(
             carousel("lobby", images: ["https://cdn.example.com/a.png", "/media/\(shown)/960.webp"]), anchor: playing,
             by: byTests)
         let hall = try store.create(
             carousel("hall", images: ["https://screens.example.com/media/\(shown)"]), anchor: playing, by: byTests)
         #expect(
-            try store.deleteMedia(shown)
+            try store.deleteMedia(shown, by: byTests)
                 == .inUse([
                     MediaUse(carousel: "hall", banner: "hall-0"), MediaUse(carousel: "lobby", banner: "lobby-1"),
                 ]))
@@ -80,10 +80,11 @@ struct MediaStoreTests {
         _ = try store.modify(hall.key, .admin(byTests)) { stored in
             StoredCarousel(
                 definition: carousel("hall", images: []), revision: stored.revision + 1, anchor: stored.anchor,
-                serial: stored.serial)
+                serial: stored.serial
+            ).unaudited
         }
-        #expect(try store.deleteMedia(shown) == .inUse([MediaUse(carousel: "lobby", banner: "lobby-1")]))
-        #expect(try store.deleteMedia(absent) == .notFound)
+        #expect(try store.deleteMedia(shown, by: byTests) == .inUse([MediaUse(carousel: "lobby", banner: "lobby-1")]))
+        #expect(try store.deleteMedia(absent, by: byTests) == .notFound)
     }
 
     /// A write checks, in its transaction, that the library images it brings in are stored;
@@ -92,7 +93,7 @@ struct MediaStoreTests {
     @Test(arguments: StoreKind.allCases)
     func aWriteBringingInAnImageTheLibraryLacksChangesNothing(_ kind: StoreKind) async throws {
         let store = try await kind.make()
-        #expect(try store.saveMedia(image(shown, at: 0)))
+        #expect(try store.saveMedia(image(shown, at: 0), by: byTests))
         #expect(throws: StoreError.missingMedia([absent])) {
             try store.create(
                 carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)"]), anchor: playing, by: byTests)
@@ -103,7 +104,8 @@ struct MediaStoreTests {
             try store.modify(lobby.key, .admin(byTests)) { stored in
                 StoredCarousel(
                     definition: carousel("lobby", images: ["/media/\(shown)", "/media/\(absent)/480.webp"]),
-                    revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+                    revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial
+                ).unaudited
             }
         }
         #expect(try store.loadAll() == [lobby])
@@ -116,7 +118,8 @@ struct MediaStoreTests {
         edited.interval = .seconds(9)
         let written = try seeded.modify(hall.key, .admin(byTests)) { stored in
             StoredCarousel(
-                definition: edited, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+                definition: edited, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial
+            ).unaudited
         }
         #expect(written.definition == edited)
     }
@@ -129,15 +132,16 @@ struct MediaStoreTests {
         let (writer, deleter) = try await offThePool { [uri = try await PostgresServer.shared().createDatabase()] in
             (try PostgresStore(uri: uri), try PostgresStore(uri: uri))
         }
-        #expect(try writer.saveMedia(image(shown, at: 0)))
+        #expect(try writer.saveMedia(image(shown, at: 0), by: byTests))
         let lobby = try writer.create(carousel("lobby", images: []), anchor: playing, by: byTests)
         var deletion: MediaDeletion?
         #expect(throws: StoreError.missingMedia([shown])) {
             try writer.modify(lobby.key, .admin(byTests)) { stored in
-                if deletion == nil { deletion = try? deleter.deleteMedia(shown) }
+                if deletion == nil { deletion = try? deleter.deleteMedia(shown, by: byTests) }
                 return StoredCarousel(
                     definition: carousel("lobby", images: ["/media/\(shown)"]), revision: stored.revision + 1,
-                    anchor: stored.anchor, serial: stored.serial)
+                    anchor: stored.anchor, serial: stored.serial
+                ).unaudited
             }
         }
         #expect(deletion == .deleted)

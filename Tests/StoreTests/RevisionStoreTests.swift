@@ -15,7 +15,8 @@ struct RevisionStoreTests {
     ) throws -> StoredCarousel {
         try store.modify(key, .admin(attribution)) { stored in
             StoredCarousel(
-                definition: definition, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+                definition: definition, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial
+            ).unaudited
         }
     }
 
@@ -32,7 +33,7 @@ struct RevisionStoreTests {
         _ = try store.modify(created.key, .command) { stored in
             var moved = stored
             moved.anchor.version += 1
-            return moved
+            return moved.unaudited
         }
 
         #expect(
@@ -88,7 +89,7 @@ struct RevisionStoreTests {
         let store = try await kind.make()
         let first = try store.create(lobby, anchor: playing, by: byTests)
         _ = try Self.revise(store, first.key, to: lobby, by: byTests)
-        try store.delete(first.key, expectedRevision: 2)
+        try store.delete(first.key, expectedRevision: 2, by: byTests)
         let second = try store.create(lobby, anchor: playing, by: byTests)
 
         #expect(try store.revisions(of: first.serial).isEmpty)

@@ -91,7 +91,7 @@ struct ScreenStoreTests {
         #expect(Set(try store.screens().map(\.key)) == [wall, desk])  // no such carousel: dropped
         #expect(try store.forgetScreens(silentSince: t0 + .seconds(50)) == 1)
         #expect(try store.screens().map(\.key) == [desk])
-        try store.delete(stored.key, expectedRevision: stored.revision)
+        try store.delete(stored.key, expectedRevision: stored.revision, by: byTests)
         #expect(try store.screens().isEmpty)
     }
 }

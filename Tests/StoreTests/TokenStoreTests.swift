@@ -15,17 +15,17 @@ struct TokenStoreTests {
         let audit = TokenRecord(
             name: "audit", role: .stats, carousels: nil, expiresAt: nil, createdAt: t0 + .seconds(1),
             createdBy: "loopback", digest: String(repeating: "b", count: 64))
-        #expect(try store.saveToken(ci))
-        #expect(try store.saveToken(audit))
+        #expect(try store.saveToken(ci, by: byTests))
+        #expect(try store.saveToken(audit, by: byTests))
         var again = audit
         again = TokenRecord(
             name: "ci", role: .admin, carousels: nil, expiresAt: nil, createdAt: t0, createdBy: "loopback",
             digest: String(repeating: "c", count: 64))
-        #expect(try !store.saveToken(again), "the name is taken")
+        #expect(try !store.saveToken(again, by: byTests), "the name is taken")
         #expect(try store.tokens() == [audit, ci])
 
-        #expect(try store.deleteToken(named: "ci"))
-        #expect(try !store.deleteToken(named: "ci"))
+        #expect(try store.deleteToken(named: "ci", by: byTests))
+        #expect(try !store.deleteToken(named: "ci", by: byTests))
         #expect(try store.tokens() == [audit])
     }
 }

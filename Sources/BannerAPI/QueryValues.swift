@@ -1,0 +1,13 @@
+import TimeZones
+
+/// Query parameters read the same way by every report (stats, the audit log).
+enum QueryValues {
+    /// `text` as an RFC 3339 date-time; nil when absent, a 400 naming the parameter when unreadable.
+    static func time(_ text: String?, name: String) throws(Problem) -> Timestamp? {
+        guard let text else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw Problem.badRequest("\(name) '\(text)' is not an RFC 3339 date-time (2026-12-01T00:00:00Z)")
+        }
+        return time
+    }
+}

@@ -1948,6 +1948,40 @@ class AdminTokens(AdminPageTest):
         self.assertEqual(self.command_with(secret), 401, "refused once revoked")
 
 
+class AdminAudit(AdminPageTest):
+    """The audit log on the admin page (docs/ADMIN.md, docs/AUDIT.md): every write with who made it,
+    newest first, filtered by actor, downloadable as CSV."""
+
+    def audit_rows(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#audit tbody tr'), (row) =>"
+            " Array.from(row.cells, (cell) => cell.textContent))")
+
+    def test_lists_every_write_with_its_actor_and_filters_by_actor(self):
+        self.create("lobby")
+        self.wait(lambda: "lobby" in self.listed(), 10, "the carousel is created")
+        self.service.call("POST", "/banner/next")
+        self.find("#audit-form button[type=submit]").click()
+        self.wait(lambda: len(self.audit_rows()) >= 3, 10, "the entries are listed")
+        rows = self.audit_rows()
+        # When, Actor, Action, Carousel, Target, Revision, Request
+        self.assertEqual([row[1:4] for row in rows[:2]],
+                         [["anonymous", "command.next", "default"], ["loopback", "carousel.create", "lobby"]])
+        self.assertTrue(rows[0][4].startswith("banner-"), "a command's target is the banner it put on screen")
+        self.assertEqual(rows[1][4:6], ["", "1"], "the revision the write left")
+        self.assertTrue(all(len(row[6]) == 36 for row in rows[:2]), "each with its request's id")
+        self.assertEqual(self.find("#audit-status").text, f"{len(rows)} entries.")
+        self.assertFalse(self.find("#audit-older").is_displayed(), "one page holds them all")
+
+        self.fill("audit-form", actor="loopback")
+        self.find("#audit-form button[type=submit]").click()
+        self.wait(lambda: all(row[1] == "loopback" for row in self.audit_rows()), 10, "only loopback's")
+        self.assertEqual([row[2] for row in self.audit_rows()], ["carousel.create"])
+
+        self.find("#audit-csv").click()
+        self.wait(lambda: self.find("#audit-status").text == "Downloaded audit.csv.", 10, "the CSV is saved")
+
+
 class AdminPageWithAToken(AdminPageTest):
     """The page when the service has an admin token: it asks for it once per tab."""
 

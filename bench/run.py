@@ -301,9 +301,10 @@ def post_next(target, seconds, connections):
     return {"rate": rate, "cpu": cpu, "completed": completed, "applied": version_after - version_before}
 
 
-def admin_writes(target, clients, writes_per_client):
+def admin_writes(target, clients, writes_per_client, prefix="admin"):
     """Each client adds `writes_per_client` banners, one after another, to a carousel of its own
-    (every write synced to disk before its 201). Returns the rate over all and latency percentiles."""
+    (`PREFIX-N`; every write synced to disk before its 201). Returns the rate over all and latency
+    percentiles."""
     import threading
     import urllib.request
 
@@ -314,14 +315,14 @@ def admin_writes(target, clients, writes_per_client):
             return response.status
 
     for client in range(clients):
-        send("POST", "/carousels", {"name": f"admin-{client}", "autoplay": False})
+        send("POST", "/carousels", {"name": f"{prefix}-{client}", "autoplay": False})
     times, failures = [], []
 
     def run(client):
         for number in range(writes_per_client):
             body = {"id": f"b{number}", "image": f"https://cdn.example.com/{number}.png", "caption": "bench"}
             started = time.perf_counter()
-            status = send("POST", f"/carousels/admin-{client}/banners", body)
+            status = send("POST", f"/carousels/{prefix}-{client}/banners", body)
             times.append(time.perf_counter() - started)
             if status != 201:
                 failures.append(status)
@@ -338,6 +339,22 @@ def admin_writes(target, clients, writes_per_client):
     times.sort()
     return {"count": len(times), "rate": len(times) / elapsed, "p50": times[len(times) // 2] * 1000,
             "p99": times[int(len(times) * 0.99)] * 1000, "clients": clients}
+
+
+def audit_cost(audited, unaudited, clients, writes_per_client, rounds=3):
+    """Admin writes on `audited` (this build) and on `unaudited` (the bench build, whose stores
+    append no audit entry), alternating, `rounds` times: the median of each round's ratio of rates,
+    and the rates."""
+    ratios, rates = [], {"audited": [], "unaudited": []}
+    for number in range(rounds):
+        with_log = admin_writes(audited, clients, writes_per_client, prefix=f"audit{number}")
+        without = admin_writes(unaudited, clients, writes_per_client, prefix=f"audit{number}")
+        rates["audited"].append(with_log["rate"])
+        rates["unaudited"].append(without["rate"])
+        ratios.append(with_log["rate"] / without["rate"])
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "rounds": rounds, "clients": clients,
+            "writes": clients * writes_per_client, "audited": statistics.median(rates["audited"]),
+            "unaudited": statistics.median(rates["unaudited"])}
 
 
 def arrivals(service, events, seconds=600):
@@ -640,6 +657,11 @@ def main():
         admin = admin_writes(service, arguments.admin_clients, arguments.admin_writes)
         print(f"  admin writes (SQLite, synced) {admin['rate']:,.0f} req/s, p50 {admin['p50']:.2f} ms, "
               f"p99 {admin['p99']:.2f} ms", flush=True)
+        audit = audit_cost(service, uncounted, arguments.admin_clients, arguments.admin_writes,
+                           rounds=1 if arguments.smoke else 3)
+        print(f"  admin writes with the audit log / without: {audit['ratio']:.2f} "
+              f"({', '.join(f'{ratio:.2f}' for ratio in audit['ratios'])})", flush=True)
+        admin["audit"] = audit
     finally:
         scheduled.stop()
         uncounted.stop()
@@ -918,6 +940,13 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"(`POST /carousels/NAME/banners`; each one in the SQLite store and synced to disk before its 201): "
         f"{admin['count']:,} writes, **{admin['rate']:,.0f} req/s**, p50 {admin['p50']:.2f} ms, "
         f"p99 {admin['p99']:.2f} ms.",
+        "",
+        f"**The audit log's cost** ([AUDIT.md](../docs/AUDIT.md)): the same writes ({admin['audit']['writes']:,} "
+        f"a round, fresh carousels) on this build and on the bench build whose stores append no entry "
+        f"(`-DNO_AUDIT_LOG`), alternating, {admin['audit']['rounds']} rounds: "
+        f"{admin['audit']['audited']:,.0f} against {admin['audit']['unaudited']:,.0f} req/s (medians), ratio "
+        f"**{admin['audit']['ratio']:.2f}** (rounds: {', '.join(f'{r:.2f}' for r in admin['audit']['ratios'])}); "
+        "issue 30's bar is 0.9.",
         "",
         "## Server-Sent Events",
         "",

@@ -323,7 +323,11 @@ public final class PostgresStore: CarouselStore {
     private static func auditing(_ entries: [AuditEntry], after source: String, _ parameters: inout [String?])
         -> String
     {
-        """
+        #if NO_AUDIT_LOG
+            // `make bench`'s second build: the same statement without the entries (docs/PERFORMANCE.md).
+            return "audited AS (SELECT 1)"
+        #endif
+        return """
         audited AS (
             INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
             WHERE EXISTS (SELECT 1 FROM \(source)))
@@ -332,6 +336,9 @@ public final class PostgresStore: CarouselStore {
 
     /// Appends `entries` to the audit log, in the caller's transaction.
     private static func append(_ entries: [AuditEntry], on connection: PostgresConnection) throws(PostgresError) {
+        #if NO_AUDIT_LOG
+            let entries: [AuditEntry] = []  // `make bench`'s second build (docs/PERFORMANCE.md)
+        #endif
         guard !entries.isEmpty else { return }
         var parameters: [String?] = []
         let values = auditValues(entries, &parameters)

@@ -295,8 +295,13 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    /// Appends `entries` to the audit log, in the caller's transaction.
+    /// Appends `entries` to the audit log, in the caller's transaction. (`make bench`'s second
+    /// build, `-DNO_AUDIT_LOG`, appends nothing: the same writes without their entries, to
+    /// measure what the log costs them, docs/PERFORMANCE.md.)
     private static func append(_ entries: [AuditEntry], in connection: SQLiteConnection) throws(SQLiteError) {
+        #if NO_AUDIT_LOG
+            let entries: [AuditEntry] = []
+        #endif
         for entry in entries {
             try connection.statement(
                 """

@@ -328,10 +328,10 @@ public final class PostgresStore: CarouselStore {
             return "audited AS (SELECT 1)"
         #endif
         return """
-        audited AS (
-            INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
-            WHERE EXISTS (SELECT 1 FROM \(source)))
-        """
+            audited AS (
+                INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
+                WHERE EXISTS (SELECT 1 FROM \(source)))
+            """
     }
 
     /// Appends `entries` to the audit log, in the caller's transaction.

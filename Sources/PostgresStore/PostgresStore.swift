@@ -326,12 +326,13 @@ public final class PostgresStore: CarouselStore {
         #if NO_AUDIT_LOG
             // `make bench`'s second build: the same statement without the entries (docs/PERFORMANCE.md).
             return "audited AS (SELECT 1)"
+        #else
+            return """
+                audited AS (
+                    INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
+                    WHERE EXISTS (SELECT 1 FROM \(source)))
+                """
         #endif
-        return """
-            audited AS (
-                INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
-                WHERE EXISTS (SELECT 1 FROM \(source)))
-            """
     }
 
     /// Appends `entries` to the audit log, in the caller's transaction.

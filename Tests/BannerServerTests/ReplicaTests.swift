@@ -62,6 +62,14 @@ struct ReplicaTests {
             "every replica shows the same state, version and ETag")
         let versions = try await ports.asyncMap { try await Self.state($0).version }
         #expect(versions == Array(repeating: start + 100, count: 3), "each of the 100 moves counted once")
+        // Each acknowledged move has its audit entry, whichever replica and write path took it
+        // (the one-statement write, the transaction, group commit), and every replica reads one log.
+        let logs = try await ports.asyncMap { try await httpRequest(port: $0, "GET", "/audit?actor=anonymous").text }
+        #expect(Set(logs).count == 1)
+        let entries = try await httpRequest(port: ports[1], "GET", "/audit?actor=anonymous").json["entries"]
+        let moves = (entries as? [[String: Any]] ?? []).filter { $0["action"] as? String == "command.next" }
+        #expect(moves.count == 100)
+        #expect(Set(moves.compactMap { $0["requestId"] as? String }).count == 100, "each with its own request's id")
         _ = processes
     }
 

@@ -1,5 +1,6 @@
 // What the service reads from request lines and headers: the route matcher (carousel names and
-// banner ids in paths included), If-None-Match, Authorization and Origin, through the API's public
+// banner ids in paths included), If-None-Match, Authorization, Origin and X-Request-Id (what is kept
+// of it is answered back: only letters, digits and -_.:@, 128 at most), through the API's public
 // handler with tokens and CORS on; and the URL and origin checks. Input: "method\npath\nheader value".
 import BannerAPI
 import Carousel
@@ -30,10 +31,17 @@ public func fuzzRequestLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let method = parts[0]
     let path = parts.count > 1 ? parts[1] : "/"
     let value = parts.count > 2 ? parts[2] : ""
-    let headers = ["If-None-Match", "Authorization", "Origin"].map { HTTPHeader($0, value) }
+    let headers = ["If-None-Match", "Authorization", "Origin", "X-Request-Id"].map { HTTPHeader($0, value) }
     let status: Int
     switch api.respond(to: Request(method: method, path: path, headers: headers)) {
-    case .response(let response): status = response.status
+    case .response(let response):
+        status = response.status
+        if let id = response.headers.first(where: { $0.name == "X-Request-Id" })?.value {
+            let kept = id.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.:@".unicodeScalars.contains($0))
+            }
+            precondition(!id.isEmpty && id.utf8.count <= 128 && kept, "a request id answered as '\(id)'")
+        }
     case .prepared(let prepared): status = prepared.status
     case .deferred:
         precondition(value.contains("s3cret"), "a change passed the token check with '\(value)'")

@@ -38,6 +38,8 @@ struct AuditAPITests {
             ("POST", "/carousels/lobby/banner/next", nil, "c-3"),
             ("POST", "/carousels/lobby/banner/pause", nil, "c-4"),
             ("POST", "/carousels/lobby/revisions/1/restore", nil, "c-5"),
+            ("POST", "/carousels/lobby/takeover", #"{"banner": "c", "seconds": 60}"#, "c-7"),
+            ("DELETE", "/carousels/lobby/takeover", nil, "c-8"),
         ]
         for (method, path, body, requestID) in steps {
             let answer = try await service.request(
@@ -58,7 +60,7 @@ struct AuditAPITests {
         #expect(try await service.request("DELETE", "/tokens/ops", headers: Self.id("t-2")).status == 204)
         #expect(try await service.request("DELETE", "/carousels/lobby", headers: Self.id("c-6")).status == 204)
 
-        let newest = try await Self.newest(11, of: service)
+        let newest = try await Self.newest(13, of: service)
         #expect(
             newest == [
                 "loopback carousel.delete lobby - c-6",
@@ -66,6 +68,8 @@ struct AuditAPITests {
                 "anonymous command.resume lobby b \(madeID)",
                 "ops media.delete - \(imageID) m-2",
                 "ops media.upload - \(imageID) m-1",
+                "ops takeover.end lobby b c-8",
+                "ops takeover.start lobby c c-7",
                 "ops carousel.restore lobby 1 c-5",
                 "ops command.pause lobby b c-4",
                 "ops command.next lobby b c-3",
@@ -77,7 +81,7 @@ struct AuditAPITests {
         #expect(!log.text.contains(secret), "a secret is never in the audit log")
         let entries = try #require(try log.json["entries"] as? [[String: Any]])
         let revisions = entries.filter { $0["carousel"] as? String == "lobby" }.map { $0["revision"] as? Int }
-        #expect(revisions == [3, 3, 3, 2, 2, 2, 1], "each entry names the revision it left (or deleted)")
+        #expect(revisions == [3, 3, 3, 3, 3, 2, 2, 2, 1], "each entry names the revision it left (or deleted)")
     }
 
     /// A write refused (here an invalid body, a stale If-Match, a wrong role) answers its request's

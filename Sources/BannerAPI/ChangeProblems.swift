@@ -53,6 +53,8 @@ extension Problem {
             // As when the image was missing before the change began (MediaRequests): 422.
             Problem.unprocessable(
                 "nothing was changed: \(error); upload it again (POST /media), or pick one of GET /media")
+        case .notPending:
+            Problem(status: 409, detail: "nothing was changed: \(error)")
         }
     }
 

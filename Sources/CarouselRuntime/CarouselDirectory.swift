@@ -107,8 +107,8 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
             for name in names.sorted() {
                 try await follow(name, stored: stored.first { $0.name == name })
             }
-        case .unreachable, .tokens:
-            break  // nothing to reload until it is back; tokens are not carousels
+        case .unreachable, .tokens, .pending:
+            break  // nothing to reload until it is back; tokens and pending changes are not carousels
         }
     }
 

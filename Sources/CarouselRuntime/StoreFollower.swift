@@ -76,6 +76,8 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
                     "\(store.description) is reachable again: reloading every carousel (changes may have been missed)")
             }
             if queue { Task(executorPreference: BlockingTaskExecutor.shared) { await self.reloadEverything() } }
+        case .pending:
+            break  // scheduled changes are kept by the store; no process makes them yet
         case .tokens:
             // A revocation elsewhere: read them all again at once (a few rows).
             Task(executorPreference: BlockingTaskExecutor.shared) { self.tokens.reload() }

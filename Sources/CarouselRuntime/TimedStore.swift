@@ -127,6 +127,18 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.admin) { () throws(StoreError) in try store.deleteToken(named: name, by: attribution) }
     }
 
+    func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.schedule(change) }
+    }
+
+    func pendingChanges() throws(StoreError) -> [PendingChange] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.pendingChanges() }
+    }
+
+    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.cancelPending(id, by: attribution) }
+    }
+
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
         try metrics.timing(.load) { () throws(StoreError) in try store.auditLog(query) }
     }

@@ -125,13 +125,15 @@ public final class PostgresStore: CarouselStore {
     ) throws(StoreError) -> StoredCarousel {
         var undecodable: StoreError?
         var missing: [String] = []
+        var notPending: Int64?
         let stored = try on(purpose.isAdmin ? admin : commands) {
             connection throws(PostgresError) -> StoredCarousel? in
             // The change decided on what the caller expects, written only if the row is still
             // exactly that: one statement, committed on its own. Otherwise (another replica
             // changed it meanwhile, or the change brings in library images, whose rows must be
             // locked with it), the transaction below, on the row as it is.
-            if let expected, expected.key == key, let write = decide(expected) {
+            // A write making a pending change claims it first: always the transaction.
+            if let expected, expected.key == key, let write = decide(expected), write.applying == nil {
                 let changed = write.carousel
                 precondition(changed.key == key, "a change cannot rename a carousel or give it another serial")
                 let bringsImages =
@@ -164,6 +166,18 @@ public final class PostgresStore: CarouselStore {
                         changed.definition.libraryImages(broughtInOver: stored.definition), on: connection)
                     guard missing.isEmpty else { return nil }
                 }
+                if let id = write.applying {
+                    // Another replica making it at the same moment waits here, then finds it gone.
+                    let claimed = try connection.execute(
+                        """
+                        WITH claimed AS (DELETE FROM pending WHERE id = $1 AND carousel = $2 RETURNING id)
+                        SELECT pg_notify('\(Self.channel)', '\(Self.pendingPayload)') FROM claimed
+                        """, [String(id), String(key.serial)])
+                    guard !claimed.isEmpty else {
+                        notPending = id
+                        return nil
+                    }
+                }
                 _ = try Self.replace(
                     changed, on: connection, ifStillAt: stored, keeping: purpose.revision(of: changed, over: stored),
                     auditing: write.audit)
@@ -172,6 +186,7 @@ public final class PostgresStore: CarouselStore {
         }
         if let undecodable { throw undecodable }
         guard missing.isEmpty else { throw .missingMedia(missing) }
+        if let notPending { throw .notPending(id: notPending) }
         guard let stored else { throw .notFound(name: key.name) }
         definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
         return stored
@@ -193,6 +208,7 @@ public final class PostgresStore: CarouselStore {
                     """, [String(key.serial)])  // the name alone: gone, nothing to follow but that
                 try connection.execute("DELETE FROM screens WHERE carousel = $1", [String(key.serial)])
                 try connection.execute("DELETE FROM revisions WHERE carousel = $1", [String(key.serial)])
+                try connection.execute("DELETE FROM pending WHERE carousel = $1", [String(key.serial)])
                 try Self.append(
                     [AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: revision)], on: connection)
                 return revision
@@ -274,6 +290,67 @@ public final class PostgresStore: CarouselStore {
                 """, parameters)
         }
         return !rows.isEmpty
+    }
+
+    // MARK: Scheduled changes
+
+    /// The payload that tells replicas a change was scheduled, cancelled or made.
+    static let pendingPayload = "*pending"
+
+    public func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange {
+        let id = try on(admin) { connection throws(PostgresError) -> Int64? in
+            try Self.transaction(connection) { () throws(PostgresError) -> Int64? in
+                // Locked: a deletion of the carousel waits, or comes first and is seen.
+                let rows = try connection.execute(
+                    "SELECT name FROM carousels WHERE serial = $1 FOR SHARE", [String(change.carousel)])
+                guard let name = rows.first?[0] else { return nil }
+                let inserted = try connection.execute(
+                    """
+                    INSERT INTO pending (carousel, at, method, path, body, if_match, actor, request_id, created_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id
+                    """,
+                    [
+                        String(change.carousel), String(change.at.nanosecondsSinceEpoch), change.method, change.path,
+                        change.body, change.ifMatch, change.requester.actor, change.requester.requestID,
+                        String(change.createdAt.nanosecondsSinceEpoch),
+                    ])
+                let id = inserted.first?[0].flatMap { Int64($0) } ?? 0
+                try Self.append(
+                    [
+                        AuditEntry(
+                            .scheduleChange, by: change.requester, at: change.createdAt, carousel: name,
+                            target: String(id))
+                    ], on: connection)
+                try connection.run("SELECT pg_notify('\(Self.channel)', '\(Self.pendingPayload)')")
+                return id
+            }
+        }
+        guard let id else { throw .notFound(name: "#\(change.carousel)") }
+        return change.stored(as: id)
+    }
+
+    public func pendingChanges() throws(StoreError) -> [PendingChange] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute("SELECT \(PendingChange.columns) FROM pending ORDER BY at, id")
+        }
+        return rows.map { row in PendingChange(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] }) }
+    }
+
+    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(PostgresError) -> Bool in
+            try Self.transaction(connection) { () throws(PostgresError) -> Bool in
+                let rows = try connection.execute(
+                    """
+                    WITH cancelled AS (DELETE FROM pending WHERE id = $1 RETURNING carousel)
+                    SELECT c.name FROM cancelled LEFT JOIN carousels c ON c.serial = cancelled.carousel
+                    """, [String(id)])
+                guard let row = rows.first else { return false }
+                try Self.append(
+                    [AuditEntry(.cancelChange, attribution, carousel: row[0], target: String(id))], on: connection)
+                try connection.run("SELECT pg_notify('\(Self.channel)', '\(Self.pendingPayload)')")
+                return true
+            }
+        }
     }
 
     // MARK: Audit log
@@ -713,6 +790,7 @@ public final class PostgresStore: CarouselStore {
     /// playing_since paused_until version changed_at` (see `note`).
     static func change(from payload: String) -> StoreChange {
         if payload == tokensPayload { return .tokens }
+        if payload == pendingPayload { return .pending }
         let fields = payload.split(separator: " ").map(String.init)
         guard fields.count == 8, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
             let version = Int64(fields[6]), let changedAt = Int64(fields[7])
@@ -950,6 +1028,22 @@ public final class PostgresStore: CarouselStore {
             request_id text
         );
         CREATE INDEX audit_by_at ON audit (at);
+        """,
+        // Scheduled changes (docs/SCHEDULED.md): each admin request to make at its time.
+        """
+        CREATE TABLE pending (
+            id bigserial PRIMARY KEY,
+            carousel bigint NOT NULL,
+            at bigint NOT NULL,
+            method text NOT NULL,
+            path text NOT NULL,
+            body text NOT NULL,
+            if_match text,
+            actor text NOT NULL,
+            request_id text,
+            created_at bigint NOT NULL
+        );
+        CREATE INDEX pending_by_carousel ON pending (carousel);
         """,
     ]
 

@@ -103,6 +103,7 @@ public final class SQLiteStore: CarouselStore {
         // that cannot be decoded ends it (rolled back) with that error.
         var undecodable: StoreError?
         var missing: [String] = []
+        var notPending: Int64?
         let connection = purpose.isAdmin ? admin : commands
         let stored = try on(connection) { connection throws(SQLiteError) -> StoredCarousel? in
             try connection.transaction { () throws(SQLiteError) -> StoredCarousel? in
@@ -122,6 +123,14 @@ public final class SQLiteStore: CarouselStore {
                         changed.definition.libraryImages(broughtInOver: stored.definition), in: connection)
                     guard missing.isEmpty else { return nil }
                 }
+                if let id = write.applying {
+                    try connection.statement("DELETE FROM pending WHERE id = ?1 AND carousel = ?2")
+                        .bind(.integer(id), .integer(key.serial)).run()
+                    guard connection.changes > 0 else {
+                        notPending = id
+                        return nil
+                    }
+                }
                 try Self.replace(changed, in: connection)
                 if let revision = purpose.revision(of: changed, over: stored) {
                     try Self.keep(revision, of: key.serial, in: connection)
@@ -132,6 +141,7 @@ public final class SQLiteStore: CarouselStore {
         }
         if let undecodable { throw undecodable }
         guard missing.isEmpty else { throw .missingMedia(missing) }
+        if let notPending { throw .notPending(id: notPending) }
         guard let stored else { throw .notFound(name: key.name) }
         definitions.remember(stored.definition, serial: stored.serial, revision: stored.revision)
         return stored
@@ -147,6 +157,7 @@ public final class SQLiteStore: CarouselStore {
                 try connection.statement("DELETE FROM carousels WHERE serial = ?1").bind(.integer(key.serial)).run()
                 try connection.statement("DELETE FROM revisions WHERE carousel = ?1").bind(.integer(key.serial)).run()
                 try connection.statement("DELETE FROM screens WHERE carousel = ?1").bind(.integer(key.serial)).run()
+                try connection.statement("DELETE FROM pending WHERE carousel = ?1").bind(.integer(key.serial)).run()
                 try Self.append(
                     [AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: revision)], in: connection)
                 return revision
@@ -264,6 +275,81 @@ public final class SQLiteStore: CarouselStore {
                 return true
             }
         }
+    }
+
+    // MARK: Scheduled changes
+
+    public func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange {
+        let id = try on(admin) { connection throws(SQLiteError) -> Int64? in
+            try connection.transaction { () throws(SQLiteError) -> Int64? in
+                guard let name = try Self.name(of: change.carousel, in: connection) else { return nil }
+                let insert = try connection.statement(
+                    """
+                    INSERT INTO pending (carousel, at, method, path, body, if_match, actor, request_id, created_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id
+                    """
+                ).bind(
+                    .integer(change.carousel), .integer(change.at.nanosecondsSinceEpoch), .text(change.method),
+                    .text(change.path), .text(change.body), change.ifMatch.map { .text($0) },
+                    .text(change.requester.actor), change.requester.requestID.map { .text($0) },
+                    .integer(change.createdAt.nanosecondsSinceEpoch))
+                let id = try { () throws(SQLiteError) -> Int64 in
+                    defer { insert.reset() }
+                    _ = try insert.step()
+                    return insert.integer(0) ?? 0
+                }()
+                try Self.append(
+                    [
+                        AuditEntry(
+                            .scheduleChange, by: change.requester, at: change.createdAt, carousel: name,
+                            target: String(id))
+                    ], in: connection)
+                return id
+            }
+        }
+        guard let id else { throw .notFound(name: "#\(change.carousel)") }
+        return change.stored(as: id)
+    }
+
+    public func pendingChanges() throws(StoreError) -> [PendingChange] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT \(PendingChange.columns) FROM pending ORDER BY at, id")
+            defer { statement.reset() }
+            var changes: [PendingChange] = []
+            while try statement.step() {
+                changes.append(
+                    PendingChange(integer: { statement.integer(Int32($0)) }, text: { statement.text(Int32($0)) }))
+            }
+            return changes
+        }
+    }
+
+    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                let found = try connection.statement("SELECT carousel FROM pending WHERE id = ?1").bind(.integer(id))
+                let carousel = try { () throws(SQLiteError) -> Int64? in
+                    defer { found.reset() }
+                    return try found.step() ? found.integer(0) : nil
+                }()
+                guard let carousel else { return false }
+                try connection.statement("DELETE FROM pending WHERE id = ?1").bind(.integer(id)).run()
+                try Self.append(
+                    [
+                        AuditEntry(
+                            .cancelChange, attribution, carousel: try Self.name(of: carousel, in: connection),
+                            target: String(id))
+                    ], in: connection)
+                return true
+            }
+        }
+    }
+
+    /// The name of the carousel of serial `serial`, if one is stored.
+    private static func name(of serial: Int64, in connection: SQLiteConnection) throws(SQLiteError) -> String? {
+        let statement = try connection.statement("SELECT name FROM carousels WHERE serial = ?1").bind(.integer(serial))
+        defer { statement.reset() }
+        return try statement.step() ? statement.text(0) : nil
     }
 
     // MARK: Audit log
@@ -824,6 +910,22 @@ public final class SQLiteStore: CarouselStore {
             request_id TEXT
         );
         CREATE INDEX audit_by_at ON audit (at);
+        """,
+        // Scheduled changes (docs/SCHEDULED.md): each admin request to make at its time.
+        """
+        CREATE TABLE pending (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            carousel INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            method TEXT NOT NULL,
+            path TEXT NOT NULL,
+            body TEXT NOT NULL,
+            if_match TEXT,
+            actor TEXT NOT NULL,
+            request_id TEXT,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX pending_by_carousel ON pending (carousel);
         """,
     ]
 

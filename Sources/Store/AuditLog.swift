@@ -30,6 +30,9 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
     public static let deleteMedia = AuditAction(rawValue: "media.delete")
     public static let createToken = AuditAction(rawValue: "token.create")
     public static let revokeToken = AuditAction(rawValue: "token.revoke")
+    public static let scheduleChange = AuditAction(rawValue: "change.schedule")
+    public static let cancelChange = AuditAction(rawValue: "change.cancel")
+    public static let skipChange = AuditAction(rawValue: "change.skip")
 
     /// Every action this build writes.
     public static let all: [AuditAction] = [
@@ -56,6 +59,9 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
         .deleteMedia,
         .createToken,
         .revokeToken,
+        .scheduleChange,
+        .cancelChange,
+        .skipChange,
     ]
 }
 
@@ -173,9 +179,12 @@ public struct AuditQuery: Sendable, Hashable {
 public struct CarouselWrite: Sendable {
     public var carousel: StoredCarousel
     public var audit: [AuditEntry]
+    /// The pending change this write makes (docs/SCHEDULED.md), claimed in its transaction.
+    public var applying: Int64?
 
-    public init(_ carousel: StoredCarousel, audit: [AuditEntry]) {
+    public init(_ carousel: StoredCarousel, audit: [AuditEntry], applying: Int64? = nil) {
         self.carousel = carousel
         self.audit = audit
+        self.applying = applying
     }
 }

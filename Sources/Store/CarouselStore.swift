@@ -66,7 +66,9 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// other processes sharing the store included: `decide` is given the carousel as stored now
     /// and returns what to store instead (same name and serial) with the audit log's entries for
     /// it (appended in the same transaction), or nil to store nothing.
-    /// Returns what is stored when the transaction ends. A `.command` write survives the process
+    /// Returns what is stored when the transaction ends. A write that makes a pending change
+    /// (`CarouselWrite.applying`) deletes it in the same transaction; when it is no longer pending
+    /// nothing is written and `.notPending` is thrown. A `.command` write survives the process
     /// being killed before it returns (not necessarily a power loss); an `.admin` write is
     /// durable (synced), and when it moves the revision, that revision is kept (`Revision`, in the
     /// same transaction; older ones pruned by `RevisionRetention`). Throws `.notFound` when `key`
@@ -169,6 +171,19 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// The audit log's entries `query` asks for, newest first (docs/AUDIT.md).
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord]
 
+    /// Scheduled changes (docs/SCHEDULED.md): keeps `change` (the id given is ignored: the answer
+    /// has the store's), durable before it returns, with its audit entry (`change.schedule` by its
+    /// requester), and tells the other processes sharing the store (`StoreChange.pending`). Throws
+    /// `.notFound` when its carousel is no longer stored.
+    func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange
+
+    /// Every pending change, by `at`, then id.
+    func pendingChanges() throws(StoreError) -> [PendingChange]
+
+    /// Deletes pending change `id` with its audit entry (`change.cancel` by `attribution`) and
+    /// tells the other processes; false when it is not pending (made, cancelled, never was).
+    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool
+
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it; each
     /// a revision and an audit entry by `attribution`.
@@ -240,6 +255,8 @@ public enum StoreChange: Sendable, Equatable {
     case unreachable(String)
     /// A named token was created or deleted.
     case tokens
+    /// A change was scheduled, cancelled or made (docs/SCHEDULED.md).
+    case pending
 }
 
 /// What a change made of a stored carousel, as its notification carries it: a process that knows
@@ -270,6 +287,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unusable(String)
     /// The change shows library images that are not stored (deleted meanwhile): their ids.
     case missingMedia([String])
+    /// The write was to make pending change `id`, which is no longer pending: made by another
+    /// process, or cancelled. Nothing was written.
+    case notPending(id: Int64)
 
     public var description: String {
         switch self {
@@ -279,6 +299,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .unavailable(let detail), .unusable(let detail): detail
         case .missingMedia(let ids):
             "the media library has no image \(ids.joined(separator: ", ")) (deleted while this change was made)"
+        case .notPending(let id): "change \(id) is no longer pending (made already, or cancelled)"
         }
     }
 }

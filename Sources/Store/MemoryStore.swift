@@ -20,6 +20,13 @@ public final class MemoryStore: CarouselStore {
         var tokens: [String: TokenRecord] = [:]
         /// The audit log, oldest first.
         var audit: [AuditRecord] = []
+        var pending: [Int64: PendingChange] = [:]
+        var lastPendingID: Int64 = 0
+
+        /// The name of the carousel of serial `serial`, if one is stored.
+        func name(of serial: Int64) -> String? {
+            carousels.values.first { $0.serial == serial }?.name
+        }
 
         mutating func append(_ entries: [AuditEntry]) {
             #if NO_AUDIT_LOG
@@ -97,6 +104,10 @@ public final class MemoryStore: CarouselStore {
             if purpose.isAdmin {
                 try contents.findImages(changed.definition.libraryImages(broughtInOver: stored.definition))
             }
+            if let id = write.applying {
+                guard contents.pending[id]?.carousel == key.serial else { throw .notPending(id: id) }
+                contents.pending[id] = nil
+            }
             contents.carousels[key.name] = changed
             if let revision = purpose.revision(of: changed, over: stored) { contents.keep(revision, of: key.serial) }
             contents.append(write.audit)
@@ -117,6 +128,7 @@ public final class MemoryStore: CarouselStore {
             contents.carousels[key.name] = nil
             contents.revisions[key.serial] = nil
             contents.screens = contents.screens.filter { $0.key.carousel != key.serial }
+            contents.pending = contents.pending.filter { $0.value.carousel != key.serial }
             contents.append([
                 AuditEntry(.deleteCarousel, attribution, carousel: key.name, revision: expectedRevision)
             ])
@@ -178,6 +190,36 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { contents in
             guard contents.tokens.removeValue(forKey: name) != nil else { return false }
             contents.append([AuditEntry(.revokeToken, attribution, target: name)])
+            return true
+        }
+    }
+
+    public func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange {
+        try contents.withLock { contents throws(StoreError) in
+            guard let name = contents.name(of: change.carousel) else { throw .notFound(name: "#\(change.carousel)") }
+            contents.lastPendingID += 1
+            let stored = change.stored(as: contents.lastPendingID)
+            contents.pending[stored.id] = stored
+            contents.append([
+                AuditEntry(
+                    .scheduleChange, by: change.requester, at: change.createdAt, carousel: name,
+                    target: String(stored.id))
+            ])
+            return stored
+        }
+    }
+
+    public func pendingChanges() throws(StoreError) -> [PendingChange] {
+        contents.withLock { $0.pending.values.sorted { ($0.at, $0.id) < ($1.at, $1.id) } }
+    }
+
+    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        contents.withLock { contents in
+            guard let cancelled = contents.pending.removeValue(forKey: id) else { return false }
+            contents.append([
+                AuditEntry(
+                    .cancelChange, attribution, carousel: contents.name(of: cancelled.carousel), target: String(id))
+            ])
             return true
         }
     }

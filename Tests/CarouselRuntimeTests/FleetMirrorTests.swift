@@ -226,6 +226,14 @@ final class SharedMemoryStore: CarouselStore {
 
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] { try store.auditLog(query) }
 
+    func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange { try store.schedule(change) }
+
+    func pendingChanges() throws(StoreError) -> [PendingChange] { try store.pendingChanges() }
+
+    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.cancelPending(id, by: attribution)
+    }
+
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] { try store.mediaRecords(id: id) }
 
     func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]? {

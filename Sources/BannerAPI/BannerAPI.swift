@@ -39,6 +39,8 @@ public struct BannerAPI: HTTPHandler {
     let mediaFiles = MediaFiles()
     /// Named tokens (docs/TOKENS.md).
     let tokens: NamedTokens
+    /// Changes to make later (docs/SCHEDULED.md).
+    let scheduled: ScheduledChanges<HTTPViews>
     /// No validator to revalidate with, so nothing may keep a copy: a cached "ok" would hide a dead process.
     private let health = PreparedResponse(
         Response(
@@ -55,7 +57,8 @@ public struct BannerAPI: HTTPHandler {
 
     init(
         directory: CarouselDirectory<HTTPViews>, fleet: Fleet<HTTPViews>, screenEvents: ScreenEvents, views: HTTPViews,
-        media: MediaLibrary, tokens: NamedTokens, web: StaticAssets, access: AccessPolicy,
+        media: MediaLibrary, tokens: NamedTokens, scheduled: ScheduledChanges<HTTPViews>, web: StaticAssets,
+        access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
@@ -64,6 +67,7 @@ public struct BannerAPI: HTTPHandler {
         self.metrics = metrics
         self.media = media
         self.tokens = tokens
+        self.scheduled = scheduled
         self.clock = clock
         self.notReady = notReady
         self.subscribers = subscribers
@@ -432,6 +436,27 @@ public struct BannerAPI: HTTPHandler {
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
                 let label = Self.label(request, requestID)
                 let ifMatch = request.header("If-Match")
+                if let at = try ScheduledRequests.at(of: request, route: admin, now: clock()) {
+                    // Tried on the definition as it is now, so that an invalid change is refused now rather
+                    // than dropped at its time (the definition may still change before then).
+                    _ = try change.revise(live.stored.definition)
+                    let pending = PendingChange(
+                        carousel: live.key.serial, at: at, method: request.method,
+                        path: ScheduledRequests.path(of: request), body: String(decoding: request.body, as: UTF8.self),
+                        ifMatch: ifMatch, requester: requester, createdAt: clock())
+                    return .deferred { [scheduled, logger, origin] in
+                        do throws(StoreError) {
+                            let stored = try await scheduled.schedule(pending)
+                            logger.notice("\(label) → change \(stored.id) scheduled for \(at.rfc3339)")
+                            return ReadViews.uncached(
+                                ScheduledRequests.json(stored, carousel: live.name), status: 202,
+                                headers: [HTTPHeader("Location", "/carousels/\(live.name)/pending/\(stored.id)")]
+                                    + cors.headers(for: origin))
+                        } catch {
+                            return refused(.store(error), label: label, origin: origin)
+                        }
+                    }
+                }
                 return .deferred { [origin] in
                     await administer(change, on: live, by: requester, ifMatch: ifMatch, label: label, origin: origin)
                 }
@@ -499,6 +524,34 @@ public struct BannerAPI: HTTPHandler {
                         return AuditViews.response(try directory.auditLog(query), of: query, csv: csv)
                     } catch {
                         return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .pendingChanges:
+                try access.authorizeAdmin(request, carousel: route.carousel)
+                let live = try carousel(route)
+                return .deferred { [scheduled] in
+                    do throws(StoreError) {
+                        return ScheduledRequests.list(try scheduled.pending(of: live.key.serial), carousel: live.name)
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .cancelPending(let text):
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: route.carousel), requestID: requestID)
+                let live = try carousel(route)
+                let id = try ScheduledRequests.id(text, of: live.name)
+                let label = Self.label(request, requestID)
+                return .deferred { [scheduled, clock, logger] in
+                    do throws(StoreError) {
+                        let attribution = Attribution(by: requester, at: clock())
+                        guard try await scheduled.cancel(id, of: live.key.serial, by: attribution) else {
+                            return refused(ScheduledRequests.notPending(text, of: live.name), label: label, origin: nil)
+                        }
+                        logger.notice("\(label) → change \(id) cancelled by \(requester.actor)")
+                        return PreparedResponse(Response(status: 204))
+                    } catch {
+                        return refused(.store(error), label: label, origin: nil)
                     }
                 }
             case .revisions:

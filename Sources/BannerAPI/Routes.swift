@@ -66,6 +66,11 @@ enum Action: Sendable, Equatable {
     case revokeToken(name: String)
     /// `GET /audit`: the audit log, newest first (the admin role, docs/AUDIT.md).
     case auditLog
+    /// `GET /carousels/{name}/pending`: its scheduled changes, soonest first (the admin role,
+    /// docs/SCHEDULED.md).
+    case pendingChanges
+    /// `DELETE /carousels/{name}/pending/{id}`: a scheduled change cancelled (the admin role).
+    case cancelPending(String)
 }
 
 extension Action {
@@ -74,7 +79,8 @@ extension Action {
     var needsAdmin: Bool {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
-            .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken, .auditLog:
+            .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken, .auditLog,
+            .pendingChanges, .cancelPending:
             true
         case .command(let command): command.needsAdmin
         default: false
@@ -85,7 +91,7 @@ extension Action {
     var isAudited: Bool {
         switch self {
         case .command, .createCarousel, .admin, .uploadMedia, .deleteMedia, .restoreRevision, .createToken,
-            .revokeToken:
+            .revokeToken, .cancelPending:
             true
         default: false
         }
@@ -171,6 +177,7 @@ enum Routes {
         "/stats": readable(.stats),
         "/screens": [("GET", .carouselScreens)],
         "/revisions": readable(.revisions),
+        "/pending": readable(.pendingChanges),
         // The built-in page, showing this carousel.
         "/": readable(.web(path: "/")),
     ]) { v1, admin in v1 + admin }
@@ -207,6 +214,10 @@ enum Routes {
         readable(.mediaFile(id: id, .variant(width: width)))
     }
 
+    private static let pendingPrefix = "/pending/"
+    private static let pendingTemplate = carouselPrefix + pendingPrefix + "{id}"
+    private static func pendingMethods(_ id: String) -> Methods { [("DELETE", .cancelPending(id))] }
+
     private static let tokensPrefix = "/tokens/"
     private static let tokenTemplate = "/tokens/{name}"
     private static func tokenMethods(_ name: String) -> Methods { [("DELETE", .revokeToken(name: name))] }
@@ -229,6 +240,7 @@ enum Routes {
     private static let restoreRouteTemplate = template(restoreTemplate)
     private static let mediaRouteTemplate = template(mediaTemplate)
     private static let tokenRouteTemplate = template(tokenTemplate)
+    private static let pendingRouteTemplate = template(pendingTemplate)
     private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
     /// Every path template with a route, as the OpenAPI document writes them.
@@ -247,6 +259,7 @@ enum Routes {
         all[restoreTemplate] = restoreMethods("{n}")
         all[mediaTemplate] = mediaMethods("{id}")
         all[tokenTemplate] = tokenMethods("{name}")
+        all[pendingTemplate] = pendingMethods("{id}")
         all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
         return all
@@ -312,6 +325,9 @@ enum Routes {
             }
             if let n = segment(of: below, between: revisionsPrefix, and: restoreSuffix) {
                 return (restoreMethods(n), name, restoreRouteTemplate)
+            }
+            if let id = segment(of: below, between: pendingPrefix, and: "") {
+                return (pendingMethods(id), name, pendingRouteTemplate)
             }
         }
         if path.utf8.starts(with: mediaPrefix.utf8) {

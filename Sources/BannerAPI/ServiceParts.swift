@@ -37,7 +37,7 @@ public struct ServiceParts: Sendable {
         runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
         api = BannerAPI(
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
-            media: runtime.media, tokens: runtime.tokens, web: StaticAssets(cors: cors),
+            media: runtime.media, tokens: runtime.tokens, scheduled: runtime.scheduled, web: StaticAssets(cors: cors),
             access: access.granting(runtime.tokens, clock: clock), cors: cors,
             logger: logger, clock: clock, notReady: { runtime.notReady },
             subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
@@ -48,6 +48,7 @@ public struct ServiceParts: Sendable {
 
     /// Starts every carousel's clock, and follows what other processes sharing the store change.
     public func start() {
+        runtime.scheduled.start(making: { [api] change, live in await api.make(change, on: live) })
         runtime.start()
     }
 

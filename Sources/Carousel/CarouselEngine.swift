@@ -12,6 +12,9 @@ public actor CarouselEngine {
     private let onChange: @Sendable (Carousel, ChangeCause) -> Void
     private let published: Lock<Carousel>
     private let ticker = Ticker(label: "carousel.ticker")
+    /// When something outside the carousel's own schedule is due (a scheduled change), and what
+    /// to call then: the same one timer wakes for it.
+    private var due: (at: Timestamp, call: @Sendable () -> Void)?
 
     /// - Parameters:
     ///   - clock: the time commands and ticks are applied at.
@@ -85,11 +88,23 @@ public actor CarouselEngine {
         return result
     }
 
-    /// The ticker fired for `expected`. Ignored when the schedule moved since it was armed (a
-    /// command restarted the countdown); otherwise catches up with the clock.
+    /// Also wakes at `time` (nil: no longer) and then calls `call`, inside the engine after
+    /// catching up with the clock: the timer that makes scheduled changes (docs/SCHEDULED.md) is
+    /// the one that advances the carousel. One such time at once; a later call replaces it.
+    public func wake(at time: Timestamp?, _ call: @escaping @Sendable () -> Void) {
+        due = time.map { ($0, call) }
+        armTimer()
+    }
+
+    /// The ticker fired for `expected`. Ignored when neither the schedule nor a wake is due then
+    /// (a command restarted the countdown since it was armed); otherwise catches up with the clock,
+    /// then calls the wake's call when it was for it.
     func tick(expected: Timestamp) {
-        guard expected == carousel.nextChangeAt else { return }
+        let woken = due.flatMap { $0.at == expected ? $0.call : nil }
+        guard woken != nil || expected == carousel.nextChangeAt else { return }
+        if woken != nil { due = nil }
         catchUp(due: expected)
+        woken?()
     }
 
     /// Catches up with the clock: at start (`due` nil), or on the timer armed for `due`.
@@ -106,7 +121,12 @@ public actor CarouselEngine {
             return true
         }
         if changed { onChange(carousel, cause) }
-        ticker.arm(at: carousel.nextChangeAt)
+        armTimer()
+    }
+
+    /// The timer for what comes first: the carousel's next change or the wake.
+    private func armTimer() {
+        ticker.arm(at: [carousel.nextChangeAt, due?.at].compactMap { $0 }.min())
     }
 }
 

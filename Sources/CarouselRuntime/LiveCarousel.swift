@@ -169,10 +169,12 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// not); the state follows it (the current banner kept when it survives), the store takes
     /// both, then both are published. `condition` is checked on the definition as stored when the
     /// change is made. The new revision is kept in the history as `requester`'s (restoring
-    /// revision `restoring`, when it does), and in the audit log as `action` on `target`.
+    /// revision `restoring`, when it does), and in the audit log as `action` on `target`. A
+    /// scheduled change (docs/SCHEDULED.md) names itself in `applying`: made only if it is still
+    /// pending (`.store(.notPending)` otherwise).
     public func edit<Refusal: Error>(
         if condition: RevisionCondition?, by requester: Requester, as action: AuditAction, target: String? = nil,
-        restoring: UInt64? = nil,
+        restoring: UInt64? = nil, applying: Int64? = nil,
         _ revise: @escaping @Sendable (CarouselDefinition) throws(Refusal) -> CarouselDefinition
     ) async throws(ChangeError<Refusal>) -> StoredCarousel {
         let revised = try await engine.change { [self] carousel, now throws(ChangeError<Refusal>) in
@@ -186,11 +188,37 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                 let revision = stored.revision + 1
                 return CarouselWrite(
                     StoredCarousel(definition: new, revision: revision, anchor: carousel.anchor, serial: stored.serial),
-                    audit: [AuditEntry(action, attribution, carousel: name, target: target, revision: revision)])
+                    audit: [AuditEntry(action, attribution, carousel: name, target: target, revision: revision)],
+                    applying: applying)
             }
         }
         metrics.changed(.admin)
         return revised
+    }
+
+    /// Drops scheduled change `change` without making it (its If-Match no longer holds, or its
+    /// request is no longer valid): deleted from the store with an audit entry saying so
+    /// (`change.skip`, `because` in its target), in one transaction. Throws
+    /// `.store(.notPending)` when it is no longer pending.
+    public func skip(_ change: PendingChange, because reason: String) async throws(ChangeError<Never>) {
+        try await engine.change { [self] carousel, now throws(ChangeError<Never>) in
+            try write(.admin(Attribution(by: change.requester, at: now)), &carousel, at: now) {
+                stored, _ throws(ChangeError<Never>) in
+                CarouselWrite(
+                    stored,
+                    audit: [
+                        AuditEntry(
+                            .skipChange, by: change.requester, at: now, carousel: name,
+                            target: "\(change.id): \(reason)", revision: stored.revision)
+                    ], applying: change.id)
+            }
+        }
+    }
+
+    /// Wakes the engine at `time` (nil: never) to call `call`: when the next scheduled change
+    /// is due (docs/SCHEDULED.md), on the carousel's one timer.
+    func wake(at time: Timestamp?, _ call: @escaping @Sendable () -> Void) async {
+        await engine.wake(at: time, call)
     }
 
     /// Deletes the carousel from the store (after checking `condition`). The caller then takes it

@@ -17,6 +17,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let media: MediaLibrary
     /// The named tokens (docs/TOKENS.md).
     public let tokens: NamedTokens
+    /// Changes to make later (docs/SCHEDULED.md).
+    public let scheduled: ScheduledChanges<Outlets>
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -45,8 +47,11 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         // Read now when the store could be; otherwise once it is reached, with the carousels.
         if beforeFirstLoad == nil { tokens.reload() }
         self.tokens = tokens
+        let scheduled = ScheduledChanges(store: store, directory: directory, logger: logger, clock: clock)
+        self.scheduled = scheduled
         follower = StoreFollower(
-            directory: directory, tokens: tokens, store: store, logger: logger, beforeFirstLoad: beforeFirstLoad)
+            directory: directory, tokens: tokens, scheduled: scheduled, store: store, logger: logger,
+            beforeFirstLoad: beforeFirstLoad)
         self.fleet = Fleet(directory: directory, store: store, settings: fleet, logger: logger, clock: clock)
         self.media = MediaLibrary(
             store: store, index: mediaIndex ?? MediaIndex(store: store), settings: media, clock: clock,

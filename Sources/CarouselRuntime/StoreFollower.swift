@@ -9,6 +9,7 @@ import Store
 final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
     private let directory: CarouselDirectory<Outlets>
     private let tokens: NamedTokens
+    private let scheduled: ScheduledChanges<Outlets>
     private let store: any CarouselStore
     private let logger: Logger
     private let state: Lock<State>
@@ -30,11 +31,12 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
     /// - Parameter beforeFirstLoad: nil when the carousels were loaded at start; otherwise what
     ///   to do once the store is reached, before loading them (seeding it when empty).
     init(
-        directory: CarouselDirectory<Outlets>, tokens: NamedTokens, store: any CarouselStore, logger: Logger,
-        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
+        directory: CarouselDirectory<Outlets>, tokens: NamedTokens, scheduled: ScheduledChanges<Outlets>,
+        store: any CarouselStore, logger: Logger, beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         self.directory = directory
         self.tokens = tokens
+        self.scheduled = scheduled
         self.store = store
         self.logger = logger
         state = Lock(State(loaded: beforeFirstLoad == nil, beforeFirstLoad: beforeFirstLoad))
@@ -77,7 +79,8 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
             }
             if queue { Task(executorPreference: BlockingTaskExecutor.shared) { await self.reloadEverything() } }
         case .pending:
-            break  // scheduled changes are kept by the store; no process makes them yet
+            // Scheduled, cancelled or made elsewhere: read them all again (a few rows).
+            Task(executorPreference: BlockingTaskExecutor.shared) { await self.scheduled.reload() }
         case .tokens:
             // A revocation elsewhere: read them all again at once (a few rows).
             Task(executorPreference: BlockingTaskExecutor.shared) { self.tokens.reload() }
@@ -107,6 +110,7 @@ final class StoreFollower<Outlets: CarouselOutlets>: Sendable {
             try beforeFirstLoad?()
             try await directory.follow(.everything)
             tokens.reload()
+            await scheduled.reload()
             let first = state.withLock { state in
                 defer {
                     state.loaded = true

@@ -137,6 +137,31 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// A change scheduled on one replica (docs/SCHEDULED.md) is known to both, whose timers both
+    /// fire at its time: the store lets one make it, once.
+    @Test func aScheduledChangeIsMadeOnceThoughEveryReplicaKnowsIt() async throws {
+        let server = try await PostgresServer.shared()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let at = formatter.string(from: Date().addingTimeInterval(3))
+        let scheduled = try await StoreProcessTests.json(
+            ports[0], "PATCH", "/carousels/default?at=\(at)", #"{"interval": 9}"#)
+        #expect(scheduled.status == 202)
+        for port in ports {
+            #expect(
+                try await eventually {
+                    (try? await httpRequest(port: port, "GET", "/carousels/default").json["interval"] as? Double) == 9
+                }, "made, as every replica shows")
+        }
+        let made = try await httpRequest(port: ports[1], "GET", "/audit").json["entries"] as? [[String: Any]]
+        #expect((made ?? []).filter { $0["action"] as? String == "carousel.patch" }.count == 1, "made once")
+        #expect(try await httpRequest(port: ports[0], "GET", "/carousels/default").json["revision"] as? Int == 2)
+        #expect(
+            try await httpRequest(port: ports[1], "GET", "/carousels/default/pending").text.contains("\"pending\":[]"))
+        _ = processes
+    }
+
     /// The media library (docs/MEDIA.md) is in the database: an image uploaded to one replica is
     /// served by every replica byte for byte, a banner of another replica may show it (with its
     /// variants), and the same file sent to both at once is one image.

@@ -1,5 +1,6 @@
 import CarouselRuntime
 import JSON
+import Logging
 import MicroHTTP
 import Store
 import TimeZones
@@ -81,11 +82,16 @@ enum ScheduledRequests {
     }
 }
 
-extension BannerAPI {
-    /// Makes scheduled change `change` on `live` now that it is due (`ScheduledChanges` calls it):
-    /// its request read again and made as an admin write by whoever asked, claimed in the write's
-    /// transaction. One that can no longer be made as asked (its If-Match no longer holds, or its
-    /// request is now refused) is dropped with an audit entry saying why.
+/// Makes scheduled changes when they are due (`ScheduledChanges` calls it). Holds only what it
+/// needs, not the API: the runtime keeps it, and the API keeps the runtime's parts.
+struct PendingChangeMaker: Sendable {
+    let media: MediaLibrary
+    let logger: Logger
+
+    /// Makes scheduled change `change` on `live` now that it is due: its request read again and
+    /// made as an admin write by whoever asked, claimed in the write's transaction. One that can no
+    /// longer be made as asked (its If-Match no longer holds, or its request is now refused) is
+    /// dropped with an audit entry saying why.
     func make(_ change: PendingChange, on live: ServedCarousel) async {
         let label = "\(change.method) \(change.path) (change \(change.id), due \(change.at.rfc3339))"
         let request = ScheduledRequests.request(of: change)

@@ -46,10 +46,13 @@ public struct ServiceParts: Sendable {
     /// The carousels being served.
     var directory: CarouselDirectory<HTTPViews> { runtime.directory }
 
-    /// Starts every carousel's clock, and follows what other processes sharing the store change.
+    /// Starts every carousel's clock, follows what other processes sharing the store change, and
+    /// makes scheduled changes when they are due.
     public func start() {
-        runtime.scheduled.start(making: { [api] change, live in await api.make(change, on: live) })
         runtime.start()
+        // After the engines' timers are started: a wake armed before would fire into nothing.
+        let maker = PendingChangeMaker(media: runtime.media, logger: api.logger)
+        runtime.scheduled.start(making: { change, live in await maker.make(change, on: live) })
     }
 
     /// Brings the carousels in service up to the store after another process changed it.

@@ -104,7 +104,10 @@ public final class ScheduledChanges<Outlets: CarouselOutlets>: Sendable {
                 return (time, changed)
             }
             guard changed else { continue }
-            await live.wake(at: time) { [self] in
+            // Weak: the engine keeps the call until it fires, and it must not keep the carousel
+            // or this object alive (a cycle through the directory).
+            await live.wake(at: time) { [weak self, weak live] in
+                guard let self, let live else { return }
                 Task(executorPreference: BlockingTaskExecutor.shared) { await self.makeDue(on: live) }
             }
         }

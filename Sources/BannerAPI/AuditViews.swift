@@ -23,8 +23,7 @@ enum AuditViews {
         let query = AuditQuery(
             from: from, to: to, carousel: request.queryParameter("carousel"), actor: request.queryParameter("actor"),
             before: before, limit: limit.map { Int($0) } ?? defaultLimit)
-        let csv = (request.header("Accept") ?? "").lowercased().contains("text/csv")
-        return (query, csv)
+        return (query, QueryValues.asksForCSV(request))
     }
 
     /// The page: `{"entries": [...], "next": seq}`, `next` the `before` that asks for the page

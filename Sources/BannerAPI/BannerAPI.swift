@@ -436,14 +436,15 @@ public struct BannerAPI: HTTPHandler {
                 let change = try AdminRequest.parse(admin, carousel: live.name, request: request)
                 let label = Self.label(request, requestID)
                 let ifMatch = request.header("If-Match")
-                if let at = try ScheduledRequests.at(of: request, route: admin, now: clock()) {
+                let now = clock()
+                if let at = try ScheduledRequests.at(of: request, route: admin, now: now) {
                     // Tried on the definition as it is now, so that an invalid change is refused now rather
                     // than dropped at its time (the definition may still change before then).
                     _ = try change.revise(live.stored.definition)
                     let pending = PendingChange(
                         carousel: live.key.serial, at: at, method: request.method,
                         path: ScheduledRequests.path(of: request), body: String(decoding: request.body, as: UTF8.self),
-                        ifMatch: ifMatch, requester: requester, createdAt: clock())
+                        ifMatch: ifMatch, requester: requester, createdAt: now)
                     return .deferred { [scheduled, logger, origin] in
                         do throws(StoreError) {
                             let stored = try await scheduled.schedule(pending)

@@ -146,7 +146,6 @@ enum EngagementRequests {
                     + (bucket == .hour ? "ask for a shorter span, or bucket=day" : "ask for a shorter span"))
         }
         let (start, end) = StatsReport.span(from: from, to: to, bucket: bucket, zone: zone)
-        let accept = request.header("Accept") ?? ""
-        return StatsQuery(from: start, to: end, bucket: bucket, csv: accept.lowercased().contains("text/csv"))
+        return StatsQuery(from: start, to: end, bucket: bucket, csv: QueryValues.asksForCSV(request))
     }
 }

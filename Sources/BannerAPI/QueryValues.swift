@@ -1,3 +1,4 @@
+import MicroHTTP
 import TimeZones
 
 /// Query parameters read the same way by every report (stats, the audit log).
@@ -9,5 +10,10 @@ enum QueryValues {
             throw Problem.badRequest("\(name) '\(text)' is not an RFC 3339 date-time (2026-12-01T00:00:00Z)")
         }
         return time
+    }
+
+    /// Whether the request asks for its report as CSV (`Accept: text/csv`) rather than JSON.
+    static func asksForCSV(_ request: borrowing Request) -> Bool {
+        (request.header("Accept") ?? "").lowercased().contains("text/csv")
     }
 }

@@ -265,9 +265,12 @@ public struct BannerAPI: HTTPHandler {
                 let live = try carousel(route)
                 let span = try TimelineView.span(request.queryParameter("hours"))
                 let limit = try TimelineView.limit(request.queryParameter("limit"), spanGiven: span != nil)
-                let (entries, until) =
-                    span.map { live.engine.plan(limit: limit, span: $0) } ?? (live.engine.timeline(limit: limit), nil)
-                return .response(TimelineView.response(of: entries, until: until, headers: cors.headers(for: origin)))
+                let redefinitions = ScheduledRequests.redefinitions(scheduled.known(of: live.key.serial), of: live)
+                let (entries, until) = live.engine.plan(limit: limit, span: span, redefinitions: redefinitions)
+                return .response(
+                    TimelineView.response(
+                        of: entries, until: span.map { _ in until }, listed: live.stored.definition.banners,
+                        headers: cors.headers(for: origin)))
             case .views:
                 let live = try carousel(route)
                 let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())

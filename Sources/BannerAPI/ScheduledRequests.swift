@@ -1,3 +1,4 @@
+import Carousel
 import CarouselRuntime
 import JSON
 import Logging
@@ -44,6 +45,36 @@ enum ScheduledRequests {
             headers: [HTTPHeader("Content-Type", "application/json")]
                 + (change.ifMatch.map { [HTTPHeader("If-Match", $0)] } ?? []),
             body: Array(change.body.utf8))
+    }
+
+    /// The write pending change `change` of carousel `carousel` asks for, read again from the
+    /// request it keeps, with the parser of the request made now.
+    static func asked(by change: PendingChange, carousel: String) throws(Problem) -> AdminRequest {
+        let request = request(of: change)
+        guard case .admin(let route) = try Routes.resolve(method: request.method, path: request.path).action else {
+            throw Problem.badRequest("\(change.method) \(change.path) is not a definition or banner write")
+        }
+        return try AdminRequest.parse(route, carousel: carousel, request: request)
+    }
+
+    /// What `changes` (soonest first) will do to the state of `live` when each is made, as the
+    /// timeline plans them: each tried on the definition the ones before it leave, with its
+    /// If-Match checked on the revision they lead to; one that would be dropped is left out.
+    static func redefinitions(_ changes: [PendingChange], of live: ServedCarousel) -> [PlannedRedefinition] {
+        var stored = live.stored
+        var planned: [PlannedRedefinition] = []
+        for change in changes {
+            if let condition = live.condition(ifMatch: change.ifMatch), !condition(stored.revision) { continue }
+            guard let asked = try? asked(by: change, carousel: live.name),
+                let new = try? asked.revise(stored.definition)
+            else { continue }
+            let old = stored.definition
+            planned.append(
+                PlannedRedefinition(at: change.at, change: change.id) { new.redefine(&$0, from: old, at: $1) })
+            stored = StoredCarousel(
+                definition: new, revision: stored.revision + 1, anchor: stored.anchor, serial: stored.serial)
+        }
+        return planned
     }
 
     static func json(_ change: PendingChange, carousel: String) -> JSONObject {
@@ -94,13 +125,9 @@ struct PendingChangeMaker: Sendable {
     /// dropped with an audit entry saying why.
     func make(_ change: PendingChange, on live: ServedCarousel) async {
         let label = "\(change.method) \(change.path) (change \(change.id), due \(change.at.rfc3339))"
-        let request = ScheduledRequests.request(of: change)
         let asked: AdminRequest
         do throws(Problem) {
-            guard case .admin(let route) = try Routes.resolve(method: request.method, path: request.path).action else {
-                throw Problem.badRequest("\(change.method) \(change.path) is not a definition or banner write")
-            }
-            asked = try AdminRequest.parse(route, carousel: live.name, request: request)
+            asked = try ScheduledRequests.asked(by: change, carousel: live.name)
             try MediaRequests.rememberImages(named: asked, in: media)
         } catch {
             await skip(change, on: live, because: error.detail, label: label)

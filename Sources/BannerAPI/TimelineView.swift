@@ -1,4 +1,5 @@
 import Carousel
+import Definitions
 import JSON
 import MicroHTTP
 import TimeZones
@@ -7,7 +8,8 @@ import TimeZones
 /// now if no command intervenes, `{"entries": [{"at", "banner", "index", "count"}, …]}`; with
 /// `hours`, those of the next H hours and `"until"`, the instant before which every change is
 /// listed (what a screen plays from when it loses the service). Computed per request from the
-/// published state, with the engine's clock: the same steps the engine takes.
+/// published state, with the engine's clock: the same steps the engine takes, and the scheduled
+/// changes made on the way (docs/SCHEDULED.md).
 enum TimelineView {
     static let defaultLimit = 100
     static let maxHours = 24.0
@@ -32,7 +34,13 @@ enum TimelineView {
         return value
     }
 
-    static func response(of entries: [TimelineEntry], until: Timestamp?, headers: [HTTPHeader]) -> Response {
+    /// The answer: each entry's banner by id, with its content (`BannerDecoding.json`) where it
+    /// is not as `listed` (the definition now, `GET …/banners`) has it: a banner a scheduled change
+    /// adds or edits, or a takeover's. An entry a scheduled change makes names it (`change`).
+    static func response(of entries: [TimelineEntry], until: Timestamp?, listed: [Banner], headers: [HTTPHeader])
+        -> Response
+    {
+        let current = Dictionary(listed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var document = JSONObject()
         document.add(
             "entries",
@@ -42,6 +50,10 @@ enum TimelineView {
                 object.add("banner", entry.banner?.id)
                 object.add("index", entry.index)
                 object.add("count", entry.count)
+                if let change = entry.change { object.add("change", change) }
+                if let banner = entry.banner, current[banner.id] != banner {
+                    object.add("content", BannerDecoding.json(banner))
+                }
                 return object
             })
         if let until { document.add("until", until.rfc3339) }

@@ -37,16 +37,14 @@ public actor CarouselEngine {
         published.withLock { $0 }
     }
 
-    /// The changes planned from the clock's now (`Carousel.timeline`), from the latest published
-    /// state; safe from any thread.
-    public nonisolated func timeline(limit: Int) -> [TimelineEntry] {
-        snapshot.timeline(from: clock(), limit: limit)
-    }
-
-    /// The changes planned for the next `span` (`Carousel.plan`), and until when they are complete.
-    public nonisolated func plan(limit: Int, span: Duration) -> (entries: [TimelineEntry], until: Timestamp) {
+    /// The changes planned from the clock's now (`Carousel.plan`) with `redefinitions` made on the
+    /// way, from the latest published state, for the next `span` (else as far as `limit` goes),
+    /// and until when they are complete; safe from any thread.
+    public nonisolated func plan(limit: Int, span: Duration?, redefinitions: [PlannedRedefinition] = []) -> (
+        entries: [TimelineEntry], until: Timestamp
+    ) {
         let now = clock()
-        return snapshot.plan(from: now, limit: limit, before: now + span)
+        return snapshot.plan(from: now, limit: limit, before: span.map { now + $0 }, redefinitions: redefinitions)
     }
 
     /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with

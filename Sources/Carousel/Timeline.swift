@@ -1,12 +1,28 @@
 import TimeZones
 
 /// One planned change of what screens show: from `at` on, `banner` (nil: nothing) at `index` of
-/// `count` rotating banners.
+/// `count` rotating banners; `change` names the scheduled change of the definition made then, if
+/// one is (docs/SCHEDULED.md).
 public struct TimelineEntry: Sendable, Hashable {
     public let at: Timestamp
     public let banner: Banner?
     public let index: Int?
     public let count: Int
+    public var change: Int64? = nil
+}
+
+/// A change of the definition planned at `at` (a scheduled change, docs/SCHEDULED.md): `apply`
+/// does to the state then what making it will do.
+public struct PlannedRedefinition {
+    public let at: Timestamp
+    public let change: Int64
+    public let apply: (inout Carousel, Timestamp) -> Void
+
+    public init(at: Timestamp, change: Int64, apply: @escaping (inout Carousel, Timestamp) -> Void) {
+        self.at = at
+        self.change = change
+        self.apply = apply
+    }
 }
 
 extension Carousel {
@@ -24,29 +40,42 @@ extension Carousel {
     /// The changes planned from `now` until just before `end` (at most two years ahead), at most
     /// `limit` of them, and `until`: every change before it is listed. That is `end` when nothing
     /// cut them short (nothing more planned is complete too), else the last step looked at.
-    public func plan(from now: Timestamp, limit: Int, before end: Timestamp?) -> (
-        entries: [TimelineEntry], until: Timestamp
-    ) {
+    /// `redefinitions` (soonest first) are made on the way, each an entry of its own even when
+    /// the banner shown stays (its caption may be what changed).
+    public func plan(
+        from now: Timestamp, limit: Int, before end: Timestamp?, redefinitions: [PlannedRedefinition] = []
+    ) -> (entries: [TimelineEntry], until: Timestamp) {
         var future = self
         future.advance(to: now)
         var entries: [TimelineEntry] = []
         var shown = (future.currentBanner?.id, future.index, future.count)
         let twoYears = now + .seconds(2 * 31_536_000)
         let horizon = end.map { min($0, twoYears) } ?? twoYears
+        var redefinitions = redefinitions.drop { $0.at <= now }
         // Steps that change nothing on screen (a window ending where another begins) are few; the
         // bound keeps a request's work in proportion to what it asks for, whatever the schedules.
         var steps = 0
         var lookedAt = now
-        while let due = future.nextChangeAt, due < horizon {
+        while true {
+            let advance = future.nextChangeAt
+            var redefinition: PlannedRedefinition? = nil
+            if let next = redefinitions.first, advance.map({ next.at <= $0 }) ?? true { redefinition = next }
+            guard let due = redefinition?.at ?? advance, due < horizon else { break }
             guard entries.count < limit, steps < 2 * limit + 1000 else { return (entries, lookedAt) }
             steps += 1
             future.advance(to: due)
             lookedAt = due
+            if let redefinition {
+                redefinitions.removeFirst()
+                redefinition.apply(&future, due)
+            }
             let now = (future.currentBanner?.id, future.index, future.count)
-            guard now != shown else { continue }
+            guard now != shown || redefinition != nil else { continue }
             shown = now
             entries.append(
-                TimelineEntry(at: due, banner: future.currentBanner, index: future.index, count: future.count))
+                TimelineEntry(
+                    at: due, banner: future.currentBanner, index: future.index, count: future.count,
+                    change: redefinition?.change))
         }
         return (entries, max(horizon, now))
     }

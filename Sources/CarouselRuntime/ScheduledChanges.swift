@@ -66,10 +66,16 @@ public final class ScheduledChanges<Outlets: CarouselOutlets>: Sendable {
         try store.pendingChanges().filter { $0.carousel == serial }
     }
 
+    /// The pending changes of carousel `serial` as this process last read them, soonest first
+    /// (for planning: no store read).
+    public func known(of serial: Int64) -> [PendingChange] {
+        state.withLock { state in state.changes.filter { $0.carousel == serial } }
+            .sorted { ($0.at, $0.id) < ($1.at, $1.id) }
+    }
+
     /// Cancels pending change `id` of carousel `serial`; false when it is not one of its pending changes.
     public func cancel(_ id: Int64, of serial: Int64, by attribution: Attribution) async throws(StoreError) -> Bool {
-        guard try pending(of: serial).contains(where: { $0.id == id }) else { return false }
-        let cancelled = try store.cancelPending(id, by: attribution)
+        let cancelled = try store.cancelPending(id, of: serial, by: attribution)
         await reload()
         return cancelled
     }

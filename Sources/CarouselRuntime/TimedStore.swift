@@ -135,8 +135,9 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.load) { () throws(StoreError) in try store.pendingChanges() }
     }
 
-    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
-        try metrics.timing(.admin) { () throws(StoreError) in try store.cancelPending(id, by: attribution) }
+    func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.cancelPending(id, of: carousel, by: attribution)
+        }
     }
 
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {

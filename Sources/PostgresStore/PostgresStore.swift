@@ -336,14 +336,14 @@ public final class PostgresStore: CarouselStore {
         return rows.map { row in PendingChange(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] }) }
     }
 
-    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+    public func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(PostgresError) -> Bool in
             try Self.transaction(connection) { () throws(PostgresError) -> Bool in
                 let rows = try connection.execute(
                     """
-                    WITH cancelled AS (DELETE FROM pending WHERE id = $1 RETURNING carousel)
+                    WITH cancelled AS (DELETE FROM pending WHERE id = $1 AND carousel = $2 RETURNING carousel)
                     SELECT c.name FROM cancelled LEFT JOIN carousels c ON c.serial = cancelled.carousel
-                    """, [String(id)])
+                    """, [String(id), String(carousel)])
                 guard let row = rows.first else { return false }
                 try Self.append(
                     [AuditEntry(.cancelChange, attribution, carousel: row[0], target: String(id))], on: connection)

@@ -324,16 +324,12 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+    public func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try on(admin) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Bool in
-                let found = try connection.statement("SELECT carousel FROM pending WHERE id = ?1").bind(.integer(id))
-                let carousel = try { () throws(SQLiteError) -> Int64? in
-                    defer { found.reset() }
-                    return try found.step() ? found.integer(0) : nil
-                }()
-                guard let carousel else { return false }
-                try connection.statement("DELETE FROM pending WHERE id = ?1").bind(.integer(id)).run()
+                try connection.statement("DELETE FROM pending WHERE id = ?1 AND carousel = ?2")
+                    .bind(.integer(id), .integer(carousel)).run()
+                guard connection.changes > 0 else { return false }
                 try Self.append(
                     [
                         AuditEntry(

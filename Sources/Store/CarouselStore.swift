@@ -180,9 +180,10 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Every pending change, by `at`, then id.
     func pendingChanges() throws(StoreError) -> [PendingChange]
 
-    /// Deletes pending change `id` with its audit entry (`change.cancel` by `attribution`) and
-    /// tells the other processes; false when it is not pending (made, cancelled, never was).
-    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool
+    /// Deletes pending change `id` of carousel `carousel` (a serial) with its audit entry
+    /// (`change.cancel` by `attribution`) and tells the other processes; false when it is not one
+    /// of its pending changes (made, cancelled, another carousel's, never was).
+    func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool
 
     /// `banner-server import`: in one transaction, each definition replaces the carousel of its
     /// name (anchor from `anchor(definition, existing)`, revision one more) or creates it; each

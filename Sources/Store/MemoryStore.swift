@@ -213,9 +213,10 @@ public final class MemoryStore: CarouselStore {
         contents.withLock { $0.pending.values.sorted { ($0.at, $0.id) < ($1.at, $1.id) } }
     }
 
-    public func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+    public func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         contents.withLock { contents in
-            guard let cancelled = contents.pending.removeValue(forKey: id) else { return false }
+            guard contents.pending[id]?.carousel == carousel, let cancelled = contents.pending.removeValue(forKey: id)
+            else { return false }
             contents.append([
                 AuditEntry(
                     .cancelChange, attribution, carousel: contents.name(of: cancelled.carousel), target: String(id))

@@ -60,6 +60,7 @@ public enum WebClient {
         module("/admin-screens.js", PackageResources.admin_screens_js),
         module("/admin-media.js", PackageResources.admin_media_js),
         module("/admin-history.js", PackageResources.admin_history_js),
+        module("/admin-pending.js", PackageResources.admin_pending_js),
         module("/admin-tokens.js", PackageResources.admin_tokens_js),
         module("/admin-audit.js", PackageResources.admin_audit_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),

@@ -104,6 +104,43 @@ struct ScheduledAPITests {
         #expect(entries?.first?["target"] as? String == String(id))
     }
 
+    /// The timeline plans pending changes: an entry at each one's time naming it, the rotation
+    /// after it the changed one's, the content of a banner it adds; one whose If-Match will not
+    /// hold is not planned. (On the live transports: `at` is read from the tests' clock.)
+    @Test(arguments: running)
+    func theTimelinePlansThePendingChanges(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let tag = try #require(try await AdminAPITests.create(service).header("ETag"))
+        let stale = try await AdminAPITests.json(
+            service, "PATCH", "/carousels/lobby?at=\(Self.inSeconds(900))", #"{"interval": 5}"#,
+            headers: [("If-Match", tag)])
+        #expect(stale.status == 202)
+        #expect(
+            try await AdminAPITests.json(service, "PATCH", "/carousels/lobby", #"{"interval": 1800}"#).status == 200)
+        let faster = try await AdminAPITests.json(
+            service, "PATCH", "/carousels/lobby?at=\(Self.inSeconds(600))", #"{"interval": 60}"#)
+        let added = try await AdminAPITests.json(
+            service, "POST", "/carousels/lobby/banners?position=1&at=\(Self.inSeconds(1200))",
+            #"{"id": "sale", "image": "https://cdn.example.com/sale.png", "caption": "Sale"}"#)
+        #expect(faster.status == 202 && added.status == 202)
+
+        let timeline = try await service.request("GET", "/carousels/lobby/timeline?hours=1")
+        #expect(timeline.status == 200)
+        let entries = try #require(try timeline.json["entries"] as? [[String: Any]])
+        let made = entries.filter { $0["change"] != nil }
+        #expect(made.map { $0["change"] as? Int } == [try faster.json["id"] as? Int, try added.json["id"] as? Int])
+        #expect(
+            made.map { $0["at"] as? String } == [try faster.json["at"] as? String, try added.json["at"] as? String])
+        let fasterAt = try #require(made.first?["at"] as? String)
+        let afterFaster = entries.filter { ($0["at"] as? String ?? "") > fasterAt }
+        #expect(afterFaster.count > 20, "a change a minute after the interval goes to 60 s: \(afterFaster.count)")
+        let sale = entries.filter { $0["banner"] as? String == "sale" }
+        #expect(!sale.isEmpty)
+        #expect(sale.allSatisfy { ($0["content"] as? [String: Any])?["caption"] as? String == "Sale" })
+        #expect(entries.filter { $0["banner"] as? String == "a" }.allSatisfy { $0["content"] == nil }, "as listed")
+        #expect(try await Self.pending(service).count == 3, "planned, not made")
+    }
+
     @Test(arguments: Transport.allCases)
     func aBadAtIsRefusedNamingItAndNothingIsScheduled(_ transport: Transport) async throws {
         let service = try await transport.start()

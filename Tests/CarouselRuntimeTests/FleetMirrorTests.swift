@@ -230,8 +230,8 @@ final class SharedMemoryStore: CarouselStore {
 
     func pendingChanges() throws(StoreError) -> [PendingChange] { try store.pendingChanges() }
 
-    func cancelPending(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
-        try store.cancelPending(id, by: attribution)
+    func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.cancelPending(id, of: carousel, by: attribution)
     }
 
     func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord] { try store.mediaRecords(id: id) }

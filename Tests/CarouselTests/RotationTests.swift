@@ -335,6 +335,35 @@ struct TimelineTests {
         #expect(paused.entries.isEmpty && paused.until == clock(3600), "nothing planned: complete to the end")
     }
 
+    /// Scheduled changes of the definition (docs/SCHEDULED.md) in a plan: each an entry of its own,
+    /// the rotation after it the edited one's, and a paused carousel's plan going on past one.
+    @Test func plannedRedefinitionsAreEntriesAndTheRotationFollowsThem() throws {
+        var carousel = scheduled([banner("a"), banner("b")])  // 4 s each from `ten`
+        var captioned = banner("b")
+        captioned.caption = "new"
+        let edited = Lineup(banners: [banner("a"), captioned, banner("c")], interval: .seconds(4), timeZone: .utc)
+        let redefinitions = [
+            PlannedRedefinition(at: clock(6), change: 7) { $0.redefine(edited, autoplay: nil, at: $1) },
+            PlannedRedefinition(at: clock(13), change: 8) { $0.redefine(edited, autoplay: false, at: $1) },
+        ]
+        let plan = carousel.plan(from: clock(1), limit: 100, before: clock(60), redefinitions: redefinitions)
+        #expect(plan.entries.map(\.at) == [clock(4), clock(6), clock(8), clock(12), clock(13)])
+        #expect(plan.entries.map { $0.banner?.id } == ["b", "b", "c", "a", "a"])
+        #expect(plan.entries.map(\.change) == [nil, 7, nil, nil, 8])
+        #expect(plan.entries[1].banner?.caption == "new" && plan.entries[1].count == 3, "b kept, its countdown too")
+        #expect(plan.until == clock(60), "paused at 13: nothing more planned")
+
+        #expect(
+            carousel.plan(from: clock(6), limit: 100, before: clock(9), redefinitions: redefinitions).entries.map(\.at)
+                == [clock(8)], "a change due now is being made: not planned again")
+        try carousel.apply(.pause(for: nil), at: clock(1))
+        let paused = carousel.plan(from: clock(1), limit: 100, before: clock(60), redefinitions: [redefinitions[0]])
+        #expect(paused.entries.map(\.at) == [clock(6)], "an edit of a paused carousel leaves it paused")
+        let unpausing = PlannedRedefinition(at: clock(6), change: 9) { $0.redefine(edited, autoplay: true, at: $1) }
+        let resumed = carousel.plan(from: clock(1), limit: 100, before: clock(15), redefinitions: [unpausing])
+        #expect(resumed.entries.map(\.at) == [clock(6), clock(10), clock(14)], "playing from the edit on")
+    }
+
     @Test func aTakeoverWithAnEndPlansTheReturn() throws {
         var carousel = scheduled([banner("a"), banner("b")])
         try carousel.apply(.startTakeover(banner: banner("promo"), duration: .seconds(10)), at: clock(1))

@@ -41,8 +41,9 @@ struct PendingStoreTests {
         #expect(sooner == Self.change(lobby.serial, at: 60, body: #"{"autoplay": true}"#).stored(as: sooner.id))
 
         let cancelling = Attribution(actor: "bob", at: t0 + .seconds(5))
-        #expect(try store.cancelPending(later.id, by: cancelling))
-        #expect(try !store.cancelPending(later.id, by: cancelling), "no longer pending")
+        #expect(try !store.cancelPending(later.id, of: lobby.serial + 1, by: cancelling), "another carousel's")
+        #expect(try store.cancelPending(later.id, of: lobby.serial, by: cancelling))
+        #expect(try !store.cancelPending(later.id, of: lobby.serial, by: cancelling), "no longer pending")
         #expect(try store.pendingChanges() == [sooner])
         #expect(
             try store.auditLog(AuditQuery()).prefix(3).map(\.entry) == [

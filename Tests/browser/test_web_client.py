@@ -553,6 +553,45 @@ class OfflinePlay(CutOff):
         self.assertEqual(errors, [], "errors in the second browser's console")
 
 
+class OfflinePlayOfAScheduledChange(CutOff):
+    def test_a_page_cut_off_makes_a_change_scheduled_before_at_its_time(self):
+        """A banner added by a change scheduled for T (docs/SCHEDULED.md) is in the plan a page keeps:
+        cut off before T, the page shows it, with its caption, from the instant the service planned."""
+        self.wait(lambda: self.ready_offline(self.browser), 30, "the page's service worker is in charge")
+        at = int(time.time()) + 20
+        iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+        self.service.call("POST", f"/carousels/default/banners?position=0&at={iso}",
+                          {"id": "sale", "image": self.images.url(0), "caption": "Winter sale"})
+        # The page plans afresh on every change of the carousel and every 10 minutes: reloaded, it
+        # plans with the change now.
+        self.browser.refresh()
+
+        def kept_change():
+            return any(entry.get("change") for entry in (self.kept_plan(self.browser) or {}).get("entries", []))
+        self.wait(kept_change, 30, "the page keeps a plan with the change")
+        timeline = self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]
+        planned = [(epoch_ms(entry["at"]), entry["banner"]) for entry in timeline]
+        self.assertIn("sale", [banner for _, banner in planned], "the service plans the banner added")
+        self.assertLess(time.time(), at, "cut off before T (the page took 20 s to be ready)")
+        self.proxy.cut()
+        self.image_proxy.cut()
+        self.browser.execute_script("""
+            const caption = document.querySelector(".slide-caption");
+            window.captions = [];
+            new MutationObserver(() => window.captions.push(caption.textContent))
+                .observe(caption, {childList: true, characterData: true, subtree: true});
+        """)
+        self.wait(lambda: any(banner == "sale" for _, banner in self.shown(self.browser)), 60,
+                  "the cut-off page shows the banner added at T")
+        self.assertTrue(self.badge(self.browser)["shown"], "it was offline all along")
+        flip = next(flip for flip in self.shown(self.browser) if flip[1] == "sale")
+        self.assertGreaterEqual(flip[0], at * 1000 - 50, "not before T")
+        instant = planned_at(planned, flip[0])
+        self.assertEqual(instant and instant[1], "sale", f"shown at {flip[0]:.0f}, as the service planned: {planned}")
+        self.wait(lambda: "Winter sale" in self.browser.execute_script("return window.captions"), 15,
+                  "with the caption it was added with")
+
+
 class OfflinePlayToTheEnd(CutOff):
     def prepare_browser(self):
         super().prepare_browser()
@@ -1630,6 +1669,44 @@ class AdminEditor(AdminPageTest):
             for line in text.splitlines()]
         self.assertEqual(without_seconds(saved), without_seconds(served))
         self.assertEqual(saved.splitlines()[0], served.splitlines()[0], "a header row")
+
+    def test_a_change_made_later_is_listed_planned_on_the_timeline_and_cancelled(self):
+        """"Make changes at" (docs/SCHEDULED.md): the banner added waits under Scheduled changes, the
+        timeline marks its time, nothing changes now; Cancel drops it."""
+        at = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(hours=2)
+        self.browser.execute_script("document.getElementById('pending-at').value = arguments[0]",
+                                    at.strftime("%Y-%m-%dT%H:%M:%S"))  # the carousel's zone is UTC
+        self.fill("banner-form", id="sale", image=self.images.url(1), caption="Winter sale")
+        self.find("#banner-submit").click()
+        self.wait(lambda: self.find("#editor-status").text.startswith("Scheduled for "), 10, "the page says when")
+        self.assertIn("as change 1: nothing changes until then.", self.find("#editor-status").text)
+        listed = lambda: self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#pending-list li'), (item) =>"
+            " [item.dataset.change, item.querySelector('time').dateTime, item.querySelector('code').textContent])")
+        self.wait(lambda: len(listed()) == 1, 10, "the change listed")
+        self.assertEqual(listed(), [["1", at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                                     "POST /carousels/default/banners"]])
+        self.assertEqual(self.stored_order(), [f"banner-{n}" for n in range(5)], "nothing changed now")
+        self.assertEqual(self.order(), [f"banner-{n}" for n in range(5)])
+        marks = lambda: self.browser.execute_script("return document.querySelectorAll('#timeline-strip line.change-mark').length")
+        self.wait(lambda: marks() >= 5, 10, "the timeline marks the change's time on every lane")
+
+        # A second one: both will be made (no If-Match, which the first would make stale).
+        self.fill("settings", interval="60")
+        self.find("#settings button[type=submit]").click()
+        self.wait(lambda: "as change 2:" in self.find("#editor-status").text, 10, "the second is scheduled")
+        self.wait(lambda: [change for change, _, _ in listed()] == ["1", "2"], 10, "both listed")
+        pending = lambda: self.service.call("GET", "/carousels/default/pending", token=self.admin_token)["pending"]
+        self.assertEqual([change["ifMatch"] for change in pending()], [None, None])
+        self.assertEqual(self.definition("default")["interval"], 3600.0, "nothing changed now")
+
+        self.find('#pending-list button[aria-label="Cancel change 1"]').click()
+        self.wait(lambda: self.find("#pending-status").text == "Change 1 cancelled: it will not be made.", 10,
+                  "the page says it is cancelled")
+        self.assertEqual([change for change, _, _ in listed()], ["2"])
+        self.assertEqual([change["id"] for change in pending()], [2])
+        self.wait(lambda: len(self.browser.find_elements(By.CSS_SELECTOR, '#timeline-strip .lane-row[data-banner="sale"]')) == 0,
+                  10, "the timeline no longer plans the banner")
 
     def test_the_history_shows_each_change_field_by_field_and_restores_one(self):
         self.fill("settings", interval="7")

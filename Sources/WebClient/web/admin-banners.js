@@ -75,8 +75,8 @@ export async function move(id, position) {
     const ids = session.editing.definition.banners.map((banner) => banner.id).filter((other) => other !== id);
     ids.splice(position, 0, id);
     const focused = document.activeElement?.getAttribute("aria-label");
-    if (await write(ui.bannerError, ui.bannerForm, "PUT", `${carouselPath(session.editing.name)}/order`, {ids})) {
-        ui.editorStatus.textContent = `Moved ${id} to position ${position + 1}.`;
+    if (await write(ui.bannerError, ui.bannerForm, "PUT", `${carouselPath(session.editing.name)}/order`, {ids},
+        {saved: `Moved ${id} to position ${position + 1}.`})) {
         const again = focused && ui.banners.querySelector(`button[aria-label="${CSS.escape(focused)}"]`);
         (again && !again.disabled
             ? again : ui.banners.querySelector(`li[data-banner="${CSS.escape(id)}"] button:not(:disabled)`))?.focus();
@@ -152,19 +152,17 @@ ui.bannerForm.addEventListener("submit", async (event) => {
     const saved = session.editingBanner === null
         // A new banner names only what it has; null (none) is for removing from one that exists.
         ? await write(ui.bannerError, ui.bannerForm, "POST", path,
-            Object.fromEntries(Object.entries({id, ...banner}).filter(([, value]) => value !== null)))
-        : await write(ui.bannerError, ui.bannerForm, "PATCH", `${path}/${encodeURIComponent(session.editingBanner)}`, banner);
-    if (saved) {
-        ui.editorStatus.textContent = session.editingBanner === null ? `Added ${id}.` : `Saved ${id}.`;
-        resetBannerForm();
-    }
+            Object.fromEntries(Object.entries({id, ...banner}).filter(([, value]) => value !== null)),
+            {saved: `Added ${id}.`})
+        : await write(ui.bannerError, ui.bannerForm, "PATCH", `${path}/${encodeURIComponent(session.editingBanner)}`, banner,
+            {saved: `Saved ${id}.`});
+    if (saved) resetBannerForm();
 });
 
 export async function deleteBanner(id) {
     if (!await confirmDeletion(id, `The banner leaves ${session.editing.name} at once, on every screen.`)) return;
     const path = `${carouselPath(session.editing.name)}/banners/${encodeURIComponent(id)}`;
-    if (await write(ui.bannerError, ui.bannerForm, "DELETE", path)) {
-        ui.editorStatus.textContent = `Deleted ${id}.`;
+    if (await write(ui.bannerError, ui.bannerForm, "DELETE", path, undefined, {saved: `Deleted ${id}.`})) {
         if (session.editingBanner === id) resetBannerForm();
     }
 }

@@ -9,6 +9,7 @@ import {renderBanners, resetBannerForm} from "./admin-banners.js";
 import {zone} from "./admin-schedule.js";
 import {fillTakeoverChoices, followState} from "./admin-takeover.js";
 import {hideHistory, historyShown, showHistory} from "./admin-history.js";
+import {atPath, replan, scheduledAt, scheduledNote} from "./admin-pending.js";
 
 export async function openEditor(name, {keepTyped = false} = {}) {
     let response;
@@ -32,6 +33,9 @@ export async function openEditor(name, {keepTyped = false} = {}) {
         ui.statsResult.hidden = true;
         ui.statsStatus.textContent = "";
         hideHistory();
+        session.pendingRead = null;
+        ui.pendingAt.value = "";
+        ui.pendingList.replaceChildren();
         // The page of `/` for this carousel, which follows the service by itself.
         ui.preview.src = `${carouselPath(name)}/?preview`;
         ui.preview.title = `Live preview of ${name}`;
@@ -60,9 +64,15 @@ export function fillSettings(definition) {
 }
 
 /** A write to the carousel being edited, with its ETag; the definition read again after it. */
-export async function write(errorElement, form, method, path, body) {
+export async function write(errorElement, form, method, path, body, {saved = null, schedulable = true} = {}) {
     ui.editorStatus.textContent = "";
-    const response = await send(errorElement, () => api(method, path, {body, ifMatch: session.editing.etag}));
+    // With "Make changes at" filled in, the write is kept and made then (docs/SCHEDULED.md), on the
+    // carousel as it is then: without If-Match, or a second change scheduled would be dropped
+    // because the first moved the revision.
+    const at = schedulable ? scheduledAt() : null;
+    const target = at ? atPath(path, at) : path;
+    const ifMatch = at ? undefined : session.editing.etag;
+    const response = await send(errorElement, () => api(method, target, {body, ifMatch}));
     if (!response) return false;
     if (response.status === 412) {
         ui.conflict.hidden = false;
@@ -73,8 +83,15 @@ export async function write(errorElement, form, method, path, body) {
         showProblem(form, errorElement, await problemDetail(response));
         return false;
     }
+    if (response.status === 202) {
+        const note = scheduledNote(await response.json());
+        await replan();
+        ui.editorStatus.textContent = note;
+        return true;
+    }
     await openEditor(session.editing.name, {keepTyped: true});
     await refresh();
+    if (saved) ui.editorStatus.textContent = saved;
     return true;
 }
 
@@ -94,7 +111,6 @@ ui.settings.addEventListener("submit", async (event) => {
         timeZone: timeZone === "" ? null : timeZone,
         autoplay: fields.autoplay.checked,
     };
-    if (await write(ui.settingsError, ui.settings, "PATCH", carouselPath(session.editing.name), patch)) {
-        ui.editorStatus.textContent = "Settings saved.";
-    }
+    await write(ui.settingsError, ui.settings, "PATCH", carouselPath(session.editing.name), patch,
+        {saved: "Settings saved."});
 });

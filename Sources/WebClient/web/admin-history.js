@@ -183,7 +183,8 @@ function changeTable(rows) {
 async function restore(number) {
     ui.historyError.hidden = true;
     const path = `${carouselPath(session.editing.name)}/revisions/${number}/restore`;
-    if (await write(ui.historyError, ui.historyBox, "POST", path)) {
+    // A restore is made now whatever "Make changes at" says: it cannot be scheduled.
+    if (await write(ui.historyError, ui.historyBox, "POST", path, undefined, {schedulable: false})) {
         // The settings as restored (a write keeps what was typed in the forms otherwise).
         fillSettings(session.editing.definition);
         ui.editorStatus.textContent =

@@ -4,6 +4,7 @@
 import {clearErrors, send, session, showProblem, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail, read, typedNumber} from "./admin-api.js";
 import {markRotation} from "./admin-banners.js";
+import {followPending} from "./admin-pending.js";
 import {followTimeline} from "./admin-timeline.js";
 
 export function fillTakeoverChoices() {
@@ -29,6 +30,7 @@ export async function followState() {
             session.rotation = state.rotation;
             markRotation();
             await followTimeline(state);
+            await followPending(state);
         }
     } catch {
         // the list says the service is unreachable

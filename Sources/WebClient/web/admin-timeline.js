@@ -1,7 +1,8 @@
 // The timeline: what plays when over the next hours, the changes the service plans (`GET
 // …/timeline`, docs/SCHEDULES.md) drawn as a strip, a lane per banner with a bar wherever it is
-// the one shown, and the next few listed in words. Read again when the state's version moves,
-// else once a minute (a carousel that flips every few seconds plans thousands of changes in hours).
+// the one shown and a mark where a scheduled change is made, and the next few listed in words.
+// Read again when the state's version moves, else once a minute (a carousel that flips every few
+// seconds plans thousands of changes in hours).
 
 import {session, svgElement, ui} from "./admin-ui.js";
 import {carouselPath, read} from "./admin-api.js";
@@ -41,6 +42,10 @@ export function showTimeline(state, entries, limit) {
         time.dateTime = entry.at;
         time.textContent = when.format(new Date(entry.at));
         item.append(time, ` ${entry.banner ?? "nothing"} (${entry.index + 1} of ${entry.count})`);
+        if (entry.change) {
+            item.dataset.change = String(entry.change);
+            item.append(`, after scheduled change ${entry.change}`);
+        }
         return item;
     }));
     const from = Date.now();
@@ -57,10 +62,16 @@ export function showTimeline(state, entries, limit) {
     ui.timelineStrip.replaceChildren(...strip(segments, from, horizon, Math.min(horizon, known)), scale(from, horizon));
 }
 
-/** The strip: a lane per banner of the carousel, named, a bar wherever it is the one shown. */
+/**
+ * The strip: a lane per banner of the carousel, named, a bar wherever it is the one shown; then
+ * one per banner shown that the carousel does not have now (a scheduled change adds it, or a
+ * takeover shows it).
+ */
 export function strip(segments, from, horizon, known) {
     const x = (instant) => ((Math.min(instant, horizon) - from) / (horizon - from)) * stripWidth;
-    return session.editing.definition.banners.map(({id}) => {
+    const ids = session.editing.definition.banners.map(({id}) => id);
+    for (const {banner} of segments) if (banner !== null && !ids.includes(banner)) ids.push(banner);
+    return ids.map((id) => {
         const row = document.createElement("div");
         row.className = "lane-row";
         row.dataset.banner = id;
@@ -69,6 +80,12 @@ export function strip(segments, from, horizon, known) {
         label.textContent = id;
         const svg = svgElement("svg", {viewBox: `0 0 ${stripWidth} ${laneHeight}`, preserveAspectRatio: "none"});
         svg.append(svgElement("rect", {class: "lane", x: 0, y: 0, width: stripWidth, height: laneHeight}));
+        // A scheduled change (docs/SCHEDULED.md): a mark across every lane at its time.
+        for (const segment of segments) {
+            if (!segment.change || Date.parse(segment.at) >= horizon) continue;
+            const at = x(Date.parse(segment.at));
+            svg.append(svgElement("line", {class: "change-mark", x1: at, x2: at, y1: 0, y2: laneHeight}));
+        }
         segments.forEach((segment, position) => {
             if (segment.banner !== id) return;
             const start = Date.parse(segment.at);

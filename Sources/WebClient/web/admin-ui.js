@@ -6,6 +6,7 @@ export const session = {
     editingBanner: null, // the id of the banner in the banner form, or null when adding
     rotation: null, // the ids in rotation now, from the carousel's state
     timelineRead: {version: null, at: 0},
+    pendingRead: null, // the state's version when the pending changes were last read
 };
 
 export const ui = {
@@ -51,6 +52,9 @@ export const ui = {
     takeoverForm: document.getElementById("takeover-form"),
     takeoverEnd: document.getElementById("takeover-end"),
     takeoverError: document.getElementById("takeover-error"),
+    pendingAt: document.getElementById("pending-at"),
+    pendingStatus: document.getElementById("pending-status"),
+    pendingList: document.getElementById("pending-list"),
     historyBox: document.getElementById("history-box"),
     historyShow: document.getElementById("history-show"),
     historyStatus: document.getElementById("history-status"),

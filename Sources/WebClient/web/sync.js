@@ -300,8 +300,8 @@ class TimelinePlan {
     /** Every image the plan may show. */
     imageURLs() {
         const {from, entries, banners} = this.plan;
-        const ids = new Set([from.banner?.id, ...entries.map((entry) => entry.banner)]);
-        return [...ids].map((id) => banners[id]?.image).filter((image) => image);
+        const images = [banners[from.banner?.id]?.image, ...entries.map((entry) => this.bannerOf(entry)?.image)];
+        return [...new Set(images)].filter((image) => image);
     }
 
     async keep() {
@@ -344,20 +344,28 @@ class TimelinePlan {
         return {step, ended: serviceMs >= until, state: this.stateOf(step)};
     }
 
+    /** The banner an entry shows: its own content when the plan's banners do not have it as it
+     * will be (a scheduled change adds or edits it, docs/SCHEDULED.md), else theirs. */
+    bannerOf(entry) {
+        const id = entry.banner;
+        if (id == null) return null;
+        const content = ({image, caption, link, duration}) => ({id, image, caption, link, duration});
+        if (entry.content) return content(entry.content);
+        return this.plan.banners[id] ?? {id, image: "", caption: "", link: null, duration: null};
+    }
+
     stateOf(step) {
-        const {from, entries, banners} = this.plan;
+        const {from, entries} = this.plan;
         if (step < 0) return {...from, planned: true, foreseen: true};
         const entry = entries[step];
         const following = entries[step + 1] ?? null;
-        const banner = (id) => (id == null ? null
-            : banners[id] ?? {id, image: "", caption: "", link: null, duration: null});
         return {
             ...from,
-            banner: banner(entry.banner),
+            banner: this.bannerOf(entry),
             index: entry.index,
             count: entry.count,
-            previous: banner(step > 0 ? entries[step - 1].banner : from.banner?.id),
-            next: following ? banner(following.banner) : null,
+            previous: this.bannerOf(step > 0 ? entries[step - 1] : {banner: from.banner?.id}),
+            next: following ? this.bannerOf(following) : null,
             paused: false,
             pausedUntil: null,
             takeover: null,

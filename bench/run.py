@@ -420,6 +420,48 @@ def boundary_timing(threads, boundaries, spacing_ms=100):
             "max": errors[-1], "early": sum(error < 0 for error in errors)}
 
 
+def scheduled_change_timing(threads, changes, spacing_ms=100):
+    """Scheduled changes (docs/SCHEDULED.md) on a SQLite store: `changes` PATCHes of the default
+    carousel's interval asked with `?at=` 100 ms apart, then one subscriber. For each: when it took
+    effect (its audit entry's `at`, the engine's now as it made the change) minus its time, and the
+    arrival of the event that reports it minus its time (the synced write included)."""
+    import urllib.request
+    banners = json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]
+    for banner in banners:
+        banner.pop("duration", None)  # the state's interval is then the carousel's, which each change sets
+    service = start_service(threads, name="scheduled-changes", banners=banners)
+    iso = lambda seconds: datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+    # Time to ask for every change (each a synced write) and to subscribe before the first is due.
+    first = time.time() + 1.5 + changes * 0.02
+    instants = {10 + k: round(first + k * spacing_ms / 1000, 3) for k in range(changes)}
+    try:
+        for interval, at in instants.items():
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{service.port}/carousels/default?at={iso(at)}", method="PATCH",
+                data=json.dumps({"interval": interval}).encode(),
+                headers={"Content-Type": "application/json", "X-Request-Id": f"late-{interval}"})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                if response.status != 202:
+                    sys.exit(f"bench: scheduling a change answered {response.status}")
+        if time.time() >= first:
+            sys.exit("bench: the changes were asked for too slowly to subscribe before the first is due")
+        listen = first + changes * spacing_ms / 1000 - time.time() + 2
+        arrived = [(arrival, state["interval"]) for arrival, state in arrivals(service, changes + 1, seconds=listen)]
+        audit = json.loads(fetch(service.port, f"/audit?carousel=default&limit={changes + 10}")[2])["entries"]
+    finally:
+        service.stop()
+    made = {int(entry["requestId"][5:]): datetime.datetime.fromisoformat(entry["at"]).timestamp()
+            for entry in audit if entry["action"] == "carousel.patch" and entry["requestId"].startswith("late-")}
+    effect = sorted((made[interval] - at) * 1000 for interval, at in instants.items() if interval in made)
+    seen = sorted((arrival - instants[interval]) * 1000 for arrival, interval in arrived[1:] if interval in instants)
+    if len(effect) != changes or len(seen) != changes:
+        sys.exit(f"bench: {len(effect)} of {changes} scheduled changes made, {len(seen)} seen by the subscriber")
+    summary = lambda errors: {"p50": errors[len(errors) // 2], "p99": errors[int(len(errors) * 0.99)],
+                              "max": errors[-1], "early": sum(error < 0 for error in errors)}
+    return {"changes": changes, "effect": summary(effect), "seen": summary(seen)}
+
+
 def scheduled_banners(count):
     """`count` banners, each with two daily windows that cover the whole day (so all of them rotate):
     what a shop with a schedule on every banner serves."""
@@ -585,6 +627,8 @@ def main():
     parser.add_argument("--admin-writes", type=int, default=100, help="banners each admin client adds")
     parser.add_argument("--propagation-commands", type=int, default=300,
                         help="commands timed from one replica to the subscribers of two others")
+    parser.add_argument("--scheduled-changes", type=int, default=200,
+                        help="scheduled changes timed at their instant")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -595,6 +639,7 @@ def main():
         arguments.reads_counted = 200
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
+        arguments.scheduled_changes = 10
         arguments.flip_pages, arguments.flips, arguments.flip_runs = 2, 10, 1
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
@@ -710,9 +755,14 @@ def main():
     print(f"  boundary timing over {boundary['boundaries']} boundaries: p50 {boundary['p50']:.2f} ms, "
           f"p99 {boundary['p99']:.2f} ms, max {boundary['max']:.2f} ms, {boundary['early']} early", flush=True)
 
+    changes = scheduled_change_timing(arguments.threads, arguments.scheduled_changes)
+    print(f"  scheduled changes, lateness at T over {changes['changes']}: in effect p50 {changes['effect']['p50']:.2f} ms, "
+          f"p99 {changes['effect']['p99']:.2f} ms; seen by a subscriber p50 {changes['seen']['p50']:.2f} ms, "
+          f"p99 {changes['seen']['p99']:.2f} ms", flush=True)
+
     report = render(arguments, machine(), targets + [scheduled, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
-                    flipped, one_core, instructions)
+                    flipped, one_core, instructions, changes)
     results_file.write_text(report)
     print()
     print(report)
@@ -799,7 +849,7 @@ def one_core_section(arguments, one_core):
 
 
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
-           timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions):
+           timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes):
     def versus(key, other):
         return ratios(rates, key, other)
     targets = [target for target in timed if target.name not in ("scheduled", "uncounted", "plain")]
@@ -973,6 +1023,16 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "|---:|---:|---:|---:|---:|",
         f"| {boundary['boundaries']} | {boundary['p50']:.2f} | {boundary['p99']:.2f} | {boundary['max']:.2f} | "
         f"{boundary['early']} |",
+        "",
+        f"**Scheduled changes** (docs/SCHEDULED.md): {changes['changes']} PATCHes of the carousel's interval asked "
+        "with `?at=` 100 ms apart, SQLite store; in effect: the audit entry's `at` (the engine's now as it made the "
+        "change, millisecond precision) minus the change's time (bar: p99 ≤ 5 ms); seen: the arrival of the event "
+        "that reports it at one subscriber minus the change's time (the synced write included).",
+        "",
+        "| lateness at T | p50 ms | p99 ms | max ms | early |",
+        "|---|---:|---:|---:|---:|",
+        *(f"| {name} | {changes[key]['p50']:.2f} | {changes[key]['p99']:.2f} | {changes[key]['max']:.2f} | "
+          f"{changes[key]['early']} |" for key, name in (("effect", "in effect"), ("seen", "seen by a subscriber"))),
         "",
     ]
     return "\n".join(lines)

@@ -79,12 +79,15 @@ let package = Package(
             ]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
+        // Webhooks (docs/WEBHOOKS.md): their URLs read and their addresses checked (only public
+        // ones unless allowed).
+        .target(name: "Webhooks"),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
         .target(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),
@@ -107,6 +110,7 @@ let package = Package(
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest"]),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Digest", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StoreTests",

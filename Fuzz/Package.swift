@@ -39,11 +39,12 @@ let package = Package(
         .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
         .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Locking"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
+        .target(name: "Webhooks", path: "Modules/Webhooks"),
         .target(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(
@@ -62,6 +63,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzMediaRequests",
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP", "TimeZones"]),
+        .executableTarget(name: "FuzzWebhookURL", dependencies: ["Webhooks"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking", "Platform"]),
         .executableTarget(
             name: "FuzzRequestLine",

@@ -23,6 +23,8 @@ public struct BannerAPI: HTTPHandler {
     let views: HTTPViews
     let web: StaticAssets
     let access: AccessPolicy
+    /// Whether webhooks may lead to loopback and private addresses (docs/WEBHOOKS.md).
+    let webhookAllowPrivate: Bool
     let cors: CORSPolicy
     let logger: Logger
     /// The clock the carousels run on, which `GET /time` reads.
@@ -60,11 +62,13 @@ public struct BannerAPI: HTTPHandler {
         media: MediaLibrary, tokens: NamedTokens, scheduled: ScheduledChanges<HTTPViews>, web: StaticAssets,
         access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
+        webhookAllowPrivate: Bool = false,
         clock: @escaping @Sendable () -> Timestamp, notReady: @escaping @Sendable () -> String? = { nil },
         subscribers: @escaping @Sendable () -> (ownSocket: Int, libmicrohttpd: Int) = { (0, 0) },
         metrics: ServiceMetrics = ServiceMetrics()
     ) {
         self.metrics = metrics
+        self.webhookAllowPrivate = webhookAllowPrivate
         self.media = media
         self.tokens = tokens
         self.scheduled = scheduled
@@ -515,6 +519,77 @@ public struct BannerAPI: HTTPHandler {
                             return refused(problem, label: label, origin: nil)
                         }
                         logger.notice("\(label) → token '\(name)' revoked by \(requester.actor)")
+                        return PreparedResponse(Response(status: 204))
+                    } catch {
+                        return refused(.store(error), label: label, origin: nil)
+                    }
+                }
+            case .listWebhooks:
+                try access.authorizeAdmin(request, carousel: nil)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        return WebhookRequests.list(try directory.webhooks())
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .webhook(let text):
+                try access.authorizeAdmin(request, carousel: nil)
+                let id = try WebhookRequests.id(text)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        guard let webhook = try directory.webhooks().first(where: { $0.id == id }) else {
+                            return PreparedResponse(WebhookRequests.notFound(text).response)
+                        }
+                        return ReadViews.uncached(WebhookRequests.json(webhook))
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
+            case .createWebhook:
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
+                let asked = try WebhookRequests.newWebhook(of: request)
+                let label = Self.label(request, requestID)
+                // Resolving the host blocks: off the request thread, as the store's work is.
+                return .deferred { [directory, clock, logger, webhookAllowPrivate] in
+                    do throws(Problem) {
+                        let known = try Problem.storeResult { () throws(StoreError) in try directory.webhooks() }
+                        guard known.count < WebhookRequests.maxWebhooks else {
+                            throw Problem(
+                                status: 409,
+                                detail:
+                                    "there are \(known.count) webhooks, the most kept; DELETE /webhooks/{id} one first")
+                        }
+                        try WebhookRequests.resolve(asked, allowPrivate: webhookAllowPrivate)
+                        let now = clock()
+                        let record = WebhookRecord(
+                            url: asked.url.description, events: asked.events, secret: asked.secret, createdAt: now,
+                            createdBy: requester.actor)
+                        let stored = try Problem.storeResult { () throws(StoreError) in
+                            try directory.saveWebhook(record, by: Attribution(by: requester, at: now))
+                        }
+                        logger.notice(
+                            "\(label) → webhook \(stored.id) to \(stored.url) created by \(requester.actor): "
+                                + stored.events.map(\.rawValue).joined(separator: ", "))
+                        return ReadViews.uncached(
+                            WebhookRequests.json(stored), status: 201,
+                            headers: [HTTPHeader("Location", "/webhooks/\(stored.id)")])
+                    } catch {
+                        return refused(error, label: label, origin: nil)
+                    }
+                }
+            case .deleteWebhook(let text):
+                let requester = Requester(
+                    actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)
+                let id = try WebhookRequests.id(text)
+                let label = Self.label(request, requestID)
+                return .deferred { [directory, clock, logger] in
+                    do throws(StoreError) {
+                        guard try directory.deleteWebhook(id, by: Attribution(by: requester, at: clock())) else {
+                            return refused(WebhookRequests.notFound(text), label: label, origin: nil)
+                        }
+                        logger.notice("\(label) → webhook \(id) deleted by \(requester.actor)")
                         return PreparedResponse(Response(status: 204))
                     } catch {
                         return refused(.store(error), label: label, origin: nil)

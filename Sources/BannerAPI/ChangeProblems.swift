@@ -32,6 +32,11 @@ extension Problem {
 
     private static func unreachable(_ never: Never) -> Problem {}
 
+    /// `work`'s result, or its store error as the answer's problem.
+    static func storeResult<Value>(_ work: () throws(StoreError) -> Value) throws(Problem) -> Value {
+        do throws(StoreError) { return try work() } catch { throw store(error) }
+    }
+
     /// The answer for a store that did not do what it was asked (docs/STORE.md).
     static func store(_ error: StoreError) -> Problem {
         switch error {

@@ -71,6 +71,14 @@ enum Action: Sendable, Equatable {
     case pendingChanges
     /// `DELETE /carousels/{name}/pending/{id}`: a scheduled change cancelled (the admin role).
     case cancelPending(String)
+    /// `GET /webhooks`: the webhooks, without secrets (the admin role, docs/WEBHOOKS.md).
+    case listWebhooks
+    /// `POST /webhooks`: a new webhook (the admin role).
+    case createWebhook
+    /// `GET /webhooks/{id}` (the admin role).
+    case webhook(String)
+    /// `DELETE /webhooks/{id}` (the admin role).
+    case deleteWebhook(String)
 }
 
 extension Action {
@@ -80,7 +88,7 @@ extension Action {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
             .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken, .auditLog,
-            .pendingChanges, .cancelPending:
+            .pendingChanges, .cancelPending, .listWebhooks, .createWebhook, .webhook, .deleteWebhook:
             true
         case .command(let command): command.needsAdmin
         default: false
@@ -91,7 +99,7 @@ extension Action {
     var isAudited: Bool {
         switch self {
         case .command, .createCarousel, .admin, .uploadMedia, .deleteMedia, .restoreRevision, .createToken,
-            .revokeToken, .cancelPending:
+            .revokeToken, .cancelPending, .createWebhook, .deleteWebhook:
             true
         default: false
         }
@@ -161,6 +169,7 @@ enum Routes {
         "/screens/events": [("GET", .screenEvents)],
         "/media": [("GET", .listMedia), ("POST", .uploadMedia)],
         "/tokens": [("GET", .listTokens), ("POST", .createToken)],
+        "/webhooks": readable(.listWebhooks) + [("POST", .createWebhook)],
         "/audit": readable(.auditLog),
     ].merging(StaticAssets.paths.map { ($0, readable(.web(path: $0))) }) { api, _ in api }
 
@@ -222,6 +231,12 @@ enum Routes {
     private static let tokenTemplate = "/tokens/{name}"
     private static func tokenMethods(_ name: String) -> Methods { [("DELETE", .revokeToken(name: name))] }
 
+    private static let webhooksPrefix = "/webhooks/"
+    private static let webhookTemplate = "/webhooks/{id}"
+    private static func webhookMethods(_ id: String) -> Methods {
+        readable(.webhook(id)) + [("DELETE", .deleteWebhook(id))]
+    }
+
     private static let receiptsPrefix = "/screens/"
     private static let receiptsSuffix = "/receipts"
     private static let receiptsTemplate = carouselPrefix + receiptsPrefix + "{id}" + receiptsSuffix
@@ -240,6 +255,7 @@ enum Routes {
     private static let restoreRouteTemplate = template(restoreTemplate)
     private static let mediaRouteTemplate = template(mediaTemplate)
     private static let tokenRouteTemplate = template(tokenTemplate)
+    private static let webhookRouteTemplate = template(webhookTemplate)
     private static let pendingRouteTemplate = template(pendingTemplate)
     private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
@@ -259,6 +275,7 @@ enum Routes {
         all[restoreTemplate] = restoreMethods("{n}")
         all[mediaTemplate] = mediaMethods("{id}")
         all[tokenTemplate] = tokenMethods("{name}")
+        all[webhookTemplate] = webhookMethods("{id}")
         all[pendingTemplate] = pendingMethods("{id}")
         all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
@@ -335,6 +352,9 @@ enum Routes {
         }
         if let name = segment(of: path, between: tokensPrefix, and: "") {
             return (tokenMethods(name), CarouselDefinition.defaultName, tokenRouteTemplate)
+        }
+        if let id = segment(of: path, between: webhooksPrefix, and: "") {
+            return (webhookMethods(id), CarouselDefinition.defaultName, webhookRouteTemplate)
         }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)

@@ -22,7 +22,8 @@ public struct ServiceParts: Sendable {
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
         statsFlushInterval: Duration = .seconds(10), fleet: FleetSettings = FleetSettings(),
-        media: MediaSettings = MediaSettings(), beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
+        media: MediaSettings = MediaSettings(), webhookAllowPrivate: Bool = false,
+        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
         let mediaIndex = MediaIndex(store: store)
@@ -39,7 +40,7 @@ public struct ServiceParts: Sendable {
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
             media: runtime.media, tokens: runtime.tokens, scheduled: runtime.scheduled, web: StaticAssets(cors: cors),
             access: access.granting(runtime.tokens, clock: clock), cors: cors,
-            logger: logger, clock: clock, notReady: { runtime.notReady },
+            logger: logger, webhookAllowPrivate: webhookAllowPrivate, clock: clock, notReady: { runtime.notReady },
             subscribers: { [streams] in streams.countByHolder }, metrics: runtime.metrics)
     }
 

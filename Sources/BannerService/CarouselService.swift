@@ -77,7 +77,8 @@ public final class CarouselService: Sendable {
         let parts = ServiceParts(
             store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
             access: access, logger: logger, clock: clock, statsFlushInterval: configuration.statsFlush,
-            fleet: configuration.fleet, media: configuration.media, beforeFirstLoad: beforeFirstLoad)
+            fleet: configuration.fleet, media: configuration.media,
+            webhookAllowPrivate: configuration.webhookAllowPrivate, beforeFirstLoad: beforeFirstLoad)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,

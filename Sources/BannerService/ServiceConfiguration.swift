@@ -54,6 +54,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var fastPaths = true
     /// Largest request body accepted, in bytes.
     public var maxBody = 16_384
+    /// Whether webhooks may lead to loopback and private addresses (docs/WEBHOOKS.md).
+    public var webhookAllowPrivate = false
 
     public init() {}
 

@@ -154,6 +154,22 @@ struct Setting: Sendable {
                 return { $0.fastPaths = fastPaths }
             }),
         Setting(
+            flag: nil, metavariable: "", variable: "CAROUSEL_WEBHOOK_ALLOW_PRIVATE", field: "webhookAllowPrivate",
+            defaultValue: "false",
+            help:
+                "true: webhooks may call loopback and private addresses (tests, a private network); false: public only",
+            fromText: { value throws(FieldProblem) in
+                switch value {
+                case "true": return { $0.webhookAllowPrivate = true }
+                case "false": return { $0.webhookAllowPrivate = false }
+                default: throw FieldProblem("'\(value)' is not true or false")
+                }
+            },
+            fromJSON: { value, path throws(FieldError) in
+                let allowed = try JSONKind<Bool>.bool.read(value, at: path)
+                return { $0.webhookAllowPrivate = allowed }
+            }),
+        Setting(
             flag: nil, metavariable: "", variable: nil, field: "banners", defaultValue: "[]",
             help: "the banners, in order", fromText: nil,
             fromJSON: { value, path throws(FieldError) in

@@ -63,6 +63,19 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
                 definition, anchor: definition.newCarousel(at: now).anchor, by: Attribution(by: requester, at: now)))
     }
 
+    /// Webhooks (docs/WEBHOOKS.md), as the store keeps them.
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
+        try store.saveWebhook(webhook, by: attribution)
+    }
+
+    public func webhooks() throws(StoreError) -> [WebhookRecord] {
+        try store.webhooks()
+    }
+
+    public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.deleteWebhook(id, by: attribution)
+    }
+
     /// The audit log's entries `query` asks for, newest first.
     public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
         try store.auditLog(query)

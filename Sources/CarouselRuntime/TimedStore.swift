@@ -135,6 +135,18 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.load) { () throws(StoreError) in try store.pendingChanges() }
     }
 
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.saveWebhook(webhook, by: attribution) }
+    }
+
+    func webhooks() throws(StoreError) -> [WebhookRecord] {
+        try metrics.timing(.load) { () throws(StoreError) in try store.webhooks() }
+    }
+
+    func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try metrics.timing(.admin) { () throws(StoreError) in try store.deleteWebhook(id, by: attribution) }
+    }
+
     func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try metrics.timing(.admin) { () throws(StoreError) in try store.cancelPending(id, of: carousel, by: attribution)
         }

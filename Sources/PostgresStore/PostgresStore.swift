@@ -353,6 +353,54 @@ public final class PostgresStore: CarouselStore {
         }
     }
 
+    // MARK: Webhooks
+
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
+        -> WebhookRecord
+    {
+        try on(admin) { connection throws(PostgresError) -> WebhookRecord in
+            try Self.transaction(connection) { () throws(PostgresError) -> WebhookRecord in
+                let rows = try connection.execute(
+                    """
+                    INSERT INTO webhooks (url, events, secret, created_at, created_by)
+                    VALUES ($1, $2, $3, $4, $5) RETURNING id
+                    """,
+                    [
+                        webhook.url, webhook.storedEvents, webhook.secret,
+                        String(webhook.createdAt.nanosecondsSinceEpoch), webhook.createdBy,
+                    ])
+                let stored = webhook.stored(as: rows.first?[0].flatMap { Int64($0) } ?? 0)
+                try Self.append([AuditEntry(.createWebhook, attribution, target: stored.auditTarget)], on: connection)
+                return stored
+            }
+        }
+    }
+
+    public func webhooks() throws(StoreError) -> [WebhookRecord] {
+        let rows = try on(admin) { connection throws(PostgresError) in
+            try connection.execute("SELECT id, url, events, secret, created_at, created_by FROM webhooks ORDER BY id")
+        }
+        return rows.map { row in
+            WebhookRecord(
+                id: row[0].flatMap { Int64($0) } ?? 0, url: row[1] ?? "",
+                events: WebhookRecord.events(stored: row[2] ?? ""), secret: row[3] ?? "",
+                createdAt: Timestamp(nanosecondsSinceEpoch: row[4].flatMap { Int64($0) } ?? 0),
+                createdBy: row[5] ?? "")
+        }
+    }
+
+    public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(PostgresError) -> Bool in
+            try Self.transaction(connection) { () throws(PostgresError) -> Bool in
+                let rows = try connection.execute("DELETE FROM webhooks WHERE id = $1 RETURNING url", [String(id)])
+                guard let row = rows.first else { return false }
+                try Self.append(
+                    [AuditEntry(.deleteWebhook, attribution, target: "\(id) \(row[0] ?? "")")], on: connection)
+                return true
+            }
+        }
+    }
+
     // MARK: Audit log
 
     public func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
@@ -1044,6 +1092,17 @@ public final class PostgresStore: CarouselStore {
             created_at bigint NOT NULL
         );
         CREATE INDEX pending_by_carousel ON pending (carousel);
+        """,
+        // Webhooks (docs/WEBHOOKS.md): the secret kept as given, to sign each delivery.
+        """
+        CREATE TABLE webhooks (
+            id bigserial PRIMARY KEY,
+            url text NOT NULL,
+            events text NOT NULL,
+            secret text NOT NULL,
+            created_at bigint NOT NULL,
+            created_by text NOT NULL
+        );
         """,
     ]
 

@@ -277,6 +277,66 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
+    // MARK: Webhooks
+
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
+        -> WebhookRecord
+    {
+        try on(admin) { connection throws(SQLiteError) -> WebhookRecord in
+            try connection.transaction { () throws(SQLiteError) -> WebhookRecord in
+                let insert = try connection.statement(
+                    """
+                    INSERT INTO webhooks (url, events, secret, created_at, created_by)
+                    VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id
+                    """
+                ).bind(
+                    .text(webhook.url), .text(webhook.storedEvents), .text(webhook.secret),
+                    .integer(webhook.createdAt.nanosecondsSinceEpoch), .text(webhook.createdBy))
+                let stored = try { () throws(SQLiteError) -> WebhookRecord in
+                    defer { insert.reset() }
+                    _ = try insert.step()
+                    return webhook.stored(as: insert.integer(0) ?? 0)
+                }()
+                try Self.append([AuditEntry(.createWebhook, attribution, target: stored.auditTarget)], in: connection)
+                return stored
+            }
+        }
+    }
+
+    public func webhooks() throws(StoreError) -> [WebhookRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT id, url, events, secret, created_at, created_by FROM webhooks ORDER BY id")
+            defer { statement.reset() }
+            var webhooks: [WebhookRecord] = []
+            while try statement.step() {
+                webhooks.append(
+                    WebhookRecord(
+                        id: statement.integer(0) ?? 0, url: statement.text(1) ?? "",
+                        events: WebhookRecord.events(stored: statement.text(2) ?? ""), secret: statement.text(3) ?? "",
+                        createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0),
+                        createdBy: statement.text(5) ?? ""))
+            }
+            return webhooks
+        }
+    }
+
+    public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                let delete = try connection.statement("DELETE FROM webhooks WHERE id = ?1 RETURNING url")
+                    .bind(.integer(id))
+                let url = try { () throws(SQLiteError) -> String? in
+                    defer { delete.reset() }
+                    return try delete.step() ? delete.text(0) : nil
+                }()
+                guard let url else { return false }
+                try Self.append([AuditEntry(.deleteWebhook, attribution, target: "\(id) \(url)")], in: connection)
+                return true
+            }
+        }
+    }
+
     // MARK: Scheduled changes
 
     public func schedule(_ change: PendingChange) throws(StoreError) -> PendingChange {
@@ -922,6 +982,17 @@ public final class SQLiteStore: CarouselStore {
             created_at INTEGER NOT NULL
         );
         CREATE INDEX pending_by_carousel ON pending (carousel);
+        """,
+        // Webhooks (docs/WEBHOOKS.md): the secret kept as given, to sign each delivery.
+        """
+        CREATE TABLE webhooks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            created_by TEXT NOT NULL
+        );
         """,
     ]
 

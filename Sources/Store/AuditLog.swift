@@ -33,6 +33,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
     public static let scheduleChange = AuditAction(rawValue: "change.schedule")
     public static let cancelChange = AuditAction(rawValue: "change.cancel")
     public static let skipChange = AuditAction(rawValue: "change.skip")
+    public static let createWebhook = AuditAction(rawValue: "webhook.create")
+    public static let deleteWebhook = AuditAction(rawValue: "webhook.delete")
 
     /// Every action this build writes.
     public static let all: [AuditAction] = [
@@ -62,6 +64,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
         .scheduleChange,
         .cancelChange,
         .skipChange,
+        .createWebhook,
+        .deleteWebhook,
     ]
 }
 

@@ -168,6 +168,17 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// The audit log keeps a deletion, by `attribution`.
     func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool
 
+    /// Webhooks (docs/WEBHOOKS.md): stores `webhook` (its id is the store's), durable before it
+    /// returns, with its audit entry (`webhook.create` by `attribution`, target its id and URL).
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord
+
+    /// Every webhook, by id.
+    func webhooks() throws(StoreError) -> [WebhookRecord]
+
+    /// Deletes webhook `id`; false when there is none. The audit log keeps the deletion, by
+    /// `attribution`.
+    func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool
+
     /// The audit log's entries `query` asks for, newest first (docs/AUDIT.md).
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord]
 

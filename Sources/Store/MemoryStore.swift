@@ -22,6 +22,8 @@ public final class MemoryStore: CarouselStore {
         var audit: [AuditRecord] = []
         var pending: [Int64: PendingChange] = [:]
         var lastPendingID: Int64 = 0
+        var webhooks: [Int64: WebhookRecord] = [:]
+        var lastWebhookID: Int64 = 0
 
         /// The name of the carousel of serial `serial`, if one is stored.
         func name(of serial: Int64) -> String? {
@@ -221,6 +223,30 @@ public final class MemoryStore: CarouselStore {
                 AuditEntry(
                     .cancelChange, attribution, carousel: contents.name(of: cancelled.carousel), target: String(id))
             ])
+            return true
+        }
+    }
+
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
+        -> WebhookRecord
+    {
+        contents.withLock { contents in
+            contents.lastWebhookID += 1
+            let stored = webhook.stored(as: contents.lastWebhookID)
+            contents.webhooks[stored.id] = stored
+            contents.append([AuditEntry(.createWebhook, attribution, target: stored.auditTarget)])
+            return stored
+        }
+    }
+
+    public func webhooks() throws(StoreError) -> [WebhookRecord] {
+        contents.withLock { $0.webhooks.values.sorted { $0.id < $1.id } }
+    }
+
+    public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        contents.withLock { contents in
+            guard let deleted = contents.webhooks.removeValue(forKey: id) else { return false }
+            contents.append([AuditEntry(.deleteWebhook, attribution, target: deleted.auditTarget)])
             return true
         }
     }

@@ -63,6 +63,7 @@ public enum WebClient {
         module("/admin-pending.js", PackageResources.admin_pending_js),
         module("/admin-tokens.js", PackageResources.admin_tokens_js),
         module("/admin-audit.js", PackageResources.admin_audit_js),
+        module("/admin-webhooks.js", PackageResources.admin_webhooks_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

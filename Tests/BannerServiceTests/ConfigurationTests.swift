@@ -289,7 +289,7 @@ struct ConfigurationFileTests {
             ("[]", "config/carousel.json: (document): must be a JSON object, got an array"),
             (
                 #"{"intervall": 3}"#,
-                "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, corsOrigins, heartbeat, statsFlush, screenTimeout, maxScreens, stepTolerance, screenRetention, mediaMaxBytes, mediaMaxPixels, mediaDecodes, connectionTimeout, maxConnections, connectionMemory, maxBody, fastPaths, banners, carousels"
+                "config/carousel.json: intervall: unknown field; expected one of: host, port, threads, interval, autoplay, corsOrigins, heartbeat, statsFlush, screenTimeout, maxScreens, stepTolerance, screenRetention, mediaMaxBytes, mediaMaxPixels, mediaDecodes, connectionTimeout, maxConnections, connectionMemory, maxBody, fastPaths, webhookAllowPrivate, banners, carousels"
             ),
             (#"{"corsOrigins": "*"}"#, "config/carousel.json: corsOrigins: must be an array, got a string"),
             (#"{"corsOrigins": [7]}"#, "config/carousel.json: corsOrigins[0]: must be a string, got a number"),

@@ -17,9 +17,11 @@ final class LiveService: Sendable {
     init(
         banners: Int = 5, interval: Duration = .seconds(3600), autoplay: Bool = true, token: String? = nil,
         adminToken: String? = nil, heartbeat: Duration = .seconds(15), corsOrigins: [String] = [],
-        store: StoreLocation? = nil, fastPaths: Bool = true, fleet: FleetSettings = FleetSettings()
+        store: StoreLocation? = nil, fastPaths: Bool = true, fleet: FleetSettings = FleetSettings(),
+        webhookAllowPrivate: Bool = false
     ) async throws {
         var configuration = ServiceConfiguration()
+        configuration.webhookAllowPrivate = webhookAllowPrivate
         configuration.fleet = fleet
         configuration.fastPaths = fastPaths
         configuration.store =

@@ -230,6 +230,16 @@ final class SharedMemoryStore: CarouselStore {
 
     func pendingChanges() throws(StoreError) -> [PendingChange] { try store.pendingChanges() }
 
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
+        try store.saveWebhook(webhook, by: attribution)
+    }
+
+    func webhooks() throws(StoreError) -> [WebhookRecord] { try store.webhooks() }
+
+    func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
+        try store.deleteWebhook(id, by: attribution)
+    }
+
     func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try store.cancelPending(id, of: carousel, by: attribution)
     }

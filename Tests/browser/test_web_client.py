@@ -2025,6 +2025,46 @@ class AdminTokens(AdminPageTest):
         self.assertEqual(self.command_with(secret), 401, "refused once revoked")
 
 
+class AdminWebhooks(AdminPageTest):
+    """Webhooks on the admin page (docs/ADMIN.md, docs/WEBHOOKS.md): a URL leading to this machine
+    refused beside its field, one to a public address created with the secret the page drew,
+    listed without it, deleted once confirmed."""
+
+    def test_creates_a_webhook_with_a_drawn_secret_refuses_a_private_address_and_deletes_it(self):
+        self.find("#webhooks-show").click()
+        self.wait(lambda: self.find("#webhooks-status").text == "No webhooks yet.", 10, "none yet")
+        secret = self.find("#webhooks-secret").get_attribute("value")
+        self.assertRegex(secret, r"^[0-9a-f]{64}$", "a secret drawn by the page")
+        self.fill("webhooks-form", url="http://localhost:9000/hook")
+        self.find("#webhooks-form button[type=submit]").click()
+        error = self.find("#webhooks-url-error")
+        self.wait(error.is_displayed, 10, "the refused URL is said beside its field")
+        self.assertIn("leads to a non-public address: localhost resolves to", error.text)
+        self.assertIn("webhookAllowPrivate", error.text)
+        self.assertEqual(self.service.call("GET", "/webhooks", token=self.admin_token)["webhooks"], [])
+
+        self.fill("webhooks-form", url="https://93.184.216.34/hooks/carousel")
+        self.find('#webhooks-form input[value="takeover.started"]').click()
+        self.find("#webhooks-form button[type=submit]").click()
+        self.wait(lambda: self.find("#webhooks-status").text.startswith("Webhook 1 to https://93.184.216.34/"), 10,
+                  "the page says it is created")
+        listed = self.service.call("GET", "/webhooks", token=self.admin_token)["webhooks"]
+        self.assertEqual([(webhook["url"], webhook["events"]) for webhook in listed],
+                         [("https://93.184.216.34/hooks/carousel", ["carousel.changed", "takeover.started"])])
+        row = self.find('#webhooks tr[data-webhook="1"]').text
+        self.assertIn("carousel.changed, takeover.started", row)
+        self.assertNotIn(secret, self.find("#webhooks").text, "the list has no secret")
+        self.assertNotEqual(self.find("#webhooks-secret").get_attribute("value"), secret, "a new secret is drawn")
+
+        dialog = self.find("#confirm-delete")
+        self.find('#webhooks button[aria-label="Delete webhook 1"]').click()
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked")
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        self.wait(lambda: self.find("#webhooks-status").text
+                  == "The webhook to https://93.184.216.34/hooks/carousel is deleted.", 10, "the page says so")
+        self.assertEqual(self.service.call("GET", "/webhooks", token=self.admin_token)["webhooks"], [])
+
+
 class AdminAudit(AdminPageTest):
     """The audit log on the admin page (docs/ADMIN.md, docs/AUDIT.md): every write with who made it,
     newest first, filtered by actor, downloadable as CSV."""

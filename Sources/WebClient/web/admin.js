@@ -16,6 +16,8 @@ import "./admin-media.js";
 import "./admin-history.js";
 // Named tokens, listed when asked for.
 import "./admin-tokens.js";
+// Webhooks, listed when asked for.
+import "./admin-webhooks.js";
 // The audit log, read when asked for.
 import "./admin-audit.js";
 

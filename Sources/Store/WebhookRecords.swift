@@ -1,0 +1,57 @@
+import TimeZones
+
+/// What a webhook can be told of (docs/WEBHOOKS.md).
+public enum WebhookEvent: String, Sendable, CaseIterable {
+    /// An admin change or a restore of a carousel's definition.
+    case carouselChanged = "carousel.changed"
+    /// A scheduled change took effect (docs/SCHEDULED.md).
+    case carouselPublished = "carousel.published"
+    case takeoverStarted = "takeover.started"
+    case takeoverEnded = "takeover.ended"
+    /// A screen stopped reporting, came back, or shows another banner than its carousel's
+    /// (docs/SCREENS.md).
+    case screenOffline = "screen.offline"
+    case screenOnline = "screen.online"
+    case screenOutOfStep = "screen.out-of-step"
+}
+
+/// A webhook as a store keeps it. Its secret is kept as given: the service signs each delivery
+/// with it (HMAC-SHA256), so unlike a token's it cannot be kept as a digest.
+public struct WebhookRecord: Sendable, Hashable {
+    /// The store's (an id given to `saveWebhook` is ignored).
+    public let id: Int64
+    public let url: String
+    /// The events it is told of, in the order `WebhookEvent` lists them.
+    public let events: [WebhookEvent]
+    public let secret: String
+    public let createdAt: Timestamp
+    /// The actor that created it.
+    public let createdBy: String
+
+    public init(
+        id: Int64 = 0, url: String, events: [WebhookEvent], secret: String, createdAt: Timestamp, createdBy: String
+    ) {
+        self.id = id
+        self.url = url
+        self.events = WebhookEvent.allCases.filter(events.contains)
+        self.secret = secret
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+
+    /// This record with the store's id.
+    public func stored(as id: Int64) -> WebhookRecord {
+        WebhookRecord(id: id, url: url, events: events, secret: secret, createdAt: createdAt, createdBy: createdBy)
+    }
+
+    /// What the audit log names: its id and URL (never its secret).
+    public var auditTarget: String { "\(id) \(url)" }
+
+    /// Its events as a store keeps them: names joined by spaces.
+    public var storedEvents: String { events.map(\.rawValue).joined(separator: " ") }
+
+    /// `storedEvents` read back (a name this build does not know is left out).
+    public static func events(stored text: String) -> [WebhookEvent] {
+        text.split(separator: " ").compactMap { WebhookEvent(rawValue: String($0)) }
+    }
+}

@@ -68,6 +68,9 @@ extension Carousel {
             if let redefinition {
                 redefinitions.removeFirst()
                 redefinition.apply(&future, due)
+                // An edit keeps the current banner's countdown, which may have run out already (a
+                // banner alone joined by another): the engine then catches up at once, as here.
+                future.advance(to: due)
             }
             let now = (future.currentBanner?.id, future.index, future.count)
             guard now != shown || redefinition != nil else { continue }

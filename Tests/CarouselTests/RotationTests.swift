@@ -364,6 +364,24 @@ struct TimelineTests {
         #expect(resumed.entries.map(\.at) == [clock(6), clock(10), clock(14)], "playing from the edit on")
     }
 
+    /// A banner alone for long, joined by a scheduled change: its countdown ran out, so the edit's
+    /// entry already shows what the engine catches up to at once, and nothing is planned before it.
+    @Test func aPlannedRedefinitionJoiningALoneBannerIsCaughtUpAtItsTime() {
+        let carousel = scheduled([banner("a")])
+        let joined = Lineup(banners: [banner("a"), banner("b")], interval: .seconds(4), timeZone: .utc)
+        let redefinitions = [
+            PlannedRedefinition(at: clock(30), change: 1) { $0.redefine(joined, autoplay: nil, at: $1) }
+        ]
+        let plan = carousel.plan(from: clock(1), limit: 4, before: nil, redefinitions: redefinitions)
+        var engine = carousel
+        engine.redefine(joined, autoplay: nil, at: clock(30))
+        engine.advance(to: clock(30))
+        #expect(plan.entries.first?.at == clock(30) && plan.entries.first?.change == 1)
+        #expect(plan.entries.first?.banner == engine.currentBanner && plan.entries.first?.index == engine.index)
+        #expect(zip(plan.entries, plan.entries.dropFirst()).allSatisfy { $0.at < $1.at }, "in order: \(plan.entries)")
+        #expect(plan.entries.dropFirst().first?.at == engine.nextChangeAt)
+    }
+
     @Test func aTakeoverWithAnEndPlansTheReturn() throws {
         var carousel = scheduled([banner("a"), banner("b")])
         try carousel.apply(.startTakeover(banner: banner("promo"), duration: .seconds(10)), at: clock(1))

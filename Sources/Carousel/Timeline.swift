@@ -30,15 +30,10 @@ extension Carousel {
     public static let timelineLimit = 10_000
 
     /// The changes planned after `now` if no command intervenes: the same steps `advance(to:)`
-    /// takes, recorded where the shown banner, its index or the count change, at most `limit` of
-    /// them. Ends early when nothing more is planned (paused, one banner, an open-ended takeover),
-    /// two years ahead, or after `2 × limit + 1000` steps.
-    public func timeline(from now: Timestamp, limit: Int) -> [TimelineEntry] {
-        plan(from: now, limit: limit, before: nil).entries
-    }
-
-    /// The changes planned from `now` until just before `end` (at most two years ahead), at most
-    /// `limit` of them, and `until`: every change before it is listed. That is `end` when nothing
+    /// takes, recorded where the shown banner, its index or the count change, until just before
+    /// `end` (nil: as far as they go), at most `limit` of them. Ends early when nothing more is
+    /// planned (paused, one banner, an open-ended takeover), two years ahead, or after
+    /// `2 × limit + 1000` steps. `until`: every change before it is listed. That is `end` when nothing
     /// cut them short (nothing more planned is complete too), else the last step looked at.
     /// `redefinitions` (soonest first) are made on the way, each an entry of its own even when
     /// the banner shown stays (its caption may be what changed).

@@ -67,10 +67,9 @@ public final class ScheduledChanges<Outlets: CarouselOutlets>: Sendable {
     }
 
     /// The pending changes of carousel `serial` as this process last read them, soonest first
-    /// (for planning: no store read).
+    /// (the store lists them so), for planning: no store read.
     public func known(of serial: Int64) -> [PendingChange] {
         state.withLock { state in state.changes.filter { $0.carousel == serial } }
-            .sorted { ($0.at, $0.id) < ($1.at, $1.id) }
     }
 
     /// Cancels pending change `id` of carousel `serial`; false when it is not one of its pending changes.

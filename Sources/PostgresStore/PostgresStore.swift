@@ -395,7 +395,10 @@ public final class PostgresStore: CarouselStore {
                 let rows = try connection.execute("DELETE FROM webhooks WHERE id = $1 RETURNING url", [String(id)])
                 guard let row = rows.first else { return false }
                 try Self.append(
-                    [AuditEntry(.deleteWebhook, attribution, target: "\(id) \(row[0] ?? "")")], on: connection)
+                    [
+                        AuditEntry(
+                            .deleteWebhook, attribution, target: WebhookRecord.auditTarget(id: id, url: row[0] ?? ""))
+                    ], on: connection)
                 return true
             }
         }

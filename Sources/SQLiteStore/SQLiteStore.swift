@@ -331,7 +331,9 @@ public final class SQLiteStore: CarouselStore {
                     return try delete.step() ? delete.text(0) : nil
                 }()
                 guard let url else { return false }
-                try Self.append([AuditEntry(.deleteWebhook, attribution, target: "\(id) \(url)")], in: connection)
+                try Self.append(
+                    [AuditEntry(.deleteWebhook, attribution, target: WebhookRecord.auditTarget(id: id, url: url))],
+                    in: connection)
                 return true
             }
         }

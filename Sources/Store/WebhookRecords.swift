@@ -45,7 +45,10 @@ public struct WebhookRecord: Sendable, Hashable {
     }
 
     /// What the audit log names: its id and URL (never its secret).
-    public var auditTarget: String { "\(id) \(url)" }
+    public var auditTarget: String { Self.auditTarget(id: id, url: url) }
+
+    /// What the audit log names for webhook `id` to `url` (a deletion knows no more of it).
+    public static func auditTarget(id: Int64, url: String) -> String { "\(id) \(url)" }
 
     /// Its events as a store keeps them: names joined by spaces.
     public var storedEvents: String { events.map(\.rawValue).joined(separator: " ") }

@@ -287,7 +287,7 @@ struct TimelineTests {
                 banner("night", Schedule(windows: [window("22:00", "06:00")])),
             ], interval: .seconds(600), timeZone: zone("Europe/Berlin"))
         let carousel = Carousel(lineup: lineup, now: start)
-        let entries = carousel.timeline(from: start, limit: Carousel.timelineLimit)
+        let entries = carousel.plan(from: start, limit: Carousel.timelineLimit, before: nil).entries
         let dayEnd = utc("2026-03-29T22:00:00Z")
         let today = entries.filter { $0.at < dayEnd }
         #expect(today.count > 100)
@@ -307,16 +307,16 @@ struct TimelineTests {
             "02:30 does not exist: early joins at 03:00 CEST")
         #expect(today.contains { $0.banner?.id == "sunday" })
         #expect(!today.contains { $0.banner?.id == "weekday" })
-        #expect(carousel.timeline(from: start, limit: 5).count == 5)
+        #expect(carousel.plan(from: start, limit: 5, before: nil).entries.count == 5)
     }
 
     @Test func nothingPlannedWhilePausedOrUnderAnOpenEndedTakeover() throws {
         var carousel = scheduled([banner("a"), banner("b")])
         try carousel.apply(.pause(for: nil), at: clock(1))
-        #expect(carousel.timeline(from: clock(1), limit: 100).isEmpty)
+        #expect(carousel.plan(from: clock(1), limit: 100, before: nil).entries.isEmpty)
         try carousel.apply(.resume, at: clock(2))
         try carousel.apply(.startTakeover(banner: banner("promo"), duration: nil), at: clock(2))
-        #expect(carousel.timeline(from: clock(2), limit: 100).isEmpty)
+        #expect(carousel.plan(from: clock(2), limit: 100, before: nil).entries.isEmpty)
     }
 
     /// A plan for a span: the changes before its end, and `until` saying how far they go.
@@ -385,7 +385,7 @@ struct TimelineTests {
     @Test func aTakeoverWithAnEndPlansTheReturn() throws {
         var carousel = scheduled([banner("a"), banner("b")])
         try carousel.apply(.startTakeover(banner: banner("promo"), duration: .seconds(10)), at: clock(1))
-        let plan = carousel.timeline(from: clock(1), limit: 3)
+        let plan = carousel.plan(from: clock(1), limit: 3, before: nil).entries
         #expect(plan.map(\.at) == [clock(11), clock(15), clock(19)])
         #expect(plan.map { $0.banner?.id } == ["a", "b", "a"])
     }

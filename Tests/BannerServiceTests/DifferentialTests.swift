@@ -65,6 +65,8 @@ struct DifferentialTests {
             head("/banner/next", "Origin: \(shop)\r\nAccess-Control-Request-Method: POST\r\n", method: "OPTIONS")
                 + last),
         Exchange("404 and 405", head("/nope") + head("/banner", method: "DELETE") + last),
+        Exchange(
+            "webhooks, none yet", head("/webhooks") + head("/webhooks/7") + head("/webhooks/x", method: "HEAD") + last),
         Exchange("pipelined", head("/banner") + head("/banners") + head("/nope") + last),
         Exchange("a head in pieces", "GET /ban", "ner HTTP/1.1\r\nHo", "st: x\r\n", "\r\n" + last),
         Exchange("Connection: close", head("/banner", "Connection: close\r\n")),

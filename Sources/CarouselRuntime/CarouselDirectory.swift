@@ -72,6 +72,11 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         try store.webhooks()
     }
 
+    /// Webhook `webhook`'s deliveries, newest first, `limit` at most.
+    public func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        try store.deliveries(of: webhook, limit: limit)
+    }
+
     public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try store.deleteWebhook(id, by: attribution)
     }

@@ -19,6 +19,8 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let tokens: NamedTokens
     /// Changes to make later (docs/SCHEDULED.md).
     public let scheduled: ScheduledChanges<Outlets>
+    /// Sends webhook deliveries (docs/WEBHOOKS.md); nil when the runtime was given no way to.
+    let deliveries: DeliveryWorker?
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -31,14 +33,19 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     ///   - fleet: how screens are kept and judged.
     ///   - mediaIndex: what the outlets are told of library images (for `srcset`).
     ///   - media: how uploads are limited and decoded.
+    ///   - deliver: makes one webhook delivery's attempt (nil: none is sent, they wait in the store).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp, statsFlushInterval: Duration,
         fleet: FleetSettings = FleetSettings(), mediaIndex: MediaIndex? = nil, media: MediaSettings = MediaSettings(),
-        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
+        deliver: DeliveryWorker.Send? = nil, beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)?
     ) {
         let metrics = ServiceMetrics(storeUp: { store.unreachable == nil })
-        let store = TimedStore(store, metrics: metrics)
+        let queued = Doorbell()
+        let store = TimedStore(store, metrics: metrics, queued: queued)
+        let deliveries = deliver.map { DeliveryWorker(store: store, send: $0, logger: logger, clock: clock) }
+        queued.answer { [weak deliveries] in deliveries?.ring() }
+        self.deliveries = deliveries
         let plays = PlayRecorder(
             store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
         directory = CarouselDirectory(
@@ -69,6 +76,7 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         follower.start()
         directory.plays.start()
         fleet.start()
+        deliveries?.start()
     }
 
     /// Stops every carousel's clock (their outlets are closed) and hands the last counts and
@@ -78,5 +86,6 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         directory.plays.stop()
         fleet.stop()
         media.stop()
+        deliveries?.stop()
     }
 }

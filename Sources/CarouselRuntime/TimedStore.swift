@@ -6,13 +6,16 @@ import TimeZones
 
 /// The service's store, each operation timed for `GET /metrics` (`ServiceMetrics`): every call
 /// the service makes goes through here, so none is left out.
+/// It also rings `queued` after each write that may have queued webhook deliveries (docs/WEBHOOKS.md).
 final class TimedStore: CarouselStore {
     private let store: any CarouselStore
     private let metrics: ServiceMetrics
+    private let queued: Doorbell
 
-    init(_ store: any CarouselStore, metrics: ServiceMetrics) {
+    init(_ store: any CarouselStore, metrics: ServiceMetrics, queued: Doorbell) {
         self.store = store
         self.metrics = metrics
+        self.queued = queued
     }
 
     var description: String { store.description }
@@ -28,7 +31,8 @@ final class TimedStore: CarouselStore {
     func create(_ definition: CarouselDefinition, anchor: CarouselAnchor, by attribution: Attribution)
         throws(StoreError) -> StoredCarousel
     {
-        try metrics.timing(.create) { () throws(StoreError) in
+        defer { queued.ring() }
+        return try metrics.timing(.create) { () throws(StoreError) in
             try store.create(definition, anchor: anchor, by: attribution)
         }
     }
@@ -41,12 +45,19 @@ final class TimedStore: CarouselStore {
         _ key: CarouselKey, _ purpose: WritePurpose, expecting expected: StoredCarousel?,
         _ decide: (StoredCarousel) -> CarouselWrite?
     ) throws(StoreError) -> StoredCarousel {
-        try metrics.timing(purpose.isAdmin ? .admin : .command) { () throws(StoreError) in
-            try store.modify(key, purpose, expecting: expected, decide)
+        var tells = false
+        defer { if tells { queued.ring() } }
+        return try metrics.timing(purpose.isAdmin ? .admin : .command) { () throws(StoreError) in
+            try store.modify(key, purpose, expecting: expected) { stored in
+                let write = decide(stored)
+                tells = !(write?.events.isEmpty ?? true)
+                return write
+            }
         }
     }
 
     func delete(_ key: CarouselKey, expectedRevision: UInt64, by attribution: Attribution) throws(StoreError) {
+        defer { queued.ring() }
         try metrics.timing(.delete) { () throws(StoreError) in
             try store.delete(key, expectedRevision: expectedRevision, by: attribution)
         }
@@ -152,6 +163,35 @@ final class TimedStore: CarouselStore {
         }
     }
 
+    func queue(_ events: [QueuedEvent]) throws(StoreError) {
+        defer { queued.ring() }
+        try metrics.timing(.deliveries) { () throws(StoreError) in try store.queue(events) }
+    }
+
+    func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError) -> [DueDelivery] {
+        try metrics.timing(.deliveries) { () throws(StoreError) in
+            try store.claimDeliveries(dueAt: now, until: until, limit: limit)
+        }
+    }
+
+    func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
+        try metrics.timing(.deliveries) { () throws(StoreError) in
+            try store.finishDelivery(number, attempt, retryAt: retryAt)
+        }
+    }
+
+    func nextDeliveryDue() throws(StoreError) -> Timestamp? {
+        try metrics.timing(.deliveries) { () throws(StoreError) in try store.nextDeliveryDue() }
+    }
+
+    func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        try metrics.timing(.deliveries) { () throws(StoreError) in try store.deliveries(of: webhook, limit: limit) }
+    }
+
+    func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
+        try metrics.timing(.deliveries) { () throws(StoreError) in try store.forgetDeliveries(doneBefore: cutoff) }
+    }
+
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord] {
         try metrics.timing(.load) { () throws(StoreError) in try store.auditLog(query) }
     }
@@ -160,6 +200,7 @@ final class TimedStore: CarouselStore {
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor,
         by attribution: Attribution
     ) throws(StoreError) {
+        defer { queued.ring() }
         try metrics.timing(.create) { () throws(StoreError) in
             try store.importDefinitions(definitions, anchor: anchor, by: attribution)
         }

@@ -11,7 +11,7 @@ public final class ServiceMetrics: Sendable {
 
     /// The store's operations, as labels.
     public enum StoreOperation: String, CaseIterable, Sendable {
-        case load, create, command, admin, delete, record, stats, screens, media
+        case load, create, command, admin, delete, record, stats, screens, media, deliveries
     }
 
     private let counts = Lock(Counts())

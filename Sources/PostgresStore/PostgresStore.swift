@@ -180,7 +180,7 @@ public final class PostgresStore: CarouselStore {
                 }
                 _ = try Self.replace(
                     changed, on: connection, ifStillAt: stored, keeping: purpose.revision(of: changed, over: stored),
-                    auditing: write.audit)
+                    auditing: write.audit, published: write.applying != nil)
                 return changed
             }
         }
@@ -394,6 +394,7 @@ public final class PostgresStore: CarouselStore {
             try Self.transaction(connection) { () throws(PostgresError) -> Bool in
                 let rows = try connection.execute("DELETE FROM webhooks WHERE id = $1 RETURNING url", [String(id)])
                 guard let row = rows.first else { return false }
+                try connection.execute("DELETE FROM deliveries WHERE webhook = $1", [String(id)])
                 try Self.append(
                     [
                         AuditEntry(
@@ -402,6 +403,97 @@ public final class PostgresStore: CarouselStore {
                 return true
             }
         }
+    }
+
+    // MARK: Webhook deliveries
+
+    // Bookkeeping on the commands' connection, so that sending never waits behind admin writes.
+
+    public func queue(_ events: [QueuedEvent]) throws(StoreError) {
+        guard !events.isEmpty else { return }
+        var parameters: [String?] = []
+        let queued = Self.queueing(events, after: nil, &parameters)
+        try on(commands) { connection throws(PostgresError) in
+            try connection.execute("WITH \(queued) SELECT 1", parameters)
+        }
+    }
+
+    public func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError)
+        -> [DueDelivery]
+    {
+        // Rows another replica is claiming at this instant are skipped, not waited for: each
+        // delivery is claimed by one process (docs/WEBHOOKS.md).
+        let rows = try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                UPDATE deliveries d SET claimed_until = $2 FROM webhooks w
+                WHERE w.id = d.webhook AND d.id IN (
+                    SELECT id FROM deliveries
+                    WHERE next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+                    ORDER BY next_attempt_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+                RETURNING d.id, d.webhook, d.event, d.type, d.body, d.created_at, d.attempts, w.url, w.secret
+                """,
+                [String(now.nanosecondsSinceEpoch), String(until.nanosecondsSinceEpoch), String(limit)])
+        }
+        return rows.map { row in
+            let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
+            return DueDelivery(
+                number: integer(0), webhook: integer(1), event: row[2] ?? "", type: row[3] ?? "", body: row[4] ?? "",
+                createdAt: Timestamp(nanosecondsSinceEpoch: integer(5)), attempts: Int(integer(6)), url: row[7] ?? "",
+                secret: row[8] ?? "")
+        }.sorted { $0.number < $1.number }
+    }
+
+    public func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
+        let at = String(attempt.at.nanosecondsSinceEpoch)
+        try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = $2, last_status = $3,
+                    last_error = $4, delivered_at = $5, next_attempt_at = $6, claimed_until = NULL
+                WHERE id = $1
+                """,
+                [
+                    String(number), at, attempt.status.map { String($0) }, attempt.error,
+                    attempt.delivered ? at : nil,
+                    attempt.delivered ? nil : retryAt.map { String($0.nanosecondsSinceEpoch) },
+                ])
+        }
+    }
+
+    public func nextDeliveryDue() throws(StoreError) -> Timestamp? {
+        let rows = try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                SELECT min(greatest(next_attempt_at, coalesce(claimed_until, 0))) FROM deliveries
+                WHERE next_attempt_at IS NOT NULL
+                """)
+        }
+        return rows.first?[0].flatMap { Int64($0) }.map(Timestamp.init(nanosecondsSinceEpoch:))
+    }
+
+    public func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        let rows = try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT \(DeliveryRecord.columns) FROM deliveries WHERE webhook = $1 ORDER BY id DESC LIMIT $2",
+                [String(webhook), String(limit)])
+        }
+        return rows.map { row in
+            DeliveryRecord(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] })
+        }
+    }
+
+    public func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
+        let rows = try on(commands) { connection throws(PostgresError) in
+            try connection.execute(
+                """
+                WITH forgotten AS (
+                    DELETE FROM deliveries WHERE next_attempt_at IS NULL
+                        AND coalesce(delivered_at, last_attempt_at, created_at) < $1 RETURNING 1)
+                SELECT count(*) FROM forgotten
+                """, [String(cutoff.nanosecondsSinceEpoch)])
+        }
+        return rows.first?[0].flatMap { Int($0) } ?? 0
     }
 
     // MARK: Audit log
@@ -448,23 +540,54 @@ public final class PostgresStore: CarouselStore {
 
     /// The common table expression `audited` that appends `entries` (at least one) to the audit
     /// log when `source` (a CTE written before it) wrote a row: in the same statement as the write.
-    private static func auditing(_ entries: [AuditEntry], after source: String, _ parameters: inout [String?])
-        -> String
-    {
+    /// With it, `queued`: the deliveries of what the entries tell webhooks (`published`: the write
+    /// makes a scheduled change), when there are any.
+    private static func auditing(
+        _ entries: [AuditEntry], published: Bool = false, after source: String, _ parameters: inout [String?]
+    ) -> String {
+        let events = QueuedEvent.told(by: entries, published: published)
+        let queued = events.isEmpty ? "" : ", " + queueing(events, after: source, &parameters)
         #if NO_AUDIT_LOG
             // `make bench`'s second build: the same statement without the entries (docs/PERFORMANCE.md).
-            return "audited AS (SELECT 1)"
+            return "audited AS (SELECT 1)" + queued
         #else
             return """
                 audited AS (
                     INSERT INTO audit (\(auditColumns)) SELECT * FROM (\(auditValues(entries, &parameters))) entry
                     WHERE EXISTS (SELECT 1 FROM \(source)))
-                """
+                """ + queued
         #endif
     }
 
-    /// Appends `entries` to the audit log, in the caller's transaction.
+    /// The common table expression `queued` that queues `events` (at least one) for the webhooks
+    /// that asked for them when `source` (a CTE written before it, or nil) wrote a row.
+    private static func queueing(_ events: [QueuedEvent], after source: String?, _ parameters: inout [String?])
+        -> String
+    {
+        let values = events.map { event in
+            let first = parameters.count + 1
+            parameters += [event.id, event.type.rawValue, event.body, String(event.at.nanosecondsSinceEpoch)]
+            return "($\(first)::text, $\(first + 1)::text, $\(first + 2)::text, $\(first + 3)::bigint)"
+        }.joined(separator: ", ")
+        return """
+            queued AS (
+                INSERT INTO deliveries (webhook, event, type, body, created_at, next_attempt_at)
+                SELECT w.id, e.event, e.type, e.body, e.at, e.at
+                FROM (VALUES \(values)) e (event, type, body, at)
+                JOIN webhooks w ON strpos(' ' || w.events || ' ', ' ' || e.type || ' ') > 0
+                \(source.map { "WHERE EXISTS (SELECT 1 FROM \($0))" } ?? "")
+                ON CONFLICT (webhook, event) DO NOTHING)
+            """
+    }
+
+    /// Appends `entries` to the audit log, in the caller's transaction, and queues what they
+    /// tell webhooks.
     private static func append(_ entries: [AuditEntry], on connection: PostgresConnection) throws(PostgresError) {
+        let events = QueuedEvent.told(by: entries)
+        if !events.isEmpty {
+            var parameters: [String?] = []
+            try connection.execute("WITH \(queueing(events, after: nil, &parameters)) SELECT 1", parameters)
+        }
         #if NO_AUDIT_LOG
             let entries: [AuditEntry] = []  // `make bench`'s second build (docs/PERFORMANCE.md)
         #endif
@@ -1107,6 +1230,27 @@ public final class PostgresStore: CarouselStore {
             created_by text NOT NULL
         );
         """,
+        // Webhook deliveries (docs/WEBHOOKS.md): one row per event and webhook, queued in the
+        // transaction of what caused it; due while next_attempt_at is set.
+        """
+        CREATE TABLE deliveries (
+            id bigserial PRIMARY KEY,
+            webhook bigint NOT NULL,
+            event text NOT NULL,
+            type text NOT NULL,
+            body text NOT NULL,
+            created_at bigint NOT NULL,
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at bigint,
+            claimed_until bigint,
+            last_attempt_at bigint,
+            last_status integer,
+            last_error text,
+            delivered_at bigint,
+            UNIQUE (webhook, event)
+        );
+        CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+        """,
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -1212,7 +1356,7 @@ public final class PostgresStore: CarouselStore {
     /// in the same statement. Returns whether the row was written.
     private static func replace(
         _ stored: StoredCarousel, on connection: PostgresConnection, ifStillAt previous: StoredCarousel?,
-        keeping revision: Revision?, auditing entries: [AuditEntry]
+        keeping revision: Revision?, auditing entries: [AuditEntry], published: Bool = false
     ) throws(PostgresError) -> Bool {
         var parameters =
             [String(stored.serial), String(stored.revision)] + Self.parameters(AnchorColumns(stored.anchor))
@@ -1234,7 +1378,8 @@ public final class PostgresStore: CarouselStore {
             }
         }
         let kept = revision.map { ", " + keeping($0, of: "changed", &parameters) } ?? ""
-        let audited = entries.isEmpty ? "" : ", " + auditing(entries, after: "changed", &parameters)
+        let audited =
+            entries.isEmpty ? "" : ", " + auditing(entries, published: published, after: "changed", &parameters)
         let rows = try connection.execute(
             """
             WITH changed AS (UPDATE carousels SET \(assignments) WHERE \(condition) RETURNING *)\(kept)\(audited)

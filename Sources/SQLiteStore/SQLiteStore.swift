@@ -135,7 +135,7 @@ public final class SQLiteStore: CarouselStore {
                 if let revision = purpose.revision(of: changed, over: stored) {
                     try Self.keep(revision, of: key.serial, in: connection)
                 }
-                try Self.append(write.audit, in: connection)
+                try Self.append(write.audit, published: write.applying != nil, in: connection)
                 return changed
             }
         }
@@ -331,11 +331,135 @@ public final class SQLiteStore: CarouselStore {
                     return try delete.step() ? delete.text(0) : nil
                 }()
                 guard let url else { return false }
+                try connection.statement("DELETE FROM deliveries WHERE webhook = ?1").bind(.integer(id)).run()
                 try Self.append(
                     [AuditEntry(.deleteWebhook, attribution, target: WebhookRecord.auditTarget(id: id, url: url))],
                     in: connection)
                 return true
             }
+        }
+    }
+
+    // MARK: Webhook deliveries
+
+    // Delivery bookkeeping is on the commands' connection: an attempt's outcome survives the
+    // process being killed, and a power loss at worst makes a delivery be sent again (receivers
+    // dedupe by its id, docs/WEBHOOKS.md); the events themselves are queued in their write's
+    // transaction.
+
+    public func queue(_ events: [QueuedEvent]) throws(StoreError) {
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in try Self.queue(events, in: connection) }
+        }
+    }
+
+    /// Queues `events` for the webhooks that asked for them, in the caller's transaction.
+    private static func queue(_ events: [QueuedEvent], in connection: SQLiteConnection) throws(SQLiteError) {
+        for event in events {
+            try connection.statement(
+                """
+                INSERT INTO deliveries (webhook, event, type, body, created_at, next_attempt_at)
+                SELECT id, ?1, ?2, ?3, ?4, ?4 FROM webhooks WHERE instr(' ' || events || ' ', ' ' || ?2 || ' ') > 0
+                ON CONFLICT (webhook, event) DO NOTHING
+                """
+            ).bind(
+                .text(event.id), .text(event.type.rawValue), .text(event.body),
+                .integer(event.at.nanosecondsSinceEpoch)
+            ).run()
+        }
+    }
+
+    public func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError)
+        -> [DueDelivery]
+    {
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> [DueDelivery] in
+                let statement = try connection.statement(
+                    """
+                    SELECT d.id, d.webhook, d.event, d.type, d.body, d.created_at, d.attempts, w.url, w.secret
+                    FROM deliveries d JOIN webhooks w ON w.id = d.webhook
+                    WHERE d.next_attempt_at <= ?1 AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
+                    ORDER BY d.next_attempt_at, d.id LIMIT ?2
+                    """
+                ).bind(.integer(now.nanosecondsSinceEpoch), .integer(Int64(limit)))
+                var due: [DueDelivery] = []
+                do {
+                    defer { statement.reset() }
+                    while try statement.step() {
+                        due.append(
+                            DueDelivery(
+                                number: statement.integer(0) ?? 0, webhook: statement.integer(1) ?? 0,
+                                event: statement.text(2) ?? "", type: statement.text(3) ?? "",
+                                body: statement.text(4) ?? "",
+                                createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(5) ?? 0),
+                                attempts: Int(statement.integer(6) ?? 0), url: statement.text(7) ?? "",
+                                secret: statement.text(8) ?? ""))
+                    }
+                }
+                for delivery in due {
+                    try connection.statement("UPDATE deliveries SET claimed_until = ?1 WHERE id = ?2")
+                        .bind(.integer(until.nanosecondsSinceEpoch), .integer(delivery.number)).run()
+                }
+                return due
+            }
+        }
+    }
+
+    public func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.statement(
+                """
+                UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = ?2, last_status = ?3,
+                    last_error = ?4, delivered_at = ?5, next_attempt_at = ?6, claimed_until = NULL
+                WHERE id = ?1
+                """
+            ).bind(
+                .integer(number), .integer(attempt.at.nanosecondsSinceEpoch),
+                attempt.status.map { .integer(Int64($0)) }, attempt.error.map { .text($0) },
+                attempt.delivered ? .integer(attempt.at.nanosecondsSinceEpoch) : nil,
+                attempt.delivered ? nil : retryAt.map { .integer($0.nanosecondsSinceEpoch) }
+            ).run()
+        }
+    }
+
+    public func nextDeliveryDue() throws(StoreError) -> Timestamp? {
+        try on(commands) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT min(max(next_attempt_at, coalesce(claimed_until, 0))) FROM deliveries
+                WHERE next_attempt_at IS NOT NULL
+                """)
+            defer { statement.reset() }
+            return try statement.step() ? statement.integer(0).map(Timestamp.init(nanosecondsSinceEpoch:)) : nil
+        }
+    }
+
+    public func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        try on(commands) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT \(DeliveryRecord.columns) FROM deliveries WHERE webhook = ?1 ORDER BY id DESC LIMIT ?2
+                """
+            ).bind(.integer(webhook), .integer(Int64(limit)))
+            defer { statement.reset() }
+            var records: [DeliveryRecord] = []
+            while try statement.step() {
+                records.append(
+                    DeliveryRecord(integer: { statement.integer(Int32($0)) }, text: { statement.text(Int32($0)) }))
+            }
+            return records
+        }
+    }
+
+    public func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.statement(
+                """
+                DELETE FROM deliveries WHERE next_attempt_at IS NULL
+                    AND coalesce(delivered_at, last_attempt_at, created_at) < ?1
+                """
+            ).bind(.integer(cutoff.nanosecondsSinceEpoch)).run()
+            return connection.changes
         }
     }
 
@@ -439,10 +563,14 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    /// Appends `entries` to the audit log, in the caller's transaction. (`make bench`'s second
-    /// build, `-DNO_AUDIT_LOG`, appends nothing: the same writes without their entries, to
-    /// measure what the log costs them, docs/PERFORMANCE.md.)
-    private static func append(_ entries: [AuditEntry], in connection: SQLiteConnection) throws(SQLiteError) {
+    /// Appends `entries` to the audit log, in the caller's transaction, and queues what they tell
+    /// webhooks (`published`: the write makes a scheduled change). (`make bench`'s second build,
+    /// `-DNO_AUDIT_LOG`, appends nothing: the same writes without their entries, to measure what
+    /// the log costs them, docs/PERFORMANCE.md.)
+    private static func append(_ entries: [AuditEntry], published: Bool = false, in connection: SQLiteConnection)
+        throws(SQLiteError)
+    {
+        try queue(QueuedEvent.told(by: entries, published: published), in: connection)
         #if NO_AUDIT_LOG
             let entries: [AuditEntry] = []
         #endif
@@ -995,6 +1123,27 @@ public final class SQLiteStore: CarouselStore {
             created_at INTEGER NOT NULL,
             created_by TEXT NOT NULL
         );
+        """,
+        // Webhook deliveries (docs/WEBHOOKS.md): one row per event and webhook, queued in the
+        // transaction of what caused it; due while next_attempt_at is set.
+        """
+        CREATE TABLE deliveries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            webhook INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            type TEXT NOT NULL,
+            body TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER,
+            claimed_until INTEGER,
+            last_attempt_at INTEGER,
+            last_status INTEGER,
+            last_error TEXT,
+            delivered_at INTEGER,
+            UNIQUE (webhook, event)
+        );
+        CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
         """,
     ]
 

@@ -175,9 +175,34 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Every webhook, by id.
     func webhooks() throws(StoreError) -> [WebhookRecord]
 
-    /// Deletes webhook `id`; false when there is none. The audit log keeps the deletion, by
+    /// Deletes webhook `id` and its deliveries; false when there is none. The audit log keeps the deletion, by
     /// `attribution`.
     func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool
+
+    /// Webhook deliveries (docs/WEBHOOKS.md): queues one delivery of each event per webhook that
+    /// asked for its type, due at once, in one transaction that survives the process being
+    /// killed; an event queued for a webhook already (same id) is not queued again. (A write's
+    /// own events, `CarouselWrite.events` and those of creations, deletions and imports, are
+    /// queued by the store in the write's transaction.)
+    func queue(_ events: [QueuedEvent]) throws(StoreError)
+
+    /// Claims the deliveries due at `now`, soonest first, `limit` at most, until `until`: no
+    /// process, this one or another sharing the store, claims them again before then.
+    func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError) -> [DueDelivery]
+
+    /// Keeps how delivery `number`'s attempt went and releases its claim: delivered when the
+    /// attempt was, else due again at `retryAt` (nil: given up).
+    func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError)
+
+    /// When the soonest delivery waiting is due (one claimed: when its claim runs out); nil when
+    /// none waits.
+    func nextDeliveryDue() throws(StoreError) -> Timestamp?
+
+    /// Webhook `webhook`'s deliveries, newest first, `limit` at most.
+    func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord]
+
+    /// Forgets the deliveries delivered or given up before `cutoff`; returns how many.
+    func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int
 
     /// The audit log's entries `query` asks for, newest first (docs/AUDIT.md).
     func auditLog(_ query: AuditQuery) throws(StoreError) -> [AuditRecord]

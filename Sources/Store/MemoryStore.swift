@@ -24,17 +24,34 @@ public final class MemoryStore: CarouselStore {
         var lastPendingID: Int64 = 0
         var webhooks: [Int64: WebhookRecord] = [:]
         var lastWebhookID: Int64 = 0
+        var deliveries: [Int64: Delivery] = [:]
+        var lastDelivery: Int64 = 0
 
         /// The name of the carousel of serial `serial`, if one is stored.
         func name(of serial: Int64) -> String? {
             carousels.values.first { $0.serial == serial }?.name
         }
 
-        mutating func append(_ entries: [AuditEntry]) {
+        /// Appends `entries` to the audit log and queues what they tell webhooks (`published`: the
+        /// write makes a scheduled change).
+        mutating func append(_ entries: [AuditEntry], published: Bool = false) {
+            queue(QueuedEvent.told(by: entries, published: published))
             #if NO_AUDIT_LOG
                 let entries: [AuditEntry] = []  // `make bench`'s second build (docs/PERFORMANCE.md)
             #endif
             for entry in entries { audit.append(AuditRecord(seq: (audit.last?.seq ?? 0) + 1, entry: entry)) }
+        }
+
+        /// One delivery per webhook that asked for each event's type, unless queued already.
+        mutating func queue(_ events: [QueuedEvent]) {
+            for event in events {
+                for webhook in webhooks.values where webhook.events.contains(event.type) {
+                    guard !deliveries.values.contains(where: { $0.webhook == webhook.id && $0.event.id == event.id })
+                    else { continue }
+                    lastDelivery += 1
+                    deliveries[lastDelivery] = Delivery(webhook: webhook.id, event: event, nextAttemptAt: event.at)
+                }
+            }
         }
 
         /// Keeps `revision` of carousel `serial`, pruning what `RevisionRetention` lets go.
@@ -112,7 +129,7 @@ public final class MemoryStore: CarouselStore {
             }
             contents.carousels[key.name] = changed
             if let revision = purpose.revision(of: changed, over: stored) { contents.keep(revision, of: key.serial) }
-            contents.append(write.audit)
+            contents.append(write.audit, published: write.applying != nil)
             return changed
         }
     }
@@ -246,8 +263,89 @@ public final class MemoryStore: CarouselStore {
     public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         contents.withLock { contents in
             guard let deleted = contents.webhooks.removeValue(forKey: id) else { return false }
+            contents.deliveries = contents.deliveries.filter { $0.value.webhook != id }
             contents.append([AuditEntry(.deleteWebhook, attribution, target: deleted.auditTarget)])
             return true
+        }
+    }
+
+    // MARK: Webhook deliveries
+
+    /// A queued delivery (`DeliveryRecord`'s fields, and the claim).
+    private struct Delivery {
+        let webhook: Int64
+        let event: QueuedEvent
+        var attempts = 0
+        var nextAttemptAt: Timestamp?
+        var claimedUntil: Timestamp?
+        var lastAttempt: DeliveryAttempt?
+        var deliveredAt: Timestamp?
+
+        func record(_ number: Int64) -> DeliveryRecord {
+            DeliveryRecord(
+                number: number, event: event.id, type: event.type.rawValue, createdAt: event.at, attempts: attempts,
+                nextAttemptAt: nextAttemptAt, deliveredAt: deliveredAt, lastAttempt: lastAttempt)
+        }
+    }
+
+    public func queue(_ events: [QueuedEvent]) throws(StoreError) {
+        contents.withLock { $0.queue(events) }
+    }
+
+    public func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError)
+        -> [DueDelivery]
+    {
+        contents.withLock { contents in
+            let due = contents.deliveries.filter { _, delivery in
+                delivery.nextAttemptAt.map { $0 <= now } ?? false && delivery.claimedUntil.map { $0 <= now } ?? true
+            }.sorted { ($0.value.nextAttemptAt!, $0.key) < ($1.value.nextAttemptAt!, $1.key) }.prefix(limit)
+            return due.compactMap { number, delivery in
+                guard let webhook = contents.webhooks[delivery.webhook] else { return nil }
+                contents.deliveries[number]?.claimedUntil = until
+                return DueDelivery(
+                    number: number, webhook: webhook.id, event: delivery.event.id, type: delivery.event.type.rawValue,
+                    body: delivery.event.body, createdAt: delivery.event.at, attempts: delivery.attempts,
+                    url: webhook.url, secret: webhook.secret)
+            }
+        }
+    }
+
+    public func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
+        contents.withLock { contents in
+            guard var delivery = contents.deliveries[number] else { return }
+            delivery.attempts += 1
+            delivery.lastAttempt = attempt
+            delivery.deliveredAt = attempt.delivered ? attempt.at : nil
+            delivery.nextAttemptAt = attempt.delivered ? nil : retryAt
+            delivery.claimedUntil = nil
+            contents.deliveries[number] = delivery
+        }
+    }
+
+    public func nextDeliveryDue() throws(StoreError) -> Timestamp? {
+        contents.withLock { contents in
+            contents.deliveries.values.compactMap { delivery in
+                delivery.nextAttemptAt.map { max($0, delivery.claimedUntil ?? $0) }
+            }.min()
+        }
+    }
+
+    public func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        contents.withLock { contents in
+            contents.deliveries.filter { $0.value.webhook == webhook }.sorted { $0.key > $1.key }.prefix(limit).map {
+                $0.value.record($0.key)
+            }
+        }
+    }
+
+    public func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
+        contents.withLock { contents in
+            let before = contents.deliveries.count
+            contents.deliveries = contents.deliveries.filter { _, delivery in
+                delivery.nextAttemptAt != nil
+                    || (delivery.deliveredAt ?? delivery.lastAttempt?.at ?? delivery.event.at) >= cutoff
+            }
+            return before - contents.deliveries.count
         }
     }
 

@@ -240,6 +240,26 @@ final class SharedMemoryStore: CarouselStore {
         try store.deleteWebhook(id, by: attribution)
     }
 
+    func queue(_ events: [QueuedEvent]) throws(StoreError) { try store.queue(events) }
+
+    func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError) -> [DueDelivery] {
+        try store.claimDeliveries(dueAt: now, until: until, limit: limit)
+    }
+
+    func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
+        try store.finishDelivery(number, attempt, retryAt: retryAt)
+    }
+
+    func nextDeliveryDue() throws(StoreError) -> Timestamp? { try store.nextDeliveryDue() }
+
+    func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
+        try store.deliveries(of: webhook, limit: limit)
+    }
+
+    func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
+        try store.forgetDeliveries(doneBefore: cutoff)
+    }
+
     func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
         try store.cancelPending(id, of: carousel, by: attribution)
     }

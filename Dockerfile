@@ -6,7 +6,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libvips-dev pkg-config \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libvips-dev libcurl4-openssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift names the test targets too, so their folders must exist for it to resolve.
@@ -19,9 +19,10 @@ RUN swift build -c release --static-swift-stdlib --product banner-server \
 FROM debian:bookworm-slim
 # What the binary links to besides glibc: libmicrohttpd (and, through it, GnuTLS), SQLite, libpq
 # (PostgreSQL's client library), libvips (uploaded images, docs/MEDIA.md; with its HEIF module
-# for AVIF), and the C++ runtime the Swift runtime is written in; and the time zone database
-# schedules read (docs/SCHEDULES.md). Nothing -dev.
-ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libpq5 libvips42 libstdc++6 tzdata"
+# for AVIF), libcurl with the CA certificates it verifies https webhook receivers with
+# (docs/WEBHOOKS.md), and the C++ runtime the Swift runtime is written in; and the time zone
+# database schedules read (docs/SCHEDULES.md). Nothing -dev.
+ARG RUNTIME_PACKAGES="libmicrohttpd12 libsqlite3-0 libpq5 libvips42 libcurl4 ca-certificates libstdc++6 tzdata"
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* \

@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 CC           ?= cc
 CONFIG       ?= config/carousel.json
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libvips-dev pkg-config tzdata
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libvips-dev libcurl4-openssl-dev pkg-config tzdata
 # The tests start their own PostgreSQL servers (initdb, postgres, pg_ctl from Debian's package)
 # and check /metrics with Prometheus' promtool; libvips' command-line tools read back the images
 # the service makes (an independent decoder).
@@ -24,10 +24,11 @@ SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 all: build
 
 ## deps: install libmicrohttpd-dev, libsqlite3-dev, libpq-dev, libvips-dev (uploaded images),
-## pkg-config and tzdata (time zones for schedules) with apt when they are missing
+## libcurl4-openssl-dev (webhook deliveries), pkg-config and tzdata (time zones for schedules) with
+## apt when they are missing
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: no 'swift' on PATH; install the Swift 6 toolchain from swift.org"; exit 1; }
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq vips 2>/dev/null || [ ! -e /usr/share/zoneinfo/Europe/Berlin ]; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq vips libcurl 2>/dev/null || [ ! -e /usr/share/zoneinfo/Europe/Berlin ]; then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(APT_INSTALL) $(APT_PACKAGES) || { $(SUDO) apt-get update && $(APT_INSTALL) $(APT_PACKAGES); }; \
 	fi

@@ -82,6 +82,15 @@ let package = Package(
         // Webhooks (docs/WEBHOOKS.md): their URLs read and their addresses checked (only public
         // ones unless allowed).
         .target(name: "Webhooks"),
+        // libcurl from Debian (`libcurl4-openssl-dev`): HTTP and HTTPS for webhook deliveries.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Sends one webhook delivery, signed, to an address checked as it connects; the only
+        // module that imports CCurl.
+        .target(name: "WebhookSender", dependencies: ["CCurl", "Digest", "Store", "TimeZones", "Webhooks"]),
         // The HTTP API: routes, handlers, problems, auth, CORS, representations, event streams.
         .target(
             name: "BannerAPI",
@@ -96,7 +105,7 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform", "CarouselRuntime",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
@@ -111,6 +120,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest"]),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"]),
+        .testTarget(name: "WebhookSenderTests", dependencies: ["WebhookSender", "Store", "TestSupport", "TimeZones"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Digest", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StoreTests",

@@ -51,9 +51,13 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender",
             ],
             path: "Modules/BannerService"),
+        .systemLibrary(name: "CCurl", path: "Modules/CCurl", pkgConfig: "libcurl"),
+        .target(
+            name: "WebhookSender", dependencies: ["CCurl", "Digest", "Store", "TimeZones", "Webhooks"],
+            path: "Modules/WebhookSender"),
         .executableTarget(
             name: "FuzzCommandBody",
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP"]),

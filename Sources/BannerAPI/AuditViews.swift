@@ -68,7 +68,7 @@ enum AuditViews {
         return object
     }
 
-    private static func number(_ text: String?, name: String, in range: ClosedRange<Int64>) throws(Problem) -> Int64? {
+    static func number(_ text: String?, name: String, in range: ClosedRange<Int64>) throws(Problem) -> Int64? {
         guard let text else { return nil }
         guard let number = Int64(text), range.contains(number) else {
             throw Problem.badRequest(

@@ -546,6 +546,20 @@ public struct BannerAPI: HTTPHandler {
                         return PreparedResponse(Problem.store(error).response)
                     }
                 }
+            case .deliveries(let text):
+                try access.authorizeAdmin(request, carousel: nil)
+                let id = try WebhookRequests.id(text)
+                let limit = try WebhookRequests.deliveriesLimit(of: request)
+                return .deferred { [directory] in
+                    do throws(StoreError) {
+                        guard try directory.webhooks().contains(where: { $0.id == id }) else {
+                            return PreparedResponse(WebhookRequests.notFound(text).response)
+                        }
+                        return WebhookRequests.deliveries(try directory.deliveries(of: id, limit: limit))
+                    } catch {
+                        return PreparedResponse(Problem.store(error).response)
+                    }
+                }
             case .createWebhook:
                 let requester = Requester(
                     actor: try access.authorizeAdmin(request, carousel: nil), requestID: requestID)

@@ -79,6 +79,8 @@ enum Action: Sendable, Equatable {
     case webhook(String)
     /// `DELETE /webhooks/{id}` (the admin role).
     case deleteWebhook(String)
+    /// `GET /webhooks/{id}/deliveries`: its deliveries, newest first (the admin role).
+    case deliveries(String)
 }
 
 extension Action {
@@ -88,7 +90,7 @@ extension Action {
         switch self {
         case .createCarousel, .admin, .stats, .allScreens, .carouselScreens, .screenEvents, .listMedia, .uploadMedia,
             .deleteMedia, .revisions, .revision, .restoreRevision, .listTokens, .createToken, .revokeToken, .auditLog,
-            .pendingChanges, .cancelPending, .listWebhooks, .createWebhook, .webhook, .deleteWebhook:
+            .pendingChanges, .cancelPending, .listWebhooks, .createWebhook, .webhook, .deleteWebhook, .deliveries:
             true
         case .command(let command): command.needsAdmin
         default: false
@@ -237,6 +239,10 @@ enum Routes {
         readable(.webhook(id)) + [("DELETE", .deleteWebhook(id))]
     }
 
+    private static let deliveriesSuffix = "/deliveries"
+    private static let deliveriesTemplate = webhookTemplate + deliveriesSuffix
+    private static func deliveriesMethods(_ id: String) -> Methods { readable(.deliveries(id)) }
+
     private static let receiptsPrefix = "/screens/"
     private static let receiptsSuffix = "/receipts"
     private static let receiptsTemplate = carouselPrefix + receiptsPrefix + "{id}" + receiptsSuffix
@@ -256,6 +262,7 @@ enum Routes {
     private static let mediaRouteTemplate = template(mediaTemplate)
     private static let tokenRouteTemplate = template(tokenTemplate)
     private static let webhookRouteTemplate = template(webhookTemplate)
+    private static let deliveriesRouteTemplate = template(deliveriesTemplate)
     private static let pendingRouteTemplate = template(pendingTemplate)
     private static let mediaVariantRouteTemplate = template(mediaVariantTemplate)
 
@@ -276,6 +283,7 @@ enum Routes {
         all[mediaTemplate] = mediaMethods("{id}")
         all[tokenTemplate] = tokenMethods("{name}")
         all[webhookTemplate] = webhookMethods("{id}")
+        all[deliveriesTemplate] = deliveriesMethods("{id}")
         all[pendingTemplate] = pendingMethods("{id}")
         all[mediaVariantTemplate] = mediaVariantMethods("{id}", width: 0)
         all[carouselPrefix + "/"] = nil  // the page, not part of the API document
@@ -355,6 +363,9 @@ enum Routes {
         }
         if let id = segment(of: path, between: webhooksPrefix, and: "") {
             return (webhookMethods(id), CarouselDefinition.defaultName, webhookRouteTemplate)
+        }
+        if let id = segment(of: path, between: webhooksPrefix, and: deliveriesSuffix) {
+            return (deliveriesMethods(id), CarouselDefinition.defaultName, deliveriesRouteTemplate)
         }
         if let methods = v1[path] ?? service[path] {
             return (methods, CarouselDefinition.defaultName, bareTemplates[path]!)

@@ -16,14 +16,14 @@ public struct ServiceParts: Sendable {
     /// The handler to serve.
     public let api: BannerAPI
 
-    /// `store`, `loaded`, `statsFlushInterval`, `fleet` and `beforeFirstLoad` are the runtime's
-    /// (`Runtime.init` says what each is).
+    /// `store`, `loaded`, `statsFlushInterval`, `fleet`, `deliver` and `beforeFirstLoad` are the
+    /// runtime's (`Runtime.init` says what each is).
     public init(
         store: any CarouselStore, loaded: [StoredCarousel], corsOrigins: [String], heartbeat: Duration,
         access: AccessPolicy, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
         statsFlushInterval: Duration = .seconds(10), fleet: FleetSettings = FleetSettings(),
         media: MediaSettings = MediaSettings(), webhookAllowPrivate: Bool = false,
-        beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
+        deliver: DeliveryWorker.Send? = nil, beforeFirstLoad: (@Sendable () throws(StoreError) -> Void)? = nil
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
         let mediaIndex = MediaIndex(store: store)
@@ -31,7 +31,7 @@ public struct ServiceParts: Sendable {
         let runtime = Runtime(
             store: store, loaded: loaded, outlets: views, logger: logger, clock: clock,
             statsFlushInterval: statsFlushInterval, fleet: fleet, mediaIndex: mediaIndex, media: media,
-            beforeFirstLoad: beforeFirstLoad)
+            deliver: deliver, beforeFirstLoad: beforeFirstLoad)
         self.runtime = runtime
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         let screenEvents = ScreenEvents(streams: streams)

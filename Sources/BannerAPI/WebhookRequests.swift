@@ -94,6 +94,46 @@ enum WebhookRequests {
         return object
     }
 
+    /// Deliveries listed unless `limit` says otherwise, and at most.
+    static let defaultDeliveries = 100
+    static let maximumDeliveries = 1000
+
+    /// `?limit=` of `GET /webhooks/{id}/deliveries`; a 400 when it is not 1 to 1000.
+    static func deliveriesLimit(of request: borrowing Request) throws(Problem) -> Int {
+        let limit = try AuditViews.number(
+            request.queryParameter("limit"), name: "limit", in: 1...Int64(maximumDeliveries))
+        return limit.map { Int($0) } ?? defaultDeliveries
+    }
+
+    /// `{"deliveries": [{"id", "type", "at", "state", "attempts", "nextAttemptAt",
+    /// "deliveredAt", "lastAttempt": {"at", "status", "error"}}]}`, newest first.
+    static func deliveries(_ records: [DeliveryRecord]) -> PreparedResponse {
+        var object = JSONObject()
+        object.add(
+            "deliveries",
+            records.map { record in
+                var delivery = JSONObject()
+                delivery.add("id", record.event)
+                delivery.add("type", record.type)
+                delivery.add("at", record.createdAt.rfc3339)
+                delivery.add("state", record.state.rawValue)
+                delivery.add("attempts", record.attempts)
+                delivery.add("nextAttemptAt", record.nextAttemptAt?.rfc3339)
+                delivery.add("deliveredAt", record.deliveredAt?.rfc3339)
+                delivery.add(
+                    "lastAttempt",
+                    record.lastAttempt.map { attempt in
+                        var last = JSONObject()
+                        last.add("at", attempt.at.rfc3339)
+                        last.add("status", attempt.status)
+                        last.add("error", attempt.error)
+                        return last
+                    })
+                return delivery
+            })
+        return ReadViews.uncached(object)
+    }
+
     static func list(_ webhooks: [WebhookRecord]) -> PreparedResponse {
         var object = JSONObject()
         object.add("webhooks", webhooks.map(json))

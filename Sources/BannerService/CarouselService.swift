@@ -5,6 +5,7 @@ import Logging
 import MicroHTTP
 import Store
 import TimeZones
+import WebhookSender
 
 /// The running service: the store, the carousels it holds, and the HTTP server in front of them.
 public final class CarouselService: Sendable {
@@ -78,7 +79,9 @@ public final class CarouselService: Sendable {
             store: store, loaded: loaded, corsOrigins: configuration.corsOrigins, heartbeat: configuration.heartbeat,
             access: access, logger: logger, clock: clock, statsFlushInterval: configuration.statsFlush,
             fleet: configuration.fleet, media: configuration.media,
-            webhookAllowPrivate: configuration.webhookAllowPrivate, beforeFirstLoad: beforeFirstLoad)
+            webhookAllowPrivate: configuration.webhookAllowPrivate,
+            deliver: WebhookSender(allowPrivate: configuration.webhookAllowPrivate).send,
+            beforeFirstLoad: beforeFirstLoad)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port,
             threads: configuration.threads ?? ServerConfiguration.onlineCores,

@@ -53,15 +53,15 @@ public final class DeliveryWorker: Sendable {
         self.logger = logger
         self.clock = clock
         timer = DispatchSource.makeTimerSource(queue: queue)
-    }
-
-    /// Starts with a round: what an earlier run left queued is sent now.
-    func start() {
+        // Active from the start: libdispatch traps when an inactive source is released (a
+        // service that fails to start never starts its worker).
         timer.setEventHandler { [weak self] in self?.rounds() }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
-        ring()
     }
+
+    /// Starts with a round: what an earlier run left queued is sent now.
+    func start() { ring() }
 
     func stop() {
         state.withLock { $0.stopped = true }

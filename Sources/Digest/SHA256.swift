@@ -14,10 +14,16 @@ public struct SHA256 {
     public static func hex(of bytes: UnsafeRawBufferPointer) -> String {
         var hash = SHA256()
         hash.update(bytes)
-        return hash.finish().map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+        return hash.finish().withUnsafeBytes { hexDigits($0) }
+    }
+
+    /// `bytes` as lowercase hexadecimal digits, two per byte.
+    static func hexDigits(_ bytes: UnsafeRawBufferPointer) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
+        return String(decoding: text, as: UTF8.self)
     }
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
@@ -102,4 +108,27 @@ public struct SHA256 {
         0x19a4_c116, 0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
+}
+
+/// HMAC-SHA256 (RFC 2104): what signs webhook deliveries (docs/WEBHOOKS.md).
+public enum HMACSHA256 {
+    /// The MAC of `message` under `key`, as 64 lowercase hexadecimal digits.
+    public static func hex(key: [UInt8], message: [UInt8]) -> String {
+        var block = key.count > 64 ? digest(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        var inner = SHA256()
+        block.map { $0 ^ 0x36 }.withUnsafeBytes { inner.update($0) }
+        message.withUnsafeBytes { inner.update($0) }
+        let innerDigest = inner.finish()
+        var outer = SHA256()
+        block.map { $0 ^ 0x5C }.withUnsafeBytes { outer.update($0) }
+        innerDigest.withUnsafeBytes { outer.update($0) }
+        return outer.finish().withUnsafeBytes { SHA256.hexDigits($0) }
+    }
+
+    private static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        var hash = SHA256()
+        bytes.withUnsafeBytes { hash.update($0) }
+        return hash.finish()
+    }
 }

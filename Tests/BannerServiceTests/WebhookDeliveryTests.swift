@@ -1,0 +1,129 @@
+import BannerService
+import Foundation
+import TestSupport
+import Testing
+
+/// Webhook deliveries end to end (docs/WEBHOOKS.md): the service on the real clock, a receiver
+/// on 127.0.0.1 (`webhookAllowPrivate`), writes made over HTTP; what arrives is checked as a
+/// receiver would, the signature by an independent HMAC.
+@Suite("Webhook deliveries")
+struct WebhookDeliveryTests {
+    static let secret = WebhookAPITests.secret
+
+    enum Store: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+
+        func start() async throws -> LiveService {
+            switch self {
+            case .sqlite: try await LiveService(webhookAllowPrivate: true)
+            case .postgres:
+                try await LiveService(
+                    store: .postgres(uri: await PostgresServer.shared().createDatabase()), webhookAllowPrivate: true)
+            }
+        }
+    }
+
+    /// The webhook's id.
+    static func hook(_ service: any TestService, to receiver: WebhookReceiver, events: [String]) async throws -> Int {
+        let created = try await WebhookAPITests.create(
+            service, url: "http://127.0.0.1:\(receiver.port)/hooks", events: events)
+        #expect(created.status == 201, "\(created.text)")
+        return try #require(try created.json["id"] as? Int)
+    }
+
+    static func deliveries(_ service: any TestService, of id: Int) async throws -> [[String: Any]] {
+        try #require(
+            try await service.request("GET", "/webhooks/\(id)/deliveries").json["deliveries"] as? [[String: Any]])
+    }
+
+    static func body(_ received: WebhookReceiver.Received) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(received.body.utf8)) as? [String: Any])
+    }
+
+    static func patch(_ service: any TestService, _ path: String, _ body: String) async throws -> HTTPResponse {
+        try await service.request(
+            "PATCH", path, headers: [("Content-Type", "application/merge-patch+json")], body: body)
+    }
+
+    @Test(arguments: Store.allCases)
+    func writesAreDeliveredSignedAndListed(_ store: Store) async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let service = try await store.start()
+        let id = try await Self.hook(
+            service, to: receiver, events: ["carousel.changed", "carousel.published", "takeover.started"])
+        #expect(try await Self.patch(service, "/carousels/default", #"{"interval": 30}"#).status == 200)
+        #expect(try await service.request("POST", "/banner/next").status == 200, "a move is not told")
+        let takeover = try await AdminAPITests.json(
+            service, "POST", "/carousels/default/takeover", #"{"banner": "b2"}"#)
+        #expect(takeover.status == 200, "\(takeover.text)")
+        let at = Date().addingTimeInterval(2).formatted(.iso8601)
+        let scheduled = try await Self.patch(service, "/carousels/default?at=\(at)", #"{"interval": 40}"#)
+        #expect(scheduled.status == 202, "\(scheduled.text)")
+
+        #expect(await eventually(within: 30) { receiver.received.count >= 3 })
+        let received = receiver.received
+        #expect(
+            received.map { $0.headers["x-carousel-event"] } == [
+                "carousel.changed", "takeover.started", "carousel.published",
+            ])
+        for request in received {
+            let body = try Self.body(request)
+            #expect(request.method == "POST" && request.target == "/hooks")
+            #expect(body["id"] as? String == request.headers["x-carousel-delivery"])
+            #expect(body["type"] as? String == request.headers["x-carousel-event"])
+            #expect((body["data"] as? [String: Any])?["carousel"] as? String == "default")
+            #expect(
+                try signatureHolds(request.headers["x-carousel-signature"], secret: Self.secret, body: request.body))
+        }
+        let changed = try #require(try Self.body(received[0])["data"] as? [String: Any])
+        #expect(changed["action"] as? String == "carousel.patch" && changed["actor"] as? String == "loopback")
+        #expect(changed["revision"] as? Int == 2 && changed["requestId"] is String)
+        let published = try #require(try Self.body(received[2])["data"] as? [String: Any])
+        #expect(published["applied"] as? Bool == true && published["revision"] as? Int == 3)
+
+        var listed: [[String: Any]] = []
+        #expect(
+            await eventually(within: 30) {
+                listed = (try? await Self.deliveries(service, of: id)) ?? []
+                return listed.count == 3 && listed.allSatisfy { $0["state"] as? String == "delivered" }
+            })
+        #expect(listed.map { $0["type"] as? String } == ["carousel.published", "takeover.started", "carousel.changed"])
+        let last = try #require(listed.first?["lastAttempt"] as? [String: Any])
+        #expect(last["status"] as? Int == 204 && last["error"] is NSNull && listed.first?["attempts"] as? Int == 1)
+        #expect(receiver.received.count == 3, "each delivered once")
+    }
+
+    @Test func aFailedDeliveryIsRetriedUntilItIsTaken() async throws {
+        let receiver = try WebhookReceiver { $0 < 2 ? 503 : 204 }
+        defer { receiver.stop() }
+        let service = try await Store.sqlite.start()
+        let id = try await Self.hook(service, to: receiver, events: ["carousel.changed"])
+        #expect(try await Self.patch(service, "/carousels/default", #"{"interval": 30}"#).status == 200)
+        #expect(await eventually(within: 60) { receiver.received.count >= 3 })
+        let received = receiver.received
+        #expect(Set(received.map(\.body)).count == 1, "the same body each time")
+        #expect(Set(received.map { $0.headers["x-carousel-delivery"] }).count == 1, "the same id: a receiver dedupes")
+        var listed: [String: Any] = [:]
+        #expect(
+            await eventually(within: 30) {
+                listed = (try? await Self.deliveries(service, of: id))?.first ?? [:]
+                return listed["state"] as? String == "delivered"
+            })
+        #expect(listed["attempts"] as? Int == 3 && listed["nextAttemptAt"] is NSNull)
+        #expect(listed["deliveredAt"] is String)
+    }
+
+    @Test func deliveriesOfAnUnknownWebhookAndBadLimitsAreRefused() async throws {
+        let service = try await Transport.router.start()
+        #expect(try await service.request("GET", "/webhooks/9/deliveries").status == 404)
+        let created = try await WebhookAPITests.create(service, url: "https://93.184.216.34/hooks")
+        let id = try #require(try created.json["id"] as? Int)
+        for limit in ["0", "1001", "x"] {
+            let refused = try await service.request("GET", "/webhooks/\(id)/deliveries?limit=\(limit)")
+            #expect(refused.status == 400 && refused.problemDetail?.hasPrefix("limit") == true)
+        }
+        #expect(try await service.request("GET", "/webhooks/\(id)/deliveries?limit=5").json["deliveries"] is [Any])
+    }
+}

@@ -96,7 +96,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),

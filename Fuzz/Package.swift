@@ -44,7 +44,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(

@@ -1,5 +1,6 @@
 import Carousel
 import CarouselRuntime
+import Digest
 import JSON
 import MicroHTTP
 import Store
@@ -150,6 +151,37 @@ enum ScreenRequests {
     }
 
     /// `event: screen`, `data: <the entry, one line of JSON>`.
+    /// What webhooks are told of a screen that changed state (docs/WEBHOOKS.md): `screen.online`,
+    /// `screen.offline` or `screen.out-of-step`, at its `since`, the entry as `GET /screens` lists
+    /// it. Its id is made from the screen, the state and the instant that state began as the
+    /// stored rows give it, so that replicas judging the same change queue it once (a frozen
+    /// screen's verdict is each replica's own: its last receipt's instant stands in).
+    static func webhookEvent(_ entry: ScreenEntry) -> QueuedEvent {
+        let type: WebhookEvent
+        var began = entry.since
+        switch entry.state {
+        case .online: type = .screenOnline
+        case .offline: type = .screenOffline
+        case .outOfStep(let reason):
+            type = .screenOutOfStep
+            if reason == .frozen { began = entry.record.receipt?.shownAt ?? entry.since }
+        }
+        let name =
+            "screen \(entry.record.carousel) \(entry.record.id.rawValue) \(type.rawValue) \(began.nanosecondsSinceEpoch)"
+        return QueuedEvent(id: Self.uuid(naming: name), type: type, at: entry.since, data: json(entry))
+    }
+
+    /// A UUID (version 5's layout, SHA-256 for SHA-1) that `name` always gives.
+    static func uuid(naming name: String) -> String {
+        var hash = SHA256()
+        Array(name.utf8).withUnsafeBytes { hash.update($0) }
+        var bytes = Array(hash.finish().prefix(16))
+        bytes[6] = bytes[6] & 0x0F | 0x50
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
+    }
+
     static func event(_ entry: ScreenEntry) -> [UInt8] {
         Array("event: screen\ndata: ".utf8) + json(entry).bytes + Array("\n\n".utf8)
     }

@@ -36,6 +36,9 @@ public struct ServiceParts: Sendable {
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         let screenEvents = ScreenEvents(streams: streams)
         runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
+        runtime.fleet.observeTransitions { [tell = runtime.tellWebhooks] entries in
+            tell(entries.map(ScreenRequests.webhookEvent))
+        }
         api = BannerAPI(
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
             media: runtime.media, tokens: runtime.tokens, scheduled: runtime.scheduled, web: StaticAssets(cors: cors),

@@ -110,6 +110,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         /// Each carousel's screens, stored or pending: what `maxScreens` counts.
         var known: [Int64: Set<ScreenID>] = [:]
         var observers: [@Sendable (ScreenEntry) -> Void] = []
+        /// Told of the screens that changed state, all of a judging at once (a start's first judging
+        /// is not a change: nothing is told then).
+        var transitionObservers: [@Sendable ([ScreenEntry]) -> Void] = []
         var lateness = Histogram(bounds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
         var transitions: [String: UInt64] = [:]
     }
@@ -273,6 +276,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// Calls `handler`, on the fleet's thread, with each screen that appeared or changed state.
     public func observe(_ handler: @escaping @Sendable (ScreenEntry) -> Void) {
         state.withLock { $0.observers.append(handler) }
+    }
+
+    /// Calls `handler`, on the fleet's thread, with the screens that changed state at a judging
+    /// (the ones `banner_screen_transitions_total` counts), all at once: what webhooks are told
+    /// (docs/WEBHOOKS.md).
+    public func observeTransitions(_ handler: @escaping @Sendable ([ScreenEntry]) -> Void) {
+        state.withLock { $0.transitionObservers.append(handler) }
     }
 
     // MARK: Ticks
@@ -448,8 +458,12 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             return (changed, state.observers)
         }
-        for entry in changed.sorted(by: ScreenEntry.listedBefore) {
+        let sorted = changed.sorted(by: ScreenEntry.listedBefore)
+        for entry in sorted {
             for observer in observers { observer(entry) }
+        }
+        if countTransitions, !sorted.isEmpty {
+            for observer in state.withLock({ $0.transitionObservers }) { observer(sorted) }
         }
     }
 

@@ -21,6 +21,9 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     public let scheduled: ScheduledChanges<Outlets>
     /// Sends webhook deliveries (docs/WEBHOOKS.md); nil when the runtime was given no way to.
     let deliveries: DeliveryWorker?
+    /// Queues events that come from no write (the fleet's screens changing state) for the
+    /// webhooks, in a transaction of their own; a store that fails is logged, the events lost.
+    public let tellWebhooks: @Sendable ([QueuedEvent]) -> Void
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -46,6 +49,16 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         let deliveries = deliver.map { DeliveryWorker(store: store, send: $0, logger: logger, clock: clock) }
         queued.answer { [weak deliveries] in deliveries?.ring() }
         self.deliveries = deliveries
+        tellWebhooks = { [weak store] events in
+            guard let store, !events.isEmpty else { return }
+            do throws(StoreError) {
+                try store.queue(events)
+            } catch {
+                logger.error(
+                    "\(events.count) webhook event\(events.count == 1 ? "" : "s") (\(events[0].type.rawValue)…) could not be queued: \(error)"
+                )
+            }
+        }
         let plays = PlayRecorder(
             store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
         directory = CarouselDirectory(

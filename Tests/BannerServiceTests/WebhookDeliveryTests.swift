@@ -1,4 +1,5 @@
 import BannerService
+import CarouselRuntime
 import Foundation
 import TestSupport
 import Testing
@@ -125,5 +126,77 @@ struct WebhookDeliveryTests {
             #expect(refused.status == 400 && refused.problemDetail?.hasPrefix("limit") == true)
         }
         #expect(try await service.request("GET", "/webhooks/\(id)/deliveries?limit=5").json["deliveries"] is [Any])
+    }
+}
+
+/// Screens' changes of state told to webhooks (docs/WEBHOOKS.md, docs/SCREENS.md).
+@Suite("Webhook deliveries of screens")
+struct ScreenWebhookTests {
+    /// The events of `type` about screen `screen` the receiver got.
+    static func events(_ receiver: WebhookReceiver, _ type: String, of screen: String) -> [[String: Any]] {
+        receiver.received.filter { $0.headers["x-carousel-event"] == type }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any]
+        }.filter { ($0["data"] as? [String: Any])?["id"] as? String == screen }
+    }
+
+    /// Returns once `service`'s fleet has judged its screens once: what a process sees at its
+    /// first judging is what it found, not a change (docs/SCREENS.md), and is not told.
+    static func judgedOnce(_ service: LiveService) async throws {
+        #expect(try await service.request("GET", "/banner?screen=probe").status == 200)
+        #expect(
+            await eventually {
+                let listed = try? await service.request("GET", "/screens").json["screens"] as? [[String: Any]]
+                return listed?.contains { $0["id"] as? String == "probe" } == true
+            })
+    }
+
+    @Test func aScreenThatComesAndGoesIsToldOnlineThenOffline() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let live = try await LiveService(fleet: FleetSettings(screenTimeout: .seconds(1)), webhookAllowPrivate: true)
+        _ = try await WebhookDeliveryTests.hook(live, to: receiver, events: ["screen.online", "screen.offline"])
+        try await Self.judgedOnce(live)
+        let screen = try HTTPConnection(port: live.port)
+        #expect(try await screen.openStream("/banner/events?screen=wall-1").status == 200)
+        #expect(await eventually { !Self.events(receiver, "screen.online", of: "wall-1").isEmpty })
+        screen.hangUp()
+        #expect(await eventually { !Self.events(receiver, "screen.offline", of: "wall-1").isEmpty })
+        let online = try #require(Self.events(receiver, "screen.online", of: "wall-1").first?["data"] as? [String: Any])
+        #expect(online["id"] as? String == "wall-1" && online["carousel"] as? String == "default")
+        #expect(online["state"] as? String == "online" && online["via"] as? String == "stream")
+        let offline = try #require(Self.events(receiver, "screen.offline", of: "wall-1").first)
+        #expect((offline["data"] as? [String: Any])?["state"] as? String == "offline")
+        #expect(offline["at"] as? String == (offline["data"] as? [String: Any])?["since"] as? String)
+    }
+
+    /// Both replicas judge the screen; its change is queued once (the same id from the rows).
+    @Test func onPostgreSQLAScreensChangeIsToldOnceThoughEveryReplicaJudgesIt() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let uri = try await PostgresServer.shared().createDatabase()
+        let fleet = FleetSettings(screenTimeout: .seconds(1))
+        let first = try await LiveService(store: .postgres(uri: uri), fleet: fleet, webhookAllowPrivate: true)
+        let second = try await LiveService(store: .postgres(uri: uri), fleet: fleet, webhookAllowPrivate: true)
+        let id = try await WebhookDeliveryTests.hook(first, to: receiver, events: ["screen.online", "screen.offline"])
+        try await Self.judgedOnce(first)
+        try await Self.judgedOnce(second)
+        #expect(try await first.request("GET", "/banner?screen=kiosk-9").status == 200)
+        func state(on service: LiveService) async -> String? {
+            let listed = try? await service.request("GET", "/screens").json["screens"] as? [[String: Any]]
+            return listed?.first { $0["id"] as? String == "kiosk-9" }?["state"] as? String
+        }
+        #expect(
+            await eventually {
+                let states = [await state(on: first), await state(on: second)]
+                return states == ["offline", "offline"]
+            })
+        #expect(
+            await eventually {
+                let listed = (try? await WebhookDeliveryTests.deliveries(first, of: id)) ?? []
+                return listed.count >= 2 && listed.allSatisfy { $0["state"] as? String == "delivered" }
+                    && Self.events(receiver, "screen.offline", of: "kiosk-9").count >= 1
+            })
+        #expect(Self.events(receiver, "screen.online", of: "kiosk-9").count == 1)
+        #expect(Self.events(receiver, "screen.offline", of: "kiosk-9").count == 1)
     }
 }

@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fanout  # noqa: E402
 import flips  # noqa: E402
+import webhooks  # noqa: E402
 from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -629,6 +630,9 @@ def main():
                         help="commands timed from one replica to the subscribers of two others")
     parser.add_argument("--scheduled-changes", type=int, default=200,
                         help="scheduled changes timed at their instant")
+    parser.add_argument("--webhook-events", type=int, default=200, help="webhook deliveries timed one by one")
+    parser.add_argument("--webhook-drain", type=int, default=1000,
+                        help="queued webhook deliveries drained after a restart")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -640,6 +644,7 @@ def main():
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
         arguments.scheduled_changes = 10
+        arguments.webhook_events, arguments.webhook_drain = 10, 100
         arguments.flip_pages, arguments.flips, arguments.flip_runs = 2, 10, 1
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
@@ -760,9 +765,16 @@ def main():
           f"p99 {changes['effect']['p99']:.2f} ms; seen by a subscriber p50 {changes['seen']['p50']:.2f} ms, "
           f"p99 {changes['seen']['p99']:.2f} ms", flush=True)
 
+    def webhook_service(name, store=None):
+        return start_service(arguments.threads, name=name, store=store, webhookAllowPrivate=True)
+    hooks = webhooks.summary(webhooks.latency(webhook_service, arguments.webhook_events))
+    hooks["drain"] = webhooks.drain(webhook_service, OUT / "webhook-drain.db", arguments.webhook_drain)
+    print(f"  webhook deliveries: latency p50 {hooks['p50']:.2f} ms, p99 {hooks['p99']:.2f} ms; "
+          f"{arguments.webhook_drain} queued drained in {hooks['drain']:.2f} s after a restart", flush=True)
+
     report = render(arguments, machine(), targets + [scheduled, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
-                    flipped, one_core, instructions, changes)
+                    flipped, one_core, instructions, changes, hooks)
     results_file.write_text(report)
     print()
     print(report)
@@ -849,7 +861,8 @@ def one_core_section(arguments, one_core):
 
 
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
-           timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes):
+           timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes,
+           hooks):
     def versus(key, other):
         return ratios(rates, key, other)
     targets = [target for target in timed if target.name not in ("scheduled", "uncounted", "plain")]
@@ -1033,6 +1046,17 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "|---|---:|---:|---:|---:|",
         *(f"| {name} | {changes[key]['p50']:.2f} | {changes[key]['p99']:.2f} | {changes[key]['max']:.2f} | "
           f"{changes[key]['early']} |" for key, name in (("effect", "in effect"), ("seen", "seen by a subscriber"))),
+        "",
+        f"**Webhook deliveries** (docs/WEBHOOKS.md): SQLite store, a receiver on 127.0.0.1 (Python's threaded HTTP "
+        f"server, 204). Latency: {hooks['count']} PATCHes one after another, each delivery's arrival minus its event's "
+        f"`at` (the write's time). Drain: {arguments.webhook_drain} deliveries (10 webhooks) queued while the receiver "
+        "was down and each refused once, the service stopped; once all are due, receiver and service started: the "
+        "service's start to the last arrival.",
+        "",
+        "| delivery latency p50 ms | p99 ms | max ms | drain of queued deliveries s | per second |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {hooks['p50']:.2f} | {hooks['p99']:.2f} | {hooks['max']:.2f} | {hooks['drain']:.2f} | "
+        f"{arguments.webhook_drain / hooks['drain']:.0f} |",
         "",
     ]
     return "\n".join(lines)

@@ -139,7 +139,7 @@ public final class DeliveryWorker: Sendable {
                 let why = attempt.error ?? "HTTP \(attempt.status ?? 0)"
                 if let retryAt {
                     logger.warning(
-                        "\(what) attempt \(delivery.attempts + 1) failed: \(why); tried again at \(retryAt.rfc3339)")
+                        "\(what) attempt \(delivery.attempts + 1) failed: \(why); next attempt at \(retryAt.rfc3339)")
                 } else {
                     logger.error(
                         "\(what) failed: \(why); given up after \(delivery.attempts + 1) attempts over 24 h (GET /webhooks/\(delivery.webhook)/deliveries lists it)"

@@ -33,13 +33,16 @@ struct WebhookProcessTests {
     }
 
     /// The revisions the received deliveries tell of, each checked as a receiver would.
-    static func revisions(_ received: [WebhookReceiver.Received]) throws -> [Int] {
-        try received.map { request in
-            #expect(try signatureHolds(request.headers["x-carousel-signature"], secret: secret, body: request.body))
+    static func revisions(_ received: [WebhookReceiver.Received]) async throws -> [Int] {
+        var revisions: [Int] = []
+        for request in received {
+            #expect(
+                try await signatureHolds(request.headers["x-carousel-signature"], secret: secret, body: request.body))
             let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any])
             #expect(body["id"] as? String == request.headers["x-carousel-delivery"])
-            return try #require((body["data"] as? [String: Any])?["revision"] as? Int)
+            revisions.append(try #require((body["data"] as? [String: Any])?["revision"] as? Int))
         }
+        return revisions
     }
 
     @Test func killNineWithTheReceiverDownLosesNoDelivery() async throws {
@@ -64,7 +67,7 @@ struct WebhookProcessTests {
         let second = try ServerProcess(arguments: [], environment: Self.environment, workingDirectory: directory)
         port = try await second.waitForPort()
         #expect(await eventually(within: 60) { Set(receiver.received.map(\.body)).count == 5 })
-        #expect(try Set(Self.revisions(receiver.received)) == [2, 3, 4, 5, 6], "every change told")
+        #expect(try await Set(Self.revisions(receiver.received)) == [2, 3, 4, 5, 6], "every change told")
         second.signal(SIGTERM)
         #expect(await second.waitForExit(seconds: 15) == 0)
     }
@@ -89,7 +92,7 @@ struct WebhookProcessTests {
             })
         let received = receiver.received
         #expect(received.count == 10, "once each")
-        #expect(try Set(Self.revisions(received)) == Set(2...11))
+        #expect(try await Set(Self.revisions(received)) == Set(2...11))
         for replica in replicas {
             replica.signal(SIGTERM)
             #expect(await replica.waitForExit(seconds: 15) == 0)

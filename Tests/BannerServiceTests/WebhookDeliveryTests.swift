@@ -76,7 +76,8 @@ struct WebhookDeliveryTests {
             #expect(body["type"] as? String == request.headers["x-carousel-event"])
             #expect((body["data"] as? [String: Any])?["carousel"] as? String == "default")
             #expect(
-                try signatureHolds(request.headers["x-carousel-signature"], secret: Self.secret, body: request.body))
+                try await signatureHolds(
+                    request.headers["x-carousel-signature"], secret: Self.secret, body: request.body))
         }
         let changed = try #require(try Self.body(received[0])["data"] as? [String: Any])
         #expect(changed["action"] as? String == "carousel.patch" && changed["actor"] as? String == "loopback")

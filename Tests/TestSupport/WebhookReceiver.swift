@@ -147,29 +147,23 @@ public final class WebhookReceiver: Sendable {
 }
 
 /// HMAC-SHA256 of `message` under `key` by Python's `hmac` module: an independent check of the
-/// service's own (docs/WEBHOOKS.md, verifying a signature).
-public func pythonHMAC(key: String, message: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = [
-        "-c",
-        "import hmac, hashlib, sys; k, m = sys.stdin.buffer.read().split(b'\\0', 1); "
-            + "print(hmac.new(k, m, hashlib.sha256).hexdigest())",
-    ]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    input.fileHandleForWriting.write(Data(key.utf8) + Data([0]) + Data(message.utf8))
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+/// service's own (docs/WEBHOOKS.md, verifying a signature). Run with `ServerProcess` (posix_spawn:
+/// Foundation's Process reads past a buffer under AddressSanitizer).
+public func pythonHMAC(key: String, message: String) async throws -> String {
+    let script =
+        "import hmac, hashlib, os, sys; "
+        + "print(hmac.new(os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2]), hashlib.sha256).hexdigest())"
+    let python = try ServerProcess(
+        executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", script, key, message],
+        environment: ["LC_ALL": "C.UTF-8"])
+    guard await python.waitForExit(seconds: 30) == 0 else {
+        throw HTTPClientError.protocolViolation("python3's hmac failed: \(python.standardError)")
+    }
+    return python.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Whether `signature` (`t=…,v1=…`) signs `body` with `secret`, by `pythonHMAC`.
-public func signatureHolds(_ signature: String?, secret: String, body: String) throws -> Bool {
+public func signatureHolds(_ signature: String?, secret: String, body: String) async throws -> Bool {
     guard let signature else { return false }
     let parts = Dictionary(
         signature.split(separator: ",").compactMap { part -> (String, String)? in
@@ -177,5 +171,5 @@ public func signatureHolds(_ signature: String?, secret: String, body: String) t
             return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
         }, uniquingKeysWith: { first, _ in first })
     guard let t = parts["t"], Int64(t) != nil, let v1 = parts["v1"] else { return false }
-    return try pythonHMAC(key: secret, message: "\(t).\(body)") == v1
+    return try await pythonHMAC(key: secret, message: "\(t).\(body)") == v1
 }

@@ -2065,6 +2065,58 @@ class AdminWebhooks(AdminPageTest):
         self.assertEqual(self.service.call("GET", "/webhooks", token=self.admin_token)["webhooks"], [])
 
 
+class WebhookReceiver(http.server.BaseHTTPRequestHandler):
+    """Takes every delivery (204) and keeps its event type (docs/WEBHOOKS.md)."""
+    received = []
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        WebhookReceiver.received.append(self.headers["X-Carousel-Event"])
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class AdminWebhookDeliveries(AdminPageTest):
+    """Each webhook's last deliveries on the admin page (docs/ADMIN.md, docs/WEBHOOKS.md): one taken
+    by its receiver is delivered with its status; one whose receiver is gone waits for its next
+    attempt and says why."""
+    environment = {"CAROUSEL_WEBHOOK_ALLOW_PRIVATE": "true"}
+
+    def test_shows_each_webhooks_last_deliveries(self):
+        receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WebhookReceiver)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        self.addCleanup(receiver.shutdown)
+        with socket.socket() as probe:  # a port nothing listens on once closed
+            probe.bind(("127.0.0.1", 0))
+            gone = probe.getsockname()[1]
+        secret = "0123456789abcdef0123"
+        for port in (receiver.server_address[1], gone):
+            self.service.call("POST", "/webhooks", {"url": f"http://127.0.0.1:{port}/hooks",
+                                                    "events": ["takeover.started"], "secret": secret},
+                              token=self.admin_token)
+        banner = self.definition("default")["banners"][1]["id"]
+        self.service.call("POST", "/carousels/default/takeover", {"banner": banner}, token=self.admin_token)
+        self.wait(lambda: WebhookReceiver.received == ["takeover.started"], 15, "the receiver took it")
+
+        def summaries(webhook):
+            return self.browser.execute_script(
+                "return Array.from(document.querySelectorAll("
+                f"'#webhooks tr[data-webhook=\"{webhook}\"] td.deliveries li'), (item) => item.textContent)")
+
+        def shown():
+            self.find("#webhooks-show").click()
+            return (any(item.startswith("delivered · takeover.started") for item in summaries(1))
+                    and any(item.startswith("pending · takeover.started") for item in summaries(2)))
+        self.wait(shown, 20, "both webhooks' deliveries are shown")
+        self.assertTrue(summaries(1)[0].endswith("HTTP 204"), summaries(1))
+        self.assertRegex(summaries(2)[0], r"attempt \d+ failed: ")
+        self.assertIn(f"port {gone}", summaries(2)[0], "why: the connection was refused")
+        self.assertIn("; next ", summaries(2)[0])
+
+
 class AdminAudit(AdminPageTest):
     """The audit log on the admin page (docs/ADMIN.md, docs/AUDIT.md): every write with who made it,
     newest first, filtered by actor, downloadable as CSV."""

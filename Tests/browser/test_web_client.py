@@ -2088,7 +2088,8 @@ class AdminWebhookDeliveries(AdminPageTest):
     def test_shows_each_webhooks_last_deliveries(self):
         receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WebhookReceiver)
         threading.Thread(target=receiver.serve_forever, daemon=True).start()
-        self.addCleanup(receiver.shutdown)
+        self.addCleanup(receiver.server_close)
+        self.addCleanup(receiver.shutdown)  # cleanups run last first: shut down, then closed
         with socket.socket() as probe:  # a port nothing listens on once closed
             probe.bind(("127.0.0.1", 0))
             gone = probe.getsockname()[1]

@@ -30,7 +30,7 @@ class Receiver:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                arrivals.append((time.time(), json.loads(body)))
+                arrivals.append((time.time(), json.loads(body), self.path))
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -57,8 +57,8 @@ def call(port, method, path, body=None, content_type="application/json"):
         return json.loads(answer) if answer else None
 
 
-def hook(port, receiver_port):
-    created = call(port, "POST", "/webhooks", {"url": f"http://127.0.0.1:{receiver_port}/hooks",
+def hook(port, receiver_port, path="/hooks"):
+    created = call(port, "POST", "/webhooks", {"url": f"http://127.0.0.1:{receiver_port}{path}",
                                                "events": ["carousel.changed"], "secret": "0123456789abcdef-bench"})
     return created["id"]
 
@@ -92,7 +92,7 @@ def latency(start_service, events):
     finally:
         service.stop()
         receiver.stop()
-    return sorted((arrival - seconds_of(body["at"])) * 1000 for arrival, body in receiver.arrivals)
+    return sorted((arrival - seconds_of(body["at"])) * 1000 for arrival, body, _ in receiver.arrivals)
 
 
 def drain(start_service, store_path, deliveries):
@@ -105,7 +105,7 @@ def drain(start_service, store_path, deliveries):
     store = f"sqlite:{store_path}"
     service = start_service(name="webhook-drain", store=store)
     try:
-        webhooks = [hook(service.port, receiver_port) for _ in range(10)]
+        webhooks = [hook(service.port, receiver_port, f"/hooks/{n}") for n in range(10)]
         for n in range(deliveries // 10):
             patch(service.port, 10 + n)
 
@@ -122,9 +122,10 @@ def drain(start_service, store_path, deliveries):
     started = time.time()
     service = start_service(name="webhook-drain", store=store)
     try:
-        wait_until(lambda: len({body["id"] for _, body in receiver.arrivals}) >= deliveries, 120,
+        # An event goes to each of the 10 webhooks with one id: a delivery is its id and its path.
+        wait_until(lambda: len({(body["id"], path) for _, body, path in receiver.arrivals}) >= deliveries, 120,
                    f"{deliveries} queued deliveries drained")
-        last = max(arrival for arrival, _ in receiver.arrivals)
+        last = max(arrival for arrival, _, _ in receiver.arrivals)
     finally:
         service.stop()
         receiver.stop()

@@ -342,13 +342,26 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Webhook deliveries
 
-    // Delivery bookkeeping is on the commands' connection: an attempt's outcome survives the
-    // process being killed, and a power loss at worst makes a delivery be sent again (receivers
-    // dedupe by its id, docs/WEBHOOKS.md); the events themselves are queued in their write's
-    // transaction.
+    // Delivery bookkeeping is on the admin connection, taking turns with admin writes in this
+    // process (on the commands' connection it contended with them for SQLite's write lock, whose
+    // busy handler sleeps: deliveries arrived ~200 ms late under a stream of admin writes), but
+    // not synced (`bookkeeping`): an attempt's outcome survives the process being killed, and a
+    // power loss at worst makes a delivery be sent again (receivers dedupe by its id,
+    // docs/WEBHOOKS.md). The events themselves are queued in their write's transaction.
+
+    /// `body` on the admin connection with `synchronous = NORMAL` (FULL again after).
+    private func bookkeeping<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(StoreError)
+        -> Result
+    {
+        try on(admin) { connection throws(SQLiteError) -> Result in
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            defer { try? connection.execute("PRAGMA synchronous = FULL") }
+            return try body(connection)
+        }
+    }
 
     public func queue(_ events: [QueuedEvent]) throws(StoreError) {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in try Self.queue(events, in: connection) }
         }
     }
@@ -372,7 +385,7 @@ public final class SQLiteStore: CarouselStore {
     public func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError)
         -> [DueDelivery]
     {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [DueDelivery] in
                 let statement = try connection.statement(
                     """
@@ -406,7 +419,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             try connection.statement(
                 """
                 UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = ?2, last_status = ?3,
@@ -423,7 +436,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func nextDeliveryDue() throws(StoreError) -> Timestamp? {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
                 SELECT min(max(next_attempt_at, coalesce(claimed_until, 0))) FROM deliveries
@@ -435,7 +448,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord] {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
                 SELECT \(DeliveryRecord.columns) FROM deliveries WHERE webhook = ?1 ORDER BY id DESC LIMIT ?2
@@ -452,7 +465,7 @@ public final class SQLiteStore: CarouselStore {
     }
 
     public func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int {
-        try on(commands) { connection throws(SQLiteError) in
+        try bookkeeping { connection throws(SQLiteError) in
             try connection.statement(
                 """
                 DELETE FROM deliveries WHERE next_attempt_at IS NULL

@@ -59,12 +59,7 @@ enum AuditViews {
         var object = JSONObject()
         object.add("seq", record.seq)
         object.add("at", entry.at.rfc3339)
-        object.add("actor", entry.actor)
-        object.add("action", entry.action.rawValue)
-        object.add("carousel", entry.carousel)
-        object.add("target", entry.target)
-        object.add("revision", entry.revision)
-        object.add("requestId", entry.requestID)
+        entry.addFields(to: &object)
         return object
     }
 

@@ -175,11 +175,7 @@ enum ScreenRequests {
     static func uuid(naming name: String) -> String {
         var hash = SHA256()
         Array(name.utf8).withUnsafeBytes { hash.update($0) }
-        var bytes = Array(hash.finish().prefix(16))
-        bytes[6] = bytes[6] & 0x0F | 0x50
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
+        return QueuedEvent.uuid(hash.finish(), version: 5)
     }
 
     static func event(_ entry: ScreenEntry) -> [UInt8] {

@@ -1,3 +1,4 @@
+import JSON
 import TimeZones
 
 /// What a write did, as the audit log names it (docs/AUDIT.md). A string underneath, so that an
@@ -119,6 +120,19 @@ public struct AuditEntry: Sendable, Hashable {
         self.init(
             action, by: attribution.requester, at: attribution.at, carousel: carousel, target: target,
             revision: revision)
+    }
+}
+
+extension AuditEntry {
+    /// Its fields after `seq` and `at`, as `GET /audit` writes them (docs/AUDIT.md): what a
+    /// webhook's `data` carries of an audited write too (docs/WEBHOOKS.md).
+    public func addFields(to object: inout JSONObject) {
+        object.add("actor", actor)
+        object.add("action", action.rawValue)
+        object.add("carousel", carousel)
+        object.add("target", target)
+        object.add("revision", revision)
+        object.add("requestId", requestID)
     }
 }
 

@@ -28,13 +28,17 @@ public struct QueuedEvent: Sendable, Hashable {
     /// A version 4 UUID, in lowercase.
     public static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
+        return uuid((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, version: 4)
+    }
+
+    /// The first 16 of `bytes` as a UUID of `version` (its variant and version bits set), in
+    /// lowercase: `xxxxxxxx-xxxx-Vxxx-yxxx-xxxxxxxxxxxx`.
+    public static func uuid(_ bytes: [UInt8], version: UInt8) -> String {
+        var bytes = Array(bytes.prefix(16))
+        bytes[6] = bytes[6] & 0x0F | version << 4
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }
+        let digits = Array("0123456789abcdef".utf8)
+        let hex = bytes.map { String(decoding: [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]], as: UTF8.self) }
         return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
     }
 
@@ -58,12 +62,7 @@ public struct QueuedEvent: Sendable, Hashable {
             default: return nil
             }
             var data = JSONObject()
-            data.add("carousel", entry.carousel)
-            data.add("action", entry.action.rawValue)
-            data.add("target", entry.target)
-            data.add("revision", entry.revision)
-            data.add("actor", entry.actor)
-            data.add("requestId", entry.requestID)
+            entry.addFields(to: &data)
             if let applied { data.add("applied", applied) }
             return QueuedEvent(type: type, at: entry.at, data: data)
         }

@@ -75,7 +75,8 @@ let package = Package(
         .target(
             name: "CarouselRuntime",
             dependencies: [
-                "Carousel", "Definitions", "Digest", "Store", "Locking", "Logging", "Media", "Metrics", "TimeZones",
+                "Carousel", "Definitions", "Digest", "JSON", "Store", "Locking", "Logging", "Media", "Metrics",
+                "TimeZones",
             ]),
         // The web client's files, compiled in.
         .target(name: "WebClient", resources: [.embedInCode("web")]),
@@ -96,7 +97,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),

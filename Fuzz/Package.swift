@@ -32,7 +32,8 @@ let package = Package(
         .target(
             name: "CarouselRuntime",
             dependencies: [
-                "Carousel", "Definitions", "Digest", "Store", "Locking", "Logging", "Media", "Metrics", "TimeZones",
+                "Carousel", "Definitions", "Digest", "JSON", "Store", "Locking", "Logging", "Media", "Metrics",
+                "TimeZones",
             ],
             path: "Modules/CarouselRuntime"),
         .target(name: "Digest", path: "Modules/Digest"),
@@ -44,7 +45,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(

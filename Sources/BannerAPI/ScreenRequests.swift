@@ -1,6 +1,5 @@
 import Carousel
 import CarouselRuntime
-import Digest
 import JSON
 import MicroHTTP
 import Store
@@ -168,14 +167,7 @@ enum ScreenRequests {
         }
         let name =
             "screen \(entry.record.carousel) \(entry.record.id.rawValue) \(type.rawValue) \(began.nanosecondsSinceEpoch)"
-        return QueuedEvent(id: Self.uuid(naming: name), type: type, at: entry.since, data: json(entry))
-    }
-
-    /// A UUID (version 5's layout, SHA-256 for SHA-1) that `name` always gives.
-    static func uuid(naming name: String) -> String {
-        var hash = SHA256()
-        Array(name.utf8).withUnsafeBytes { hash.update($0) }
-        return QueuedEvent.uuid(hash.finish(), version: 5)
+        return QueuedEvent(id: QueuedEvent.id(naming: name), type: type, at: entry.since, data: json(entry))
     }
 
     static func event(_ entry: ScreenEntry) -> [UInt8] {

@@ -18,11 +18,15 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
     public let plays: PlayRecorder
     private let metrics: ServiceMetrics
     private let clock: @Sendable () -> Timestamp
+    /// Told of events no write causes (a takeover ending by itself), for the webhooks.
+    private let tell: @Sendable ([QueuedEvent]) -> Void
 
     init(
         store: any CarouselStore, loaded: [StoredCarousel], outlets: Outlets, plays: PlayRecorder,
-        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
+        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp,
+        tell: @escaping @Sendable ([QueuedEvent]) -> Void = { _ in }
     ) {
+        self.tell = tell
         self.store = store
         self.outlets = outlets
         self.plays = plays
@@ -31,7 +35,7 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         var carousels: [String: Live] = [:]
         for stored in loaded {
             carousels[stored.name] = Live(
-                stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
+                stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock, tell: tell)
         }
         self.carousels = Lock(carousels)
     }
@@ -150,7 +154,8 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
     /// `stored` in service, started, unless the same carousel (same serial) is served already;
     /// one of its name that was deleted meanwhile is withdrawn.
     private func serve(_ stored: StoredCarousel) -> Live {
-        let live = Live(stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
+        let live = Live(
+            stored, store: store, outlets: outlets, plays: plays, metrics: metrics, clock: clock, tell: tell)
         let (served, replaced) = carousels.withLock { carousels in
             let existing = carousels[stored.name]
             if let existing, existing.key == stored.key { return (existing, nil as Live?) }

@@ -1,5 +1,7 @@
 import Carousel
 import Definitions
+import Digest
+import JSON
 import Locking
 import Metrics
 import Store
@@ -35,9 +37,11 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         var writing = false
     }
 
+    /// `tell` is told of a takeover that ends by itself (docs/WEBHOOKS.md): no write causes it.
     init<Outlets: CarouselOutlets>(
         _ carousel: StoredCarousel, store: any CarouselStore, outlets: Outlets, plays: PlayRecorder,
-        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp
+        metrics: ServiceMetrics, clock: @escaping @Sendable () -> Timestamp,
+        tell: @escaping @Sendable ([QueuedEvent]) -> Void = { _ in }
     ) where Outlets.Outlet == Outlet {
         let state = carousel.definition.carousel(at: carousel.anchor)
         let instance = "\(store.identity)-\(carousel.serial)"
@@ -49,7 +53,8 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         self.metrics = metrics
         self.clock = clock
         self.outlet = outlet
-        known = Lock(carousel)
+        let known = Lock(carousel)
+        self.known = known
         let serial = carousel.serial
         // The state before each change, to tell an advance from a schedule's change.
         let previous = Lock(state)
@@ -68,6 +73,9 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
             // followed from the store was counted by the process that changed it.
             guard case .clock(let lateness) = cause else { return }
             if let lateness { metrics.timerFired(late: lateness) }
+            if let ended = before.takeover, changed.takeover == nil, let until = ended.until {
+                tell([TakeoverExpiry.event(of: known.withLock { $0 }, banner: ended.banner.id, at: until)])
+            }
             // An advance moves the position only (however many steps a late timer caught up);
             // anything else it changed (the rotation, a takeover or a timed pause ending) is the
             // schedule's.
@@ -365,5 +373,31 @@ extension CarouselCommand {
         case .startTakeover: .startTakeover
         case .endTakeover: .endTakeover
         }
+    }
+}
+
+/// A takeover that ended by itself at its `until` (docs/WEBHOOKS.md): `takeover.ended`, its data as
+/// an audited write's with the action `takeover.expire` and the actor `clock`. Every process
+/// serving the carousel sees it end at the same instant: the id, made from the carousel, the
+/// banner and that instant, is the same in each, so it is queued once.
+enum TakeoverExpiry {
+    static func event(of carousel: StoredCarousel, banner: String, at until: Timestamp) -> QueuedEvent {
+        let entry = AuditEntry(
+            AuditAction(rawValue: "takeover.expire"), by: Requester(actor: "clock"), at: until,
+            carousel: carousel.name, target: banner, revision: carousel.revision)
+        var data = JSONObject()
+        entry.addFields(to: &data)
+        let id = QueuedEvent.id(naming: "takeover-end \(carousel.serial) \(banner) \(until.nanosecondsSinceEpoch)")
+        return QueuedEvent(id: id, type: .takeoverEnded, at: until, data: data)
+    }
+}
+
+extension QueuedEvent {
+    /// The id `name` always gives (a UUID of version 5's layout, SHA-256 for SHA-1): for events
+    /// several processes may each queue, so that the store keeps one.
+    public static func id(naming name: String) -> String {
+        var hash = SHA256()
+        Array(name.utf8).withUnsafeBytes { hash.update($0) }
+        return uuid(hash.finish(), version: 5)
     }
 }

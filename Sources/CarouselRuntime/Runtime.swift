@@ -1,4 +1,5 @@
 import Carousel
+import Dispatch
 import Logging
 import Metrics
 import Store
@@ -49,7 +50,7 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
         let deliveries = deliver.map { DeliveryWorker(store: store, send: $0, logger: logger, clock: clock) }
         queued.answer { [weak deliveries] in deliveries?.ring() }
         self.deliveries = deliveries
-        tellWebhooks = { [weak store] events in
+        let tellWebhooks: @Sendable ([QueuedEvent]) -> Void = { [weak store] events in
             guard let store, !events.isEmpty else { return }
             do throws(StoreError) {
                 try store.queue(events)
@@ -59,10 +60,13 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
                 )
             }
         }
+        self.tellWebhooks = tellWebhooks
         let plays = PlayRecorder(
             store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
+        // Off the engine's thread: a store write must not hold a carousel's clock.
         directory = CarouselDirectory(
-            store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock)
+            store: store, loaded: loaded, outlets: outlets, plays: plays, metrics: metrics, clock: clock,
+            tell: { events in DispatchQueue.global().async { tellWebhooks(events) } })
         let tokens = NamedTokens(store: store, logger: logger)
         // Read now when the store could be; otherwise once it is reached, with the carousels.
         if beforeFirstLoad == nil { tokens.reload() }

@@ -97,6 +97,33 @@ struct WebhookDeliveryTests {
         #expect(receiver.received.count == 3, "each delivered once")
     }
 
+    /// A takeover ended by a command is told with that command's entry; one that runs out is told
+    /// at the instant it ends, though no write happens then.
+    @Test func aTakeoverThatEndsIsToldWhetherEndedOrRunOut() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let service = try await Store.sqlite.start()
+        _ = try await Self.hook(service, to: receiver, events: ["takeover.ended"])
+        let timed = try await AdminAPITests.json(
+            service, "POST", "/carousels/default/takeover", #"{"banner": "b2", "seconds": 1}"#)
+        #expect(timed.status == 200, "\(timed.text)")
+        let until = try #require(try timed.json["takeover"] as? [String: Any])["until"] as? String
+        #expect(await eventually { receiver.received.count >= 1 })
+        let expired = try Self.body(try #require(receiver.received.first))
+        #expect(expired["type"] as? String == "takeover.ended" && expired["at"] as? String == until)
+        let data = try #require(expired["data"] as? [String: Any])
+        #expect(data["action"] as? String == "takeover.expire" && data["actor"] as? String == "clock")
+        #expect(data["target"] as? String == "b2" && data["carousel"] as? String == "default")
+
+        let held = try await AdminAPITests.json(service, "POST", "/carousels/default/takeover", #"{"banner": "b3"}"#)
+        #expect(held.status == 200)
+        #expect(try await service.request("DELETE", "/carousels/default/takeover").status == 200)
+        #expect(await eventually { receiver.received.count >= 2 })
+        let ended = try #require(try Self.body(receiver.received[1])["data"] as? [String: Any])
+        #expect(ended["action"] as? String == "takeover.end" && ended["actor"] as? String == "loopback")
+        #expect(receiver.received.count == 2, "the one started with no end is told when it is ended, once")
+    }
+
     @Test func aFailedDeliveryIsRetriedUntilItIsTaken() async throws {
         let receiver = try WebhookReceiver { $0 < 2 ? 503 : 204 }
         defer { receiver.stop() }

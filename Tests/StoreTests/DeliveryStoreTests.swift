@@ -190,6 +190,36 @@ struct DeliveryStoreTests {
         #expect(Set(all) == Set(try first.deliveries(of: webhook.id, limit: 100).map(\.number)))
     }
 
+    /// Which audited writes are told, and as what (a pure mapping: every store queues by it).
+    @Test func eachAuditedWriteIsToldAsItsEvent() throws {
+        let alice = Self.alice
+        func told(_ action: AuditAction, published: Bool = false) -> [QueuedEvent] {
+            QueuedEvent.told(
+                by: [
+                    AuditEntry(
+                        action, by: alice, at: Self.at(1), carousel: "lobby", target: "3: If-Match no longer holds")
+                ],
+                published: published)
+        }
+        #expect(told(.patchBanner).map(\.type) == [.carouselChanged])
+        #expect(told(.restoreRevision).map(\.type) == [.carouselChanged])
+        #expect(told(.deleteCarousel).map(\.type) == [.carouselChanged])
+        #expect(told(.patchCarousel, published: true).map(\.type) == [.carouselPublished])
+        #expect(told(.startTakeover).map(\.type) == [.takeoverStarted])
+        #expect(told(.endTakeover).map(\.type) == [.takeoverEnded])
+        for action in [AuditAction.next, .pause, .uploadMedia, .createToken, .scheduleChange, .seedCarousel] {
+            #expect(told(action).isEmpty, "\(action.rawValue) is not an event")
+        }
+        // A scheduled change dropped says so: published, not applied.
+        let skipped = try #require(told(.skipChange).first)
+        #expect(skipped.type == .carouselPublished)
+        let data = try #require(try Self.body(skipped.body)["data"] as? [String: Any])
+        #expect(data["applied"] as? Bool == false && data["target"] as? String == "3: If-Match no longer holds")
+        let published = try #require(told(.patchCarousel, published: true).first)
+        let made = try #require(try Self.body(published.body)["data"] as? [String: Any])
+        #expect(made["applied"] as? Bool == true)
+    }
+
     @Test func retriesDoubleFromOneSecondToTenMinutesForADay() {
         let created = Self.at(0)
         var now = created

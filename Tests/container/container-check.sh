@@ -72,18 +72,21 @@ say "every library the binary links to is in the runtime filesystem"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 log="$cache/service.log"
 server=""
+receiver=""
 cleanup() {
     [ -n "$server" ] && kill -KILL "$server" 2>/dev/null || true
+    [ -n "$receiver" ] && kill -KILL "$receiver" 2>/dev/null || true
     mountpoint -q "$rootfs/proc" && umount "$rootfs/proc" || true
 }
 trap cleanup EXIT
 mount -t proc proc "$rootfs/proc"
 uid=$(chroot "$rootfs" id -u "$user")
 gid=$(chroot "$rootfs" id -g "$user")
-# As the Dockerfile runs it: its user, its configuration path, nothing else from this environment.
+# As the Dockerfile runs it: its user, its configuration path, nothing else from this environment
+# (but webhooks allowed to reach this host's loopback, where the check's receiver listens).
 in_container=(chroot --userspec="$uid:$gid" "$rootfs" /usr/bin/env -i PATH=/usr/bin:/bin
     CAROUSEL_CONFIG=/etc/banner/carousel.json CAROUSEL_STORE="$store" CAROUSEL_HOST=127.0.0.1
-    CAROUSEL_PORT="$port")
+    CAROUSEL_PORT="$port" CAROUSEL_WEBHOOK_ALLOW_PRIVATE=true)
 start_service() {
     "${in_container[@]}" /usr/local/bin/banner-server > "$log" 2>&1 &
     server=$!
@@ -136,6 +139,32 @@ fixtures="$root/Tests/MediaTests/Fixtures"
 python3 -c 'import sys, urllib.request; sys.exit(urllib.request.urlopen(sys.argv[1], timeout=5).read()[8:12] != b"WEBP")' \
     "http://127.0.0.1:$port/media/$(sha256sum "$fixtures/wide.jpg" | cut -c1-64)/960.webp" || fail "GET of a WebP variant"
 say "uploads are decoded and their WebP variants made inside the runtime filesystem"
+
+# A webhook delivery sent with the runtime filesystem's libcurl to a receiver on this host.
+hook_log="$cache/webhook.log"
+rm -f "$hook_log"
+hook_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -c 'import http.server, sys
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[2], "a") as log:
+            log.write(self.headers["X-Carousel-Event"] + "\n")
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()' "$hook_port" "$hook_log" &
+receiver=$!
+[ "$(post "http://127.0.0.1:$port/webhooks" '{"url": "http://127.0.0.1:'"$hook_port"'/hooks", "events": ["carousel.changed"], "secret": "container-check-0123456789"}')" = 201 ] \
+    || fail "POST /webhooks; see $log"
+[ "$(post "http://127.0.0.1:$port/carousels" '{"name": "hall"}')" = 201 ] || fail "POST /carousels hall"
+for _ in $(seq 300); do grep -q '^carousel.changed$' "$hook_log" 2>/dev/null && break; sleep 0.1; done
+kill "$receiver"
+receiver=""
+grep -q '^carousel.changed$' "$hook_log" 2>/dev/null \
+    || fail "no webhook delivery arrived: libcurl (libcurl4) must be in the runtime image; see $log"
+say "a webhook delivery is sent with the runtime filesystem's libcurl"
 
 stop_service
 grep -q 'received SIGTERM; stopping' "$log" || fail "no stop message in $log"

@@ -34,7 +34,7 @@ let package = Package(
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
         // The store protocol and its records; the memory store.
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"]),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -97,7 +97,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
         ),

@@ -17,7 +17,9 @@ let package = Package(
         .target(name: "TimeZones", dependencies: ["Locking", "Platform"], path: "Modules/TimeZones"),
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"], path: "Modules/Carousel"),
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"], path: "Modules/Definitions"),
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "JSON", "Locking"], path: "Modules/Store"),
+        .target(
+            name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking"], path: "Modules/Store"
+        ),
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         .target(
             name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking", "Platform"],
@@ -45,7 +47,7 @@ let package = Package(
             name: "BannerAPI",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
-                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks",
+                "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
             path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
         .target(

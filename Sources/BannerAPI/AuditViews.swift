@@ -18,8 +18,8 @@ enum AuditViews {
         if let from, let to, from >= to {
             throw Problem.unprocessable("from (\(from.rfc3339)) must be before to (\(to.rfc3339))")
         }
-        let before = try number(request.queryParameter("before"), name: "before", in: 1...Int64.max)
-        let limit = try number(request.queryParameter("limit"), name: "limit", in: 1...Int64(maximumLimit))
+        let before = try QueryValues.number(request.queryParameter("before"), name: "before", in: 1...Int64.max)
+        let limit = try QueryValues.number(request.queryParameter("limit"), name: "limit", in: 1...Int64(maximumLimit))
         let query = AuditQuery(
             from: from, to: to, carousel: request.queryParameter("carousel"), actor: request.queryParameter("actor"),
             before: before, limit: limit.map { Int($0) } ?? defaultLimit)
@@ -61,14 +61,5 @@ enum AuditViews {
         object.add("at", entry.at.rfc3339)
         entry.addFields(to: &object)
         return object
-    }
-
-    static func number(_ text: String?, name: String, in range: ClosedRange<Int64>) throws(Problem) -> Int64? {
-        guard let text else { return nil }
-        guard let number = Int64(text), range.contains(number) else {
-            throw Problem.badRequest(
-                "\(name) '\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
     }
 }

@@ -1,7 +1,7 @@
 import MicroHTTP
 import TimeZones
 
-/// Query parameters read the same way by every report (stats, the audit log).
+/// Query parameters read the same way by every report (stats, the audit log, webhook deliveries).
 enum QueryValues {
     /// `text` as an RFC 3339 date-time; nil when absent, a 400 naming the parameter when unreadable.
     static func time(_ text: String?, name: String) throws(Problem) -> Timestamp? {
@@ -10,6 +10,16 @@ enum QueryValues {
             throw Problem.badRequest("\(name) '\(text)' is not an RFC 3339 date-time (2026-12-01T00:00:00Z)")
         }
         return time
+    }
+
+    /// `text` as a whole number in `range`; nil when absent, a 400 naming the parameter otherwise.
+    static func number(_ text: String?, name: String, in range: ClosedRange<Int64>) throws(Problem) -> Int64? {
+        guard let text else { return nil }
+        guard let number = Int64(text), range.contains(number) else {
+            throw Problem.badRequest(
+                "\(name) '\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
     }
 
     /// Whether the request asks for its report as CSV (`Accept: text/csv`) rather than JSON.

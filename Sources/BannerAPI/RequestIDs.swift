@@ -1,3 +1,4 @@
+import Digest
 import MicroHTTP
 
 /// The id of a write's request (docs/AUDIT.md): the `X-Request-Id` the client or its proxy sent,
@@ -21,20 +22,5 @@ enum RequestIDs {
     }
 
     /// 128 random bits as a UUID (version 4): what proxies and tracing tools expect an id to look like.
-    static func made() -> String {
-        var bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
-        bytes[6] = bytes[6] & 0x0f | 0x40
-        bytes[8] = bytes[8] & 0x3f | 0x80
-        let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex.dropFirst(range.lowerBound).prefix(range.count))
-        }
-        return parts.joined(separator: "-")
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
-    }
+    static func made() -> String { UUIDText.random() }
 }

@@ -1,5 +1,6 @@
 import Carousel
 import CarouselRuntime
+import Digest
 import JSON
 import MicroHTTP
 import Store
@@ -149,7 +150,6 @@ enum ScreenRequests {
         return object
     }
 
-    /// `event: screen`, `data: <the entry, one line of JSON>`.
     /// What webhooks are told of a screen that changed state (docs/WEBHOOKS.md): `screen.online`,
     /// `screen.offline` or `screen.out-of-step`, at its `since`, the entry as `GET /screens` lists
     /// it. Its id is made from the screen, the state and the instant that state began as the
@@ -167,9 +167,10 @@ enum ScreenRequests {
         }
         let name =
             "screen \(entry.record.carousel) \(entry.record.id.rawValue) \(type.rawValue) \(began.nanosecondsSinceEpoch)"
-        return QueuedEvent(id: QueuedEvent.id(naming: name), type: type, at: entry.since, data: json(entry))
+        return QueuedEvent(id: UUIDText.named(name), type: type, at: entry.since, data: json(entry))
     }
 
+    /// `event: screen`, `data: <the entry, one line of JSON>`.
     static func event(_ entry: ScreenEntry) -> [UInt8] {
         Array("event: screen\ndata: ".utf8) + json(entry).bytes + Array("\n\n".utf8)
     }

@@ -100,7 +100,7 @@ enum WebhookRequests {
 
     /// `?limit=` of `GET /webhooks/{id}/deliveries`; a 400 when it is not 1 to 1000.
     static func deliveriesLimit(of request: borrowing Request) throws(Problem) -> Int {
-        let limit = try AuditViews.number(
+        let limit = try QueryValues.number(
             request.queryParameter("limit"), name: "limit", in: 1...Int64(maximumDeliveries))
         return limit.map { Int($0) } ?? defaultDeliveries
     }

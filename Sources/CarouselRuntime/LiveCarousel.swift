@@ -387,17 +387,7 @@ enum TakeoverExpiry {
             carousel: carousel.name, target: banner, revision: carousel.revision)
         var data = JSONObject()
         entry.addFields(to: &data)
-        let id = QueuedEvent.id(naming: "takeover-end \(carousel.serial) \(banner) \(until.nanosecondsSinceEpoch)")
+        let id = UUIDText.named("takeover-end \(carousel.serial) \(banner) \(until.nanosecondsSinceEpoch)")
         return QueuedEvent(id: id, type: .takeoverEnded, at: until, data: data)
-    }
-}
-
-extension QueuedEvent {
-    /// The id `name` always gives (a UUID of version 5's layout, SHA-256 for SHA-1): for events
-    /// several processes may each queue, so that the store keeps one.
-    public static func id(naming name: String) -> String {
-        var hash = SHA256()
-        Array(name.utf8).withUnsafeBytes { hash.update($0) }
-        return uuid(hash.finish(), version: 5)
     }
 }

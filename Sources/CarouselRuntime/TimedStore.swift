@@ -50,7 +50,7 @@ final class TimedStore: CarouselStore {
         return try metrics.timing(purpose.isAdmin ? .admin : .command) { () throws(StoreError) in
             try store.modify(key, purpose, expecting: expected) { stored in
                 let write = decide(stored)
-                tells = !(write?.events.isEmpty ?? true)
+                tells = write?.tellsWebhooks ?? false
                 return write
             }
         }

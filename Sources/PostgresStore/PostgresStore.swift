@@ -410,12 +410,14 @@ public final class PostgresStore: CarouselStore {
     // Bookkeeping on the commands' connection, so that sending never waits behind admin writes.
 
     public func queue(_ events: [QueuedEvent]) throws(StoreError) {
+        try on(commands) { connection throws(PostgresError) in try Self.queue(events, on: connection) }
+    }
+
+    /// Queues `events` for the webhooks that asked for them, in the caller's transaction (if any).
+    private static func queue(_ events: [QueuedEvent], on connection: PostgresConnection) throws(PostgresError) {
         guard !events.isEmpty else { return }
         var parameters: [String?] = []
-        let queued = Self.queueing(events, after: nil, &parameters)
-        try on(commands) { connection throws(PostgresError) in
-            try connection.execute("WITH \(queued) SELECT 1", parameters)
-        }
+        try connection.execute("WITH \(queueing(events, after: nil, &parameters)) SELECT 1", parameters)
     }
 
     public func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError)
@@ -583,11 +585,7 @@ public final class PostgresStore: CarouselStore {
     /// Appends `entries` to the audit log, in the caller's transaction, and queues what they
     /// tell webhooks.
     private static func append(_ entries: [AuditEntry], on connection: PostgresConnection) throws(PostgresError) {
-        let events = QueuedEvent.told(by: entries)
-        if !events.isEmpty {
-            var parameters: [String?] = []
-            try connection.execute("WITH \(queueing(events, after: nil, &parameters)) SELECT 1", parameters)
-        }
+        try queue(QueuedEvent.told(by: entries), on: connection)
         #if NO_AUDIT_LOG
             let entries: [AuditEntry] = []  // `make bench`'s second build (docs/PERFORMANCE.md)
         #endif

@@ -182,7 +182,7 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// Webhook deliveries (docs/WEBHOOKS.md): queues one delivery of each event per webhook that
     /// asked for its type, due at once, in one transaction that survives the process being
     /// killed; an event queued for a webhook already (same id) is not queued again. (A write's
-    /// own events, `CarouselWrite.events` and those of creations, deletions and imports, are
+    /// own events, `QueuedEvent.told` of its audit entries, and those of creations, deletions and imports, are
     /// queued by the store in the write's transaction.)
     func queue(_ events: [QueuedEvent]) throws(StoreError)
 

@@ -1,3 +1,4 @@
+import Digest
 import JSON
 import TimeZones
 
@@ -13,7 +14,7 @@ public struct QueuedEvent: Sendable, Hashable {
     /// The POST's body, as sent: `{"id", "type", "at", "data"}`.
     public let body: String
 
-    public init(id: String = QueuedEvent.randomID(), type: WebhookEvent, at: Timestamp, data: JSONObject) {
+    public init(id: String = UUIDText.random(), type: WebhookEvent, at: Timestamp, data: JSONObject) {
         self.id = id
         self.type = type
         self.at = at
@@ -25,23 +26,6 @@ public struct QueuedEvent: Sendable, Hashable {
         self.body = String(decoding: body.bytes, as: UTF8.self)
     }
 
-    /// A version 4 UUID, in lowercase.
-    public static func randomID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return uuid((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, version: 4)
-    }
-
-    /// The first 16 of `bytes` as a UUID of `version` (its variant and version bits set), in
-    /// lowercase: `xxxxxxxx-xxxx-Vxxx-yxxx-xxxxxxxxxxxx`.
-    public static func uuid(_ bytes: [UInt8], version: UInt8) -> String {
-        var bytes = Array(bytes.prefix(16))
-        bytes[6] = bytes[6] & 0x0F | version << 4
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let digits = Array("0123456789abcdef".utf8)
-        let hex = bytes.map { String(decoding: [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]], as: UTF8.self) }
-        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
-    }
-
     /// The events the audited writes `entries` are told as: an admin change of a carousel's
     /// definition (or its restore, creation, deletion, import) is `carousel.changed`, or
     /// `carousel.published` when it makes a scheduled change (`published`); a scheduled change
@@ -50,21 +34,24 @@ public struct QueuedEvent: Sendable, Hashable {
     /// the audit entry (docs/AUDIT.md) without its number.
     public static func told(by entries: [AuditEntry], published: Bool = false) -> [QueuedEvent] {
         entries.compactMap { entry in
-            let type: WebhookEvent
-            var applied: Bool?
-            switch entry.action {
-            case .startTakeover: type = .takeoverStarted
-            case .endTakeover: type = .takeoverEnded
-            case .skipChange: (type, applied) = (.carouselPublished, false)
-            case _ where changesDefinitions.contains(entry.action):
-                type = published ? .carouselPublished : .carouselChanged
-                if published { applied = true }
-            default: return nil
-            }
+            guard let (type, applied) = telling(entry.action, published: published) else { return nil }
             var data = JSONObject()
             entry.addFields(to: &data)
             if let applied { data.add("applied", applied) }
             return QueuedEvent(type: type, at: entry.at, data: data)
+        }
+    }
+
+    /// The event an audited write of `action` is told as, and its data's `applied` (for
+    /// `carousel.published` only); nil when webhooks are not told of it.
+    static func telling(_ action: AuditAction, published: Bool) -> (type: WebhookEvent, applied: Bool?)? {
+        switch action {
+        case .startTakeover: (.takeoverStarted, nil)
+        case .endTakeover: (.takeoverEnded, nil)
+        case .skipChange: (.carouselPublished, false)
+        case _ where changesDefinitions.contains(action):
+            published ? (.carouselPublished, true) : (.carouselChanged, nil)
+        default: nil
         }
     }
 
@@ -76,8 +63,11 @@ public struct QueuedEvent: Sendable, Hashable {
 }
 
 extension CarouselWrite {
-    /// What this write tells webhooks, queued in its transaction.
-    public var events: [QueuedEvent] { QueuedEvent.told(by: audit, published: applying != nil) }
+    /// Whether this write tells webhooks anything (`QueuedEvent.told`, queued in its transaction),
+    /// without making the events.
+    public var tellsWebhooks: Bool {
+        audit.contains { QueuedEvent.telling($0.action, published: applying != nil) != nil }
+    }
 }
 
 /// A delivery claimed for an attempt: what to send, and where.

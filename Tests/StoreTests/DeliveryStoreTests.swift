@@ -236,16 +236,6 @@ struct DeliveryStoreTests {
         #expect(now - created <= .seconds(86_400) && now - created > .seconds(86_400 - 600))
         #expect(attempts == waits.count + 1)
     }
-
-    @Test func eventIDsAreVersionFourUUIDs() {
-        let ids = (0..<50).map { _ in QueuedEvent.randomID() }
-        #expect(Set(ids).count == 50)
-        for id in ids {
-            let parts = id.split(separator: "-").map(\.count)
-            #expect(parts == [8, 4, 4, 4, 12] && id == id.lowercased())
-            #expect(Array(id)[14] == "4" && "89ab".contains(Array(id)[19]))
-        }
-    }
 }
 
 /// The data of a screen event, as the fleet would give it.

@@ -40,29 +40,17 @@ struct DeliveryStoreTests {
         let changes = try Self.hook(store, "https://chat.example.com/a", [.carouselChanged, .takeoverStarted])
         let launches = try Self.hook(store, "https://cdn.example.com/b", [.carouselPublished])
         let created = try store.create(lobby, anchor: playing, by: Attribution(by: Self.alice, at: Self.at(1)))
-        let patched = try store.modify(created.key, .admin(Attribution(by: Self.alice, at: Self.at(2)))) { stored in
-            var changed = stored
-            changed.revision += 1
-            return CarouselWrite(
-                changed,
-                audit: [
-                    AuditEntry(
-                        .patchBanner, by: Self.alice, at: Self.at(2), carousel: "lobby", target: "a", revision: 2)
-                ])
+        let patched = try store.modify(created.key, .admin(Attribution(by: Self.alice, at: Self.at(2)))) {
+            AuditStoreTests.revised($0, .patchBanner, by: Self.alice, at: 2)
         }
         let pending = try store.schedule(
             PendingChange(
                 carousel: created.serial, at: Self.at(10), method: "PATCH", path: "/carousels/lobby", body: "{}",
                 ifMatch: nil, requester: Self.alice, createdAt: Self.at(3)))
         let published = try store.modify(patched.key, .admin(Attribution(by: Self.alice, at: Self.at(10)))) {
-            stored in
-            var changed = stored
-            changed.revision += 1
-            return CarouselWrite(
-                changed,
-                audit: [
-                    AuditEntry(.patchCarousel, by: Self.alice, at: Self.at(10), carousel: "lobby", revision: 3)
-                ], applying: pending.id)
+            var write = AuditStoreTests.revised($0, .patchCarousel, by: Self.alice, at: 10)
+            write.applying = pending.id
+            return write
         }
         // Commands: a takeover is told, a move is not.
         let command = Requester(actor: "kiosk")

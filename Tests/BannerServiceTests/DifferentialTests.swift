@@ -66,7 +66,10 @@ struct DifferentialTests {
                 + last),
         Exchange("404 and 405", head("/nope") + head("/banner", method: "DELETE") + last),
         Exchange(
-            "webhooks, none yet", head("/webhooks") + head("/webhooks/7") + head("/webhooks/x", method: "HEAD") + last),
+            "webhooks, none yet",
+            head("/webhooks") + head("/webhooks/7") + head("/webhooks/x", method: "HEAD")
+                + head("/webhooks/7/deliveries?limit=5") + head("/webhooks/7/deliveries", method: "HEAD")
+                + head("/webhooks/7/deliveries?limit=0") + last),
         Exchange("pipelined", head("/banner") + head("/banners") + head("/nope") + last),
         Exchange("a head in pieces", "GET /ban", "ner HTTP/1.1\r\nHo", "st: x\r\n", "\r\n" + last),
         Exchange("Connection: close", head("/banner", "Connection: close\r\n")),

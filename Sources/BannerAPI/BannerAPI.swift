@@ -311,13 +311,18 @@ public struct BannerAPI: HTTPHandler {
                 let definition = live.stored.definition
                 let query = try EngagementRequests.statsQuery(of: request, zone: definition.timeZone, now: clock())
                 let banners = definition.banners.map(\.id)
+                let state = live.engine.snapshot
+                let shares = Dictionary(
+                    uniqueKeysWithValues: zip(state.banners, state.shares).compactMap { banner, share in
+                        share.map { (banner.id, $0) }
+                    })
                 let headers = cors.headers(for: origin)
                 return .deferred { [directory] in
                     do throws(StoreError) {
                         let records = try directory.plays.records(of: live.key.serial, from: query.from, to: query.to)
                         let report = StatsReport(
                             records: records, from: query.from, to: query.to, bucket: query.bucket,
-                            zone: definition.timeZone, banners: banners)
+                            zone: definition.timeZone, banners: banners, shares: shares)
                         let (type, body) =
                             query.csv
                             ? ("text/csv; charset=utf-8", report.csv())

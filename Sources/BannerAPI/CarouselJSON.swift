@@ -33,16 +33,27 @@ enum CarouselJSON {
         return object
     }
 
-    /// `GET /banners`: every banner, each marked `active` when it rotates now.
+    /// `GET /banners`: every banner, each marked `active` when it rotates now, with its `share` of
+    /// the rotation's turns (docs/WEIGHTS.md).
     static func banners(_ carousel: Carousel, banners: EncodedBanners) -> [UInt8] {
         var object = JSONObject()
-        let rotating = Set(carousel.rotation)
+        let shares = carousel.shares
         object.add(
-            "banners", banners.encoded.indices.map { rotating.contains($0) ? banners.active[$0] : banners.inactive[$0] }
-        )
+            "banners",
+            banners.objects.indices.map { position in
+                var listed = banners.objects[position]
+                listed.add("active", shares[position] != nil)
+                listed.add("share", shares[position].map(Self.share) ?? 0)
+                return listed
+            })
         object.add("count", carousel.count)
         object.add("version", carousel.version)
         return object.bytes + [UInt8(ascii: "\n")]
+    }
+
+    /// A share as written: four decimals (`0.3333`); 1 and 0 as `1.0` and `0.0`.
+    static func share(_ share: Double) -> Double {
+        (share * 10_000).rounded() / 10_000
     }
 
     /// `GET /banner/index`
@@ -62,9 +73,8 @@ struct EncodedBanners: Sendable {
     /// `srcset` for an image of the media library (docs/MEDIA.md); nil for any other image.
     let sourceSet: @Sendable (String) -> String?
     let encoded: [EncodedJSON]
-    /// As `GET /banners` lists them: with `"active": true`, and with `"active": false`.
-    let active: [EncodedJSON]
-    let inactive: [EncodedJSON]
+    /// Their fields, for `GET /banners` to add `active` and `share` to.
+    let objects: [JSONObject]
 
     init(_ banners: [Banner], sourceSet: @escaping @Sendable (String) -> String? = { _ in nil }) {
         self.banners = banners
@@ -77,13 +87,7 @@ struct EncodedBanners: Sendable {
             return object
         }
         encoded = objects.map { EncodedJSON($0.bytes) }
-        let listed = { (object: JSONObject, active: Bool) -> EncodedJSON in
-            var object = object
-            object.add("active", active)
-            return EncodedJSON(object.bytes)
-        }
-        active = objects.map { listed($0, true) }
-        inactive = objects.map { listed($0, false) }
+        self.objects = objects
     }
 
     /// These, when they still encode `banners` (an O(1) check while the list is unchanged),

@@ -5,7 +5,9 @@ import TimeZones
 
 /// A carousel's proof of play over a span, per bucket (an hour or a day of the carousel's time
 /// zone) and banner (docs/STATS.md): plays that began in the bucket, the seconds banners were
-/// shown in it, and the views and clicks screens reported in it.
+/// shown in it, and the views and clicks screens reported in it; each banner's planned share of
+/// the turns (its weight's share of the rotation now, docs/WEIGHTS.md) beside the share of the
+/// bucket's plays it had.
 struct StatsReport: Equatable {
     enum Bucket: String, CaseIterable {
         case hour, day
@@ -23,6 +25,10 @@ struct StatsReport: Equatable {
         var shown: Duration = .zero
         var views: Int64 = 0
         var clicks: Int64 = 0
+        /// Its share of the rotation's turns now (0: not rotating now).
+        var plannedShare: Double = 0
+        /// Its share of the plays that began in the bucket; nil when none did.
+        var playedShare: Double? = nil
 
         /// Clicks per view; nil without views.
         var clickThroughRate: Double? { views > 0 ? Double(clicks) / Double(views) : nil }
@@ -41,8 +47,10 @@ struct StatsReport: Equatable {
     ///   - from, to: the span asked for, already widened to bucket boundaries (`span`).
     ///   - banners: the carousel's banners, in order: each gets a row in every bucket; banners
     ///     no longer listed (or a takeover's own) get rows only where they have counts.
+    ///   - shares: the planned share of each banner that rotates now, by id.
     init(
-        records: StatsRecords, from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules, banners: [String]
+        records: StatsRecords, from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules, banners: [String],
+        shares: [String: Double] = [:]
     ) {
         self.from = from
         self.to = to
@@ -71,12 +79,15 @@ struct StatsReport: Equatable {
                 row.clicks += count.clicks
                 byBanner[count.banner] = row
             }
+            let plays = byBanner.values.reduce(0) { $0 + $1.plays }
             for banner in order {
-                if let row = byBanner[banner] {
-                    rows.append(row)
-                } else if banners.contains(banner) {
-                    rows.append(Row(start: start, end: end, banner: banner))
-                }
+                guard
+                    var row = byBanner[banner]
+                        ?? (banners.contains(banner) ? Row(start: start, end: end, banner: banner) : nil)
+                else { continue }
+                row.plannedShare = shares[banner] ?? 0
+                row.playedShare = plays > 0 ? Double(row.plays) / Double(plays) : nil
+                rows.append(row)
             }
         }
         self.rows = rows
@@ -157,6 +168,8 @@ struct StatsReport: Equatable {
                 entry.add("views", row.views)
                 entry.add("clicks", row.clicks)
                 entry.add("ctr", row.clickThroughRate)
+                entry.add("plannedShare", CarouselJSON.share(row.plannedShare))
+                entry.add("playedShare", row.playedShare.map(CarouselJSON.share))
                 return entry
             })
         return object.bytes + [UInt8(ascii: "\n")]
@@ -164,11 +177,15 @@ struct StatsReport: Equatable {
 
     /// The same rows as CSV (RFC 4180), with a header row; an empty cell where the JSON has null.
     func csv() -> [UInt8] {
-        var text = CSV.record(["start", "end", "banner", "plays", "shownSeconds", "views", "clicks", "ctr"])
+        var text = CSV.record([
+            "start", "end", "banner", "plays", "shownSeconds", "views", "clicks", "ctr", "plannedShare", "playedShare",
+        ])
         for row in rows {
             text += CSV.record([
                 row.start.rfc3339, row.end.rfc3339, row.banner, String(row.plays), String(Self.seconds(row.shown)),
                 String(row.views), String(row.clicks), row.clickThroughRate.map { String($0) } ?? "",
+                String(CarouselJSON.share(row.plannedShare)),
+                row.playedShare.map { String(CarouselJSON.share($0)) } ?? "",
             ])
         }
         return Array(text.utf8)

@@ -11,10 +11,15 @@ public struct Banner: Sendable, Hashable {
     public var duration: Duration?
     /// When it may rotate; `.always` unless scheduled.
     public var schedule: Schedule
+    /// How many turns it gets in each cycle of the rotation (docs/WEIGHTS.md); 1 to `weights`.
+    public var weight: Int
+
+    /// The weights a banner may have.
+    public static let weights: ClosedRange<Int> = 1...100
 
     public init(
         id: String, image: String, caption: String = "", link: String? = nil, duration: Duration? = nil,
-        schedule: Schedule = .always
+        schedule: Schedule = .always, weight: Int = 1
     ) {
         self.id = id
         self.image = image
@@ -22,6 +27,7 @@ public struct Banner: Sendable, Hashable {
         self.link = link
         self.duration = duration
         self.schedule = schedule
+        self.weight = weight
     }
 }
 

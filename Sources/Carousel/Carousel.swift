@@ -4,14 +4,17 @@ import TimeZones
 /// playing, whether a takeover holds it, and when it next changes by itself. Every transition takes
 /// `now`; nothing here reads a clock or does I/O.
 ///
-/// Rules (docs/API.md, the carousel; docs/SCHEDULES.md): the rotation is the eligible banners in
-/// list order (the fallback alone when none is); it wraps around both ways; while playing, the
+/// Rules (docs/API.md, the carousel; docs/SCHEDULES.md; docs/WEIGHTS.md): the rotation is the
+/// eligible banners in list order (the fallback alone when none is); it is played in turns, each
+/// banner as many turns per cycle as its weight, spread by smooth weighted round-robin (one turn
+/// each, in list order, when the weights are equal); it wraps around both ways; while playing, the
 /// current banner advances when its interval has elapsed since its countdown started, and each next
 /// countdown starts when the previous one was due, not at "now", so late processing never drifts.
 /// A manual move restarts the countdown; a pause stops advancing (optionally until a time); with
 /// fewer than two rotating banners nothing advances. When the rotation changes, the current banner
-/// stays if it is still in it, countdown untouched; otherwise the next one in list order takes over
-/// with a full countdown. A takeover freezes all of this until it ends.
+/// stays if it is still in it (at its first turn of the new cycle), countdown untouched; otherwise the
+/// next one in list order takes over with a full countdown. A takeover freezes all of this until it
+/// ends.
 ///
 /// `version` grows by one with every observable change, automatic ones included (each counted, even
 /// those a stalled process catches up on at once), so that the state and `version` at a time are a
@@ -47,9 +50,9 @@ public struct Carousel: Sendable, Hashable {
     public static let pauseDurations: ClosedRange<Duration> = .nanoseconds(1) ... .seconds(31_536_000)
 
     public let lineup: Lineup
-    /// The position of the rotation's current banner in `banners` (under a takeover, of the one
-    /// that comes back); nil exactly when the rotation is empty.
-    public private(set) var position: Int?
+    /// The current turn: its place in `turns` (under a takeover, the one that comes back); nil
+    /// exactly when the rotation is empty.
+    public private(set) var turn: Int?
     /// The positions in `banners` of the rotating banners, in list order.
     public private(set) var rotation: [Int]
     public private(set) var playback: Playback
@@ -58,6 +61,9 @@ public struct Carousel: Sendable, Hashable {
     /// When the state last changed; it holds from then until `nextChangeAt`.
     public private(set) var changedAt: Timestamp
     private var schedule: Derived<ScheduleCursor>
+    /// The weighted cycle of `rotation` (positions, each as often as its weight); nil when the
+    /// weights are equal and the cycle is `rotation` itself (the common case, kept free).
+    private var cycle: Derived<[Int]?>
 
     /// A carousel showing the first rotating banner at `now`, playing from `now` when `autoplay`,
     /// else paused. Banner durations and the interval must lie in `Carousel.intervals`.
@@ -67,7 +73,8 @@ public struct Carousel: Sendable, Hashable {
         self.lineup = lineup
         schedule = Derived(value: ScheduleCursor(lineup, at: now))
         rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
-        position = rotation.first
+        cycle = Derived(value: Self.cycle(of: rotation, in: lineup.banners))
+        turn = rotation.isEmpty ? nil : 0
         playback = autoplay ? .playing(since: now) : .paused(until: nil)
         takeover = nil
         self.version = version
@@ -84,7 +91,17 @@ public struct Carousel: Sendable, Hashable {
         let rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
         let stored = anchor.index.flatMap { lineup.banners.indices.contains($0) ? $0 : nil }
         self.rotation = rotation
-        position = stored.flatMap { rotation.contains($0) ? $0 : nil } ?? Self.successor(of: stored, in: rotation)
+        let cycle = Self.cycle(of: rotation, in: lineup.banners)
+        self.cycle = Derived(value: cycle)
+        let position = stored.flatMap { rotation.contains($0) ? $0 : nil } ?? Self.successor(of: stored, in: rotation)
+        // The stored turn when it still shows that banner; else the banner's first turn.
+        let turns = cycle ?? rotation
+        turn =
+            if let kept = anchor.turn, let position, turns.indices.contains(kept), turns[kept] == position {
+                kept
+            } else {
+                position.flatMap { turns.firstIndex(of: $0) }
+            }
         playback = anchor.playback
         takeover = anchor.takeover
         version = anchor.version
@@ -98,7 +115,8 @@ public struct Carousel: Sendable, Hashable {
 
     /// What a store keeps of the state; with the lineup and a time it gives the state at that time.
     public var anchor: CarouselAnchor {
-        CarouselAnchor(index: position, playback: playback, version: version, takeover: takeover, changedAt: changedAt)
+        CarouselAnchor(
+            index: position, playback: playback, version: version, takeover: takeover, changedAt: changedAt, turn: turn)
     }
 
     // MARK: Observable state
@@ -106,6 +124,11 @@ public struct Carousel: Sendable, Hashable {
     public var banners: [Banner] { lineup.banners }
     /// The interval of banners without a `duration` of their own.
     public var interval: Duration { lineup.interval }
+    /// The position in `banners` of the rotation's current banner (under a takeover, of the one
+    /// that comes back); nil exactly when the rotation is empty.
+    public var position: Int? { turn.map { turns[$0] } }
+    /// The rotation in the order it is played: positions in `banners`, one per turn of a cycle.
+    public var turns: [Int] { cycle.value ?? rotation }
     /// How many banners rotate.
     public var count: Int { rotation.count }
     /// The current banner's place in the rotation; nil exactly when nothing rotates.
@@ -116,11 +139,20 @@ public struct Carousel: Sendable, Hashable {
     public var shownPosition: Int? { takeover == nil ? position : nil }
     /// The position of the banner before the current one, for preloading; nil with fewer than two
     /// rotating banners or under a takeover.
-    public var previousPosition: Int? { neighbour(offset: count - 1) }
-    /// The position of the banner after the current one.
+    public var previousPosition: Int? { neighbour(offset: -1) }
+    /// The position of the banner the next turn shows (the current one again when it has two
+    /// turns in a row).
     public var nextPosition: Int? { neighbour(offset: 1) }
     public var previousBanner: Banner? { previousPosition.map { banners[$0] } }
     public var nextBanner: Banner? { nextPosition.map { banners[$0] } }
+    /// Each banner's share of the turns of a cycle (its weight over the rotation's total), by
+    /// position; nil for a banner that does not rotate now.
+    public var shares: [Double?] {
+        var shares = [Double?](repeating: nil, count: banners.count)
+        let total = rotation.reduce(0) { $0 + banners[$1].weight }
+        for position in rotation { shares[position] = Double(banners[position].weight) / Double(total) }
+        return shares
+    }
     /// The ids of the rotating banners, in order.
     public var rotationIDs: [String] { rotation.map { banners[$0].id } }
 
@@ -172,15 +204,8 @@ public struct Carousel: Sendable, Hashable {
         advance(to: now)
         let before = observed
         switch command {
-        case .next:
-            try move(at: now) { index, count in (index + 1) % count }
-        case .previous:
-            try move(at: now) { index, count in (index + count - 1) % count }
-        case .jump(let target):
-            try move(at: now) { _, count throws(CarouselError) in
-                guard (0..<count).contains(target) else { throw .indexOutOfRange(index: target, count: count) }
-                return target
-            }
+        case .next, .previous, .jump:
+            try move(command, at: now)
         case .pause(let duration):
             try pause(for: duration, at: now)
         case .resume:
@@ -206,12 +231,17 @@ public struct Carousel: Sendable, Hashable {
         let newRotation = cursor.rotation(fallback: Self.fallbackPosition(in: newLineup))
         let newPosition = carriedPosition(into: newLineup.banners, rotation: newRotation)
         let kept = newPosition != nil && position.map { banners[$0].id } == newPosition.map { newLineup.banners[$0].id }
+        // The same turns (by id) keep the current turn: an edit of a caption does not restart the
+        // cycle. Any other change of the rotation or its weights re-spreads it.
+        let newTurns = Self.cycle(of: newRotation, in: newLineup.banners) ?? newRotation
+        let sameTurns = newTurns.map { newLineup.banners[$0].id } == turns.map { banners[$0].id }
         var frozen = takeover
         frozen?.frozenAt = now  // the edit's rotation replaces the frozen one
         var revised = Carousel(
             lineup: newLineup,
             anchor: CarouselAnchor(
-                index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now))
+                index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now,
+                turn: sameTurns ? turn : nil))
         switch (autoplay, revised.playback) {
         case (true?, .paused): revised.playback = .playing(since: now)
         case (false?, .playing): revised.playback = .paused(until: nil)
@@ -225,7 +255,7 @@ public struct Carousel: Sendable, Hashable {
 
     /// What clients can see; `version` moves when this does.
     private struct Observed: Equatable {
-        var position: Int?
+        var turn: Int?
         var rotation: [Int]
         var isPaused: Bool
         var pausedUntil: Timestamp?
@@ -235,7 +265,7 @@ public struct Carousel: Sendable, Hashable {
 
     private var observed: Observed {
         Observed(
-            position: position, rotation: rotation, isPaused: isPaused, pausedUntil: pausedUntil,
+            turn: turn, rotation: rotation, isPaused: isPaused, pausedUntil: pausedUntil,
             nextAdvanceAt: nextAdvanceAt, takeover: takeover)
     }
 
@@ -263,8 +293,49 @@ public struct Carousel: Sendable, Hashable {
     }
 
     private func neighbour(offset: Int) -> Int? {
-        guard takeover == nil, count >= 2, let index else { return nil }
-        return rotation[(index + offset) % count]
+        guard takeover == nil, count >= 2, let turn else { return nil }
+        let turns = turns
+        return turns[(turn + offset + turns.count) % turns.count]
+    }
+
+    /// The nearest turn from `turn`, `step` by `step` (1 or -1), that shows another banner; `turn`
+    /// when there is none. An operator's next or previous always changes what screens show.
+    private func otherTurn(from turn: Int, step: Int) -> Int {
+        let turns = turns
+        for distance in 1..<max(turns.count, 1) {
+            let other = (turn + step * distance % turns.count + turns.count) % turns.count
+            if turns[other] != turns[turn] { return other }
+        }
+        return turn
+    }
+
+    /// The first turn of the banner at `position` in the cycle; nil for nil.
+    private func firstTurn(of position: Int?) -> Int? {
+        position.flatMap { turns.firstIndex(of: $0) }
+    }
+
+    /// The cycle of `rotation` by smooth weighted round-robin (docs/WEIGHTS.md): at each turn every
+    /// banner gains its weight, the largest running total (the first in list order among equals)
+    /// is shown and loses the sum of the weights. Nil when the weights are equal: the cycle is
+    /// then the rotation itself, each banner once. Costs count × sum of the weights, which the
+    /// definition bounds (`BannerDecoding.maximumCycleWork`).
+    static func cycle(of rotation: [Int], in banners: [Banner]) -> [Int]? {
+        let weights = rotation.map { banners[$0].weight }
+        guard let first = weights.first, weights.contains(where: { $0 != first }) else { return nil }
+        let total = weights.reduce(0, +)
+        var running = [Int](repeating: 0, count: weights.count)
+        var cycle: [Int] = []
+        cycle.reserveCapacity(total)
+        for _ in 0..<total {
+            var largest = 0
+            for member in weights.indices {
+                running[member] += weights[member]
+                if running[member] > running[largest] { largest = member }
+            }
+            running[largest] -= total
+            cycle.append(rotation[largest])
+        }
+        return cycle
     }
 
     private func interval(at position: Int) -> Duration {
@@ -284,10 +355,10 @@ public struct Carousel: Sendable, Hashable {
             playback = .playing(since: until)  // the countdown restarts when the pause ended
         }
         if rotationDue { followSchedule(at: time) }
-        if takeover == nil, count >= 2, let position, case .playing(let since) = playback,
+        if takeover == nil, count >= 2, let turn, let position, case .playing(let since) = playback,
             since + interval(at: position) <= time
         {
-            self.position = rotation[(index! + 1) % count]
+            self.turn = (turn + 1) % turns.count
             playback = .playing(since: time)
         }
         recordChange(since: before, at: time)
@@ -297,9 +368,15 @@ public struct Carousel: Sendable, Hashable {
     private mutating func followSchedule(at time: Timestamp) {
         schedule.value.update(lineup, at: time)
         let newRotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
-        defer { rotation = newRotation }
-        if let position, newRotation.contains(position) { return }
-        position = Self.successor(of: position, in: newRotation)
+        guard newRotation != rotation else { return }  // a boundary that changed nothing keeps the turn
+        let position = position
+        rotation = newRotation
+        cycle.value = Self.cycle(of: newRotation, in: banners)
+        if let position, newRotation.contains(position) {
+            turn = firstTurn(of: position)
+            return
+        }
+        turn = firstTurn(of: Self.successor(of: position, in: newRotation))
         if case .playing = playback { playback = .playing(since: time) }
     }
 
@@ -309,17 +386,18 @@ public struct Carousel: Sendable, Hashable {
         followSchedule(at: time)
     }
 
-    /// Steps whole laps of advances at once: back at the same banner, `version` up by one per
+    /// Steps whole laps of advances at once: back at the same turn, `version` up by one per
     /// advance, the countdown at the lap's end. Only laps that end by `limit`. Returns whether
     /// there was one.
     private mutating func skipWholeLaps(upTo limit: Timestamp) -> Bool {
         guard count >= 2, case .playing(let since) = playback else { return false }
-        let lap = rotation.reduce(Int64(0)) { $0 + interval(at: $1).nanoseconds }
+        let turns = turns
+        let lap = turns.reduce(Int64(0)) { $0 + interval(at: $1).nanoseconds }
         let laps = (limit.nanosecondsSinceEpoch - since.nanosecondsSinceEpoch) / lap
         guard laps > 0 else { return false }
         let end = since + .nanoseconds(laps * lap)
         playback = .playing(since: end)
-        version += UInt64(laps) * UInt64(count)
+        version += UInt64(laps) * UInt64(turns.count)
         changedAt = end
         return true
     }
@@ -337,12 +415,18 @@ public struct Carousel: Sendable, Hashable {
         return newRotation.first
     }
 
-    private mutating func move(at now: Timestamp, to target: (_ index: Int, _ count: Int) throws(CarouselError) -> Int)
-        throws(CarouselError)
-    {
+    /// Next and previous go to the nearest turn of another banner; a jump to the banner's first turn.
+    private mutating func move(_ command: CarouselCommand, at now: Timestamp) throws(CarouselError) {
         if let takeover { throw .takeoverInProgress(bannerID: takeover.banner.id) }
-        guard let index else { throw .noBanners }
-        position = rotation[try target(index, count)]
+        guard let turn else { throw .noBanners }
+        switch command {
+        case .next: self.turn = otherTurn(from: turn, step: 1)
+        case .previous: self.turn = otherTurn(from: turn, step: -1)
+        case .jump(let target):
+            guard (0..<count).contains(target) else { throw .indexOutOfRange(index: target, count: count) }
+            self.turn = firstTurn(of: rotation[target])
+        default: preconditionFailure("not a move: \(command)")
+        }
         if case .playing = playback { playback = .playing(since: now) }
     }
 
@@ -375,12 +459,15 @@ public struct CarouselAnchor: Sendable, Hashable {
     public var takeover: Carousel.Takeover?
     /// When the state was last changed: schedule boundaries after it are still to come.
     public var changedAt: Timestamp
+    /// The current turn in the weighted cycle (docs/WEIGHTS.md); nil: the banner's first turn.
+    public var turn: Int?
 
     public init(
         index: Int?, playback: Carousel.Playback, version: UInt64, takeover: Carousel.Takeover? = nil,
-        changedAt: Timestamp
+        changedAt: Timestamp, turn: Int? = nil
     ) {
         self.index = index
+        self.turn = turn
         self.playback = playback
         self.version = version
         self.takeover = takeover

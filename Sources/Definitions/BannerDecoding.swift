@@ -6,7 +6,12 @@ import JSON
 /// (`banners[2].image: not an absolute http(s) URL nor a media library path (/media/ID)`).
 public enum BannerDecoding {
     /// Fields of a banner object, in the order they are written.
-    public static let fieldNames = ["id", "image", "caption", "link", "duration"] + ScheduleDecoding.fieldNames
+    public static let fieldNames =
+        ["id", "image", "caption", "link", "duration", "weight"] + ScheduleDecoding.fieldNames
+
+    /// The most work a weighted cycle may take to compute: banners × the sum of their weights
+    /// (docs/WEIGHTS.md). A hundred banners of weight 100 fit; equal weights cost nothing.
+    public static let maximumCycleWork = 1_000_000
 
     /// The banners of a `banners` array, ids unique.
     public static func banners(_ elements: [JSONValue], path: String = "banners") throws(FieldError) -> [Banner] {
@@ -21,11 +26,23 @@ public enum BannerDecoding {
             }
             banners.append(banner)
         }
+        try checkCycle(of: banners, path: path)
         return banners
     }
 
+    /// Refuses weights whose cycle would cost more than `maximumCycleWork` to compute.
+    public static func checkCycle(of banners: [Banner], path: String = "banners") throws(FieldError) {
+        guard let first = banners.first?.weight, banners.contains(where: { $0.weight != first }) else { return }
+        let total = banners.reduce(0) { $0 + $1.weight }
+        guard banners.count * total > maximumCycleWork else { return }
+        throw FieldError(
+            field: path,
+            message: "\(banners.count) banners with weights adding up to \(total) make a cycle too long to "
+                + "compute (banners × total weight at most \(maximumCycleWork)); use fewer banners or smaller weights")
+    }
+
     /// A banner as the API and files write it: `{"id", "image", "caption", "link", "duration"}`,
-    /// and its schedule fields when they are not their defaults.
+    /// its `weight` unless 1, and its schedule fields when they are not their defaults.
     public static func json(_ banner: Banner) -> JSONObject {
         var object = JSONObject()
         object.add("id", banner.id)
@@ -33,6 +50,7 @@ public enum BannerDecoding {
         object.add("caption", banner.caption)
         object.add("link", banner.link)
         object.add("duration", banner.duration?.seconds)
+        if banner.weight != 1 { object.add("weight", banner.weight) }
         ScheduleDecoding.add(banner.schedule, to: &object)
         return object
     }
@@ -60,8 +78,19 @@ public enum BannerDecoding {
         if let seconds = try fields.optional("duration", JSONKind<JSONNumber>.number.orNull) ?? nil {
             duration = try interval(seconds, field: fields.fieldPath("duration"))
         }
+        var weight = 1
+        if let number = try fields.optional("weight", .integer) {
+            guard let value = Int(number.literal), Banner.weights.contains(value) else {
+                throw FieldError(
+                    field: fields.fieldPath("weight"),
+                    message: "\(number.literal) is out of range; use a whole number from "
+                        + "\(Banner.weights.lowerBound) to \(Banner.weights.upperBound) (turns per cycle)")
+            }
+            weight = value
+        }
         let schedule = try ScheduleDecoding.schedule(fields)
-        return Banner(id: id, image: image, caption: caption, link: link, duration: duration, schedule: schedule)
+        return Banner(
+            id: id, image: image, caption: caption, link: link, duration: duration, schedule: schedule, weight: weight)
     }
 
     /// An interval or banner duration, within `Carousel.intervals`.

@@ -4,7 +4,7 @@ public protocol JSONWritable {
 }
 
 /// A JSON object written field by field, in the order given (the API's documented order).
-public struct JSONObject: JSONWritable {
+public struct JSONObject: JSONWritable, Sendable {
     private var fields: [UInt8] = []
 
     public init() {}

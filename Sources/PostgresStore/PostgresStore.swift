@@ -959,18 +959,18 @@ public final class PostgresStore: CarouselStore {
     }
 
     /// A notification's payload as a change: `name`, or `name serial revision position
-    /// playing_since paused_until version changed_at` (see `note`).
+    /// playing_since paused_until version changed_at turn` (see `note`).
     static func change(from payload: String) -> StoreChange {
         if payload == tokensPayload { return .tokens }
         if payload == pendingPayload { return .pending }
         let fields = payload.split(separator: " ").map(String.init)
-        guard fields.count == 8, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
+        guard fields.count == 9, let serial = Int64(fields[1]), let revision = UInt64(fields[2]),
             let version = Int64(fields[6]), let changedAt = Int64(fields[7])
         else { return .carousel(name: fields.first ?? payload) }
         let integer = { (text: String) in text == "-" ? nil : Int64(text) }
         let anchor = AnchorColumns(
             position: integer(fields[3]), playingSince: integer(fields[4]), pausedUntil: integer(fields[5]),
-            version: version, changedAt: changedAt, takeover: nil
+            version: version, changedAt: changedAt, takeover: nil, turn: integer(fields[8])
         ).anchor
         return .carousel(name: fields[0], note: ChangeNote(serial: serial, revision: revision, anchor: anchor))
     }
@@ -1249,6 +1249,8 @@ public final class PostgresStore: CarouselStore {
         );
         CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
         """,
+        // The turn in a weighted cycle (docs/WEIGHTS.md); NULL: the banner's first turn.
+        "ALTER TABLE carousels ADD COLUMN turn bigint;",
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -1345,7 +1347,7 @@ public final class PostgresStore: CarouselStore {
     private static let note = """
         pg_notify('\(channel)', CASE WHEN takeover IS NULL THEN concat_ws(' ', name, serial, revision,
             coalesce(position::text, '-'), coalesce(playing_since::text, '-'), coalesce(paused_until::text, '-'),
-            version, changed_at) ELSE name END)
+            version, changed_at, coalesce(turn::text, '-')) ELSE name END)
         """
 
     /// Writes `stored` over its row; with `previous`, only if the row is still exactly that (its
@@ -1405,7 +1407,7 @@ public final class PostgresStore: CarouselStore {
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
         let anchor = AnchorColumns(
             position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1,
-            changedAt: integer(8) ?? 0, takeover: row[9]
+            changedAt: integer(8) ?? 0, takeover: row[9], turn: integer(10)
         ).anchor
         return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
     }

@@ -1158,6 +1158,8 @@ public final class SQLiteStore: CarouselStore {
         );
         CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
         """,
+        // The turn in a weighted cycle (docs/WEIGHTS.md); NULL: the banner's first turn.
+        "ALTER TABLE carousels ADD COLUMN turn INTEGER;",
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.
@@ -1296,7 +1298,8 @@ public final class SQLiteStore: CarouselStore {
                     anchor: AnchorColumns(
                         position: statement.integer(4), playingSince: statement.integer(5),
                         pausedUntil: statement.integer(6), version: statement.integer(7) ?? 1,
-                        changedAt: statement.integer(8) ?? 0, takeover: statement.text(9))))
+                        changedAt: statement.integer(8) ?? 0, takeover: statement.text(9),
+                        turn: statement.integer(10))))
         }
         return rows
     }

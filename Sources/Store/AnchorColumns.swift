@@ -8,7 +8,9 @@ import TimeZones
 /// PostgreSQL's notifications use (docs/STORE.md, what is stored).
 public struct AnchorColumns: Sendable, Equatable {
     /// The columns, in the order of `values`.
-    public static let names = ["position", "playing_since", "paused_until", "version", "changed_at", "takeover"]
+    public static let names = [
+        "position", "playing_since", "paused_until", "version", "changed_at", "takeover", "turn",
+    ]
 
     public let position: Int64?
     public let playingSince: Int64?
@@ -17,6 +19,8 @@ public struct AnchorColumns: Sendable, Equatable {
     public let changedAt: Int64
     /// `{"banner": {…}, "until": ns|null, "frozenAt": ns}`, or nil without a takeover.
     public let takeover: String?
+    /// The turn in a weighted cycle (docs/WEIGHTS.md); NULL in rows written before weights.
+    public let turn: Int64?
 
     /// A column's value, as a statement binds it.
     public enum Value: Sendable, Equatable {
@@ -37,11 +41,15 @@ public struct AnchorColumns: Sendable, Equatable {
         version = Int64(bitPattern: anchor.version)
         changedAt = anchor.changedAt.nanosecondsSinceEpoch
         takeover = anchor.takeover.map(Self.text)
+        turn = anchor.turn.map { Int64($0) }
     }
 
     public init(
-        position: Int64?, playingSince: Int64?, pausedUntil: Int64?, version: Int64, changedAt: Int64, takeover: String?
+        position: Int64?, playingSince: Int64?, pausedUntil: Int64?, version: Int64, changedAt: Int64,
+        takeover: String?,
+        turn: Int64?
     ) {
+        self.turn = turn
         self.position = position
         self.playingSince = playingSince
         self.pausedUntil = pausedUntil
@@ -59,14 +67,15 @@ public struct AnchorColumns: Sendable, Equatable {
             }
         return CarouselAnchor(
             index: position.map { Int($0) }, playback: playback, version: UInt64(bitPattern: version),
-            takeover: takeover.flatMap(Self.takeover), changedAt: Timestamp(nanosecondsSinceEpoch: changedAt))
+            takeover: takeover.flatMap(Self.takeover), changedAt: Timestamp(nanosecondsSinceEpoch: changedAt),
+            turn: turn.flatMap { Int(exactly: $0) })
     }
 
     /// The columns in the order of `names`, for a statement's parameters.
     public var values: [Value] {
         [
             .integer(position), .integer(playingSince), .integer(pausedUntil), .integer(version), .integer(changedAt),
-            .text(takeover),
+            .text(takeover), .integer(turn),
         ]
     }
 

@@ -73,6 +73,31 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// The turn of a weighted cycle is in the notification and the row (docs/WEIGHTS.md): moves made
+    /// on either replica continue the same cycle, a a b a c a a, and both show the same state.
+    @Test func replicasFollowOneWeightedCycle() async throws {
+        let server = try await PostgresServer.shared()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        let created = try await StoreProcessTests.json(ports[0], "POST", "/carousels", WeightedShop.body)
+        #expect(created.status == 201)
+        #expect(
+            try await eventually {
+                try await httpRequest(port: ports[1], "GET", "/carousels/shop/banner").status == 200
+            })
+        var shown: [String?] = []
+        for move in 0..<4 {
+            let moved = try await httpRequest(port: ports[move % 2], "POST", "/carousels/shop/banner/next").json
+            shown.append((moved["banner"] as? [String: Any])?["id"] as? String)
+        }
+        // Turns 0 → 2 (b) → 3 (a) → 4 (c) → 5 (a): each next shows another banner.
+        #expect(shown == ["b", "a", "c", "a"])
+        #expect(try await eventually { try await Self.converged(ports, "/carousels/shop/banner") })
+        let state = try await httpRequest(port: ports[1], "GET", "/carousels/shop/banner").json
+        #expect((state["next"] as? [String: Any])?["id"] as? String == "a", "turn 5's next is turn 6, a again")
+        #expect((state["previous"] as? [String: Any])?["id"] as? String == "c")
+        _ = processes
+    }
+
     /// Each replica's `GET /screens`, by screen id.
     static func screens(_ port: Int) async throws -> [String: [String: Any]] {
         let entries = try await httpRequest(port: port, "GET", "/screens").json["screens"] as? [[String: Any]] ?? []
@@ -404,4 +429,14 @@ extension Array {
         for element in self { results.append(try await transform(element)) }
         return results
     }
+}
+
+/// a, b and c weighted 5, 1, 1 (docs/WEIGHTS.md): the cycle is a a b a c a a.
+enum WeightedShop {
+    static let body = #"""
+        {"name": "shop", "interval": 3600, "banners": [
+          {"id": "a", "image": "https://cdn.example.com/a.png", "weight": 5},
+          {"id": "b", "image": "https://cdn.example.com/b.png"},
+          {"id": "c", "image": "https://cdn.example.com/c.png"}]}
+        """#
 }

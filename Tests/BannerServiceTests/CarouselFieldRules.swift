@@ -37,7 +37,32 @@ let carouselFieldRules: [(String, String)] = [
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "title": "x"}]}"#,
-        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration, enabled, startsAt, endsAt, windows"
+        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration, weight, enabled, startsAt, endsAt, windows"
+    ),
+    // Weights (docs/WEIGHTS.md)
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": 0}]}"#,
+        "banners[0].weight: 0 is out of range; use a whole number from 1 to 100 (turns per cycle)"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b", "weight": 101}]}"#,
+        "banners[1].weight: 101 is out of range; use a whole number from 1 to 100 (turns per cycle)"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": 1.5}]}"#,
+        "banners[0].weight: must be an integer, got a number"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": "3"}]}"#,
+        "banners[0].weight: must be an integer, got a string"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": 99999999999999999999}]}"#,
+        "banners[0].weight: 99999999999999999999 is out of range; use a whole number from 1 to 100 (turns per cycle)"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": -1}]}"#,
+        "banners[0].weight: -1 is out of range; use a whole number from 1 to 100 (turns per cycle)"
     ),
     // Schedules (docs/SCHEDULES.md)
     (

@@ -81,27 +81,27 @@ struct StatsReportTests {
 
     static let report = StatsReport(
         records: records, from: time("2026-12-01T09:00:00Z"), to: time("2026-12-01T11:00:00Z"), bucket: .hour,
-        zone: .utc, banners: ["a", "b"])
+        zone: .utc, banners: ["a", "b"], shares: ["a": 0.75, "b": 0.25])
 
     @Test func playsViewsAndClicksFallInTheirBuckets() {
         let rows = Self.report.rows.map { row in
-            "\(row.start.rfc3339.prefix(13)) \(row.banner) \(row.plays) \(row.shown) \(row.views) \(row.clicks) \(row.clickThroughRate.map { String($0) } ?? "-")"
+            "\(row.start.rfc3339.prefix(13)) \(row.banner) \(row.plays) \(row.shown) \(row.views) \(row.clicks) \(row.clickThroughRate.map { String($0) } ?? "-") \(row.plannedShare) \(row.playedShare.map { String($0) } ?? "-")"
         }
         #expect(
             rows == [
-                "2026-12-01T09 a 1 10.0 seconds 4 1 0.25",
-                "2026-12-01T09 b 0 0.0 seconds 0 0 -",
-                "2026-12-01T10 a 1 12.5 seconds 2 0 0.0",
-                "2026-12-01T10 b 0 0.0 seconds 0 0 -",
-                "2026-12-01T10 gone 1 5.0 seconds 0 0 -",
+                "2026-12-01T09 a 1 10.0 seconds 4 1 0.25 0.75 1.0",
+                "2026-12-01T09 b 0 0.0 seconds 0 0 - 0.25 0.0",
+                "2026-12-01T10 a 1 12.5 seconds 2 0 0.0 0.75 0.5",
+                "2026-12-01T10 b 0 0.0 seconds 0 0 - 0.25 0.0",
+                "2026-12-01T10 gone 1 5.0 seconds 0 0 - 0.0 0.5",
             ])
     }
 
     @Test func csvAndJSONSayTheSame() throws {
         let csv = String(decoding: Self.report.csv(), as: UTF8.self)
         let lines = csv.split(separator: "\r\n").map(String.init)
-        #expect(lines.first == "start,end,banner,plays,shownSeconds,views,clicks,ctr")
-        #expect(lines[1] == "2026-12-01T09:00:00.000Z,2026-12-01T10:00:00.000Z,a,1,10.0,4,1,0.25")
+        #expect(lines.first == "start,end,banner,plays,shownSeconds,views,clicks,ctr,plannedShare,playedShare")
+        #expect(lines[1] == "2026-12-01T09:00:00.000Z,2026-12-01T10:00:00.000Z,a,1,10.0,4,1,0.25,0.75,1.0")
         let json = try JSONSerialization.jsonObject(with: Data(Self.report.json(carousel: "lobby"))) as! [String: Any]
         let rows = json["rows"] as! [[String: Any]]
         #expect(rows.count == lines.count - 1)
@@ -112,6 +112,8 @@ struct StatsReportTests {
             #expect(Int(cells[3]) == row["plays"] as? Int && Double(cells[4]) == row["shownSeconds"] as? Double)
             #expect(Int(cells[5]) == row["views"] as? Int && Int(cells[6]) == row["clicks"] as? Int)
             #expect(cells[7] == ((row["ctr"] as? Double).map { String($0) } ?? ""))
+            #expect(Double(cells[8]) == row["plannedShare"] as? Double)
+            #expect(cells[9] == ((row["playedShare"] as? Double).map { String($0) } ?? ""))
         }
         #expect(json["timeZone"] as? String == "UTC" && json["bucket"] as? String == "hour")
     }

@@ -45,7 +45,8 @@ let lobby = CarouselDefinition(
                 windows: [Window(from: TimeOfDay("22:00")!, to: TimeOfDay("06:30")!)])),
         Banner(id: "b", image: "https://cdn.example.com/b.png", duration: .seconds(10)),
     ])
-let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7, changedAt: t0)
+/// With a turn of a weighted cycle (docs/WEIGHTS.md), kept as given.
+let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7, changedAt: t0, turn: 3)
 /// With a takeover by a banner of its own, which the store keeps whole.
 let paused = CarouselAnchor(
     index: 0, playback: .paused(until: t0 + .seconds(30)), version: 8,

@@ -1424,11 +1424,23 @@ class AdminEditor(AdminPageTest):
         self.assertEqual((added["id"], added["caption"], added["link"]), ("summer", "Summer sale", "https://shop.example.com/summer"))
         self.banner_button("Edit summer").click()
         self.assertEqual(self.find("#banner-caption").get_attribute("value"), "Summer sale", "the form holds the banner")
-        self.fill("banner-form", caption="Summer sale, last days", duration="12")
+        self.fill("banner-form", caption="Summer sale, last days", duration="12", weight="3")
         self.find("#banner-submit").click()
         self.wait(lambda: self.definition("default")["banners"][-1]["caption"] == "Summer sale, last days", 10,
                   "the edit reaches the service")
         self.assertEqual(self.definition("default")["banners"][-1]["duration"], 12)
+        self.assertEqual(self.definition("default")["banners"][-1]["weight"], 3, "three turns per cycle")
+        self.wait(lambda: self.find('#banners li[data-banner="summer"] .badge.weight').text == "weight 3", 10,
+                  "the list shows the weight")
+
+    def test_a_weight_out_of_range_is_shown_beside_the_field(self):
+        self.banner_button("Edit banner-1").click()
+        self.fill("banner-form", weight="0")
+        self.find("#banner-submit").click()
+        error = self.find("#banner-weight-error")
+        self.wait(error.is_displayed, 10, "the weight's error shown beside it")
+        self.assertIn("1 to 100", error.text)
+        self.assertNotIn("weight", self.definition("default")["banners"][1])
 
     def test_an_invalid_image_url_is_shown_beside_the_field(self):
         self.fill("banner-form", id="broken", image="ftp://example.com/a.png")

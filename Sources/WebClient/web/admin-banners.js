@@ -37,6 +37,7 @@ export function bannerItem(banner, position, count) {
     caption.textContent = banner.caption || "(no caption)";
     text.append(id, caption);
     if (banner.enabled === false) text.append(badge("disabled", "disabled"));
+    if ((banner.weight ?? 1) !== 1) text.append(badge(`weight ${banner.weight}`, "weight"));
     const actions = document.createElement("div");
     actions.className = "banner-actions";
     actions.append(
@@ -93,6 +94,7 @@ export function editBanner(banner) {
     fields.caption.value = banner.caption ?? "";
     fields.link.value = banner.link ?? "";
     fields.duration.value = banner.duration ?? "";
+    fields.weight.value = banner.weight ?? "";
     fields.enabled.checked = banner.enabled !== false;
     fields.startsAt.value = banner.startsAt ? localOf(banner.startsAt, zone()) : "";
     fields.endsAt.value = banner.endsAt ? localOf(banner.endsAt, zone()) : "";
@@ -139,11 +141,13 @@ ui.bannerForm.addEventListener("submit", async (event) => {
     clearErrors(ui.bannerForm);
     const fields = ui.bannerForm.elements;
     const duration = fields.duration.value.trim();
+    const weight = fields.weight.value.trim();
     const banner = {
         image: fields.image.value.trim(),
         caption: fields.caption.value,
         link: fields.link.value.trim() === "" ? null : fields.link.value.trim(),
         duration: duration === "" ? null : typedNumber(duration),
+        weight: weight === "" ? null : typedNumber(weight),
         enabled: fields.enabled.checked,
         ...typedSchedule(),
     };

@@ -21,8 +21,7 @@ final class HTTPViews: CarouselOutlets {
     func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
         let views = ReadViews(
             initial: state, cors: cors, instance: instance, sourceSet: { [media] in media?.sourceSet(forImage: $0) })
-        let events = EventHub(
-            group: "carousel-\(carousel.serial)", version: state.version, stateJSON: views.stateJSON, streams: streams)
+        let events = EventHub(group: "carousel-\(carousel.serial)", streams: streams) { [views] in views.current }
         return CarouselViews(views: views, events: events)
     }
 
@@ -51,7 +50,7 @@ struct CarouselViews: CarouselOutlet {
 
     func publish(_ state: Carousel) {
         views.publish(state)
-        events.publish(version: state.version, stateJSON: views.stateJSON)
+        events.publish(version: state.version) { views.stateJSON }
     }
 
     func close() {

@@ -11,22 +11,27 @@ import MicroHTTP
 ///     id: 17
 ///     data: {"index":2,…,"version":17}
 ///
-/// Each event is encoded once and shared by every subscriber's queue.
+/// Each event is encoded once and shared by every subscriber's queue; while there is none, not at
+/// all: the next subscriber builds the current one (docs/PERFORMANCE.md, carousels at scale).
 final class EventHub: Sendable {
     /// How long a browser's EventSource waits before reconnecting.
     static let retryMilliseconds = 2000
 
     /// The group of the streams registry this hub's subscribers are kept in.
     let group: String
-    /// The latest event; its lock is held across every publish and subscribe, so that a new
-    /// subscriber gets each change exactly once (in its first event or after it).
-    private let latestEvent: Lock<[UInt8]>
+    /// The latest event and its version, nil when no subscriber needed it; the lock is held
+    /// across every publish and subscribe, so that a new subscriber gets each change exactly once
+    /// (in its first event or after it).
+    private let latestEvent: Lock<(version: UInt64, event: [UInt8])?>
     private let streams: StreamRegistry
+    /// The carousel's state now, as `version` and JSON (its read views).
+    private let current: @Sendable () -> (version: UInt64, json: [UInt8])
 
-    init(group: String, version: UInt64, stateJSON: [UInt8], streams: StreamRegistry) {
+    init(group: String, streams: StreamRegistry, current: @escaping @Sendable () -> (version: UInt64, json: [UInt8])) {
         self.group = group
-        latestEvent = Lock(Self.event(version: version, stateJSON: stateJSON))
+        latestEvent = Lock(nil)
         self.streams = streams
+        self.current = current
     }
 
     var subscriberCount: Int { streams.count(in: group) }
@@ -42,17 +47,27 @@ final class EventHub: Sendable {
                 HTTPHeader("X-Accel-Buffering", "no"),
             ] + headers)
         latestEvent.withLock { latest in
+            if latest == nil {
+                let (version, json) = current()
+                latest = (version, Self.event(version: version, stateJSON: json))
+            }
             // False when the server is stopping: the stream is then ended, and its request answered 503.
-            _ = streams.add(stream, to: group, first: Self.retryLine + latest)
+            _ = streams.add(stream, to: group, first: Self.retryLine + latest!.event)
         }
         return stream
     }
 
-    /// Sends the new state to every subscriber.
-    func publish(version: UInt64, stateJSON: [UInt8]) {
-        let event = Self.event(version: version, stateJSON: stateJSON)
+    /// Sends the new state to every subscriber; encodes it only when there is one.
+    func publish(version: UInt64, stateJSON: () -> [UInt8]) {
         latestEvent.withLock { latest in
-            latest = event
+            // A subscriber that came after the state was published has had this version first.
+            if latest?.version == version { return }
+            guard streams.count(in: group) > 0 else {
+                latest = nil
+                return
+            }
+            let event = Self.event(version: version, stateJSON: stateJSON())
+            latest = (version, event)
             streams.broadcast(event, to: group)
         }
     }

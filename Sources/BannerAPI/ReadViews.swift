@@ -4,10 +4,11 @@ import Locking
 import MicroHTTP
 import Synchronization
 
-/// The read endpoints' responses for the latest carousel state, built once per change (inside
-/// the engine, before the command that caused it returns): for each resource a 200 and a 304, in
-/// one variant per CORS origin. Reads queue copies of them that their thread keeps (`ReadCache`):
-/// no encoding, no allocation, no `await`.
+/// The read endpoints' responses for the latest carousel state, built once per change, by the
+/// first read after it: for each resource a 200 and a 304, in one variant per CORS origin. Reads
+/// queue copies of them that their thread keeps (`ReadCache`): no encoding, no allocation, no
+/// `await`. A carousel nobody reads costs nothing per advance but the publication itself
+/// (docs/PERFORMANCE.md, carousels at scale).
 final class ReadViews: Sendable {
     enum Resource: Int, CaseIterable {
         case state, banners, index
@@ -21,9 +22,7 @@ final class ReadViews: Sendable {
         }
     }
 
-    private struct Views: Sendable {
-        let version: UInt64
-        let encodedBanners: EncodedBanners
+    fileprivate struct Views: Sendable {
         let stateJSON: [UInt8]
         /// Indexed by the position of the CORS variant in `cors.variants`, then by resource.
         let variants: [[Representation]]
@@ -34,7 +33,24 @@ final class ReadViews: Sendable {
     private let variantOrigins: [String?]
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
     private let instance: String
-    private let latest: Lock<Views>
+    /// The latest state, and its views once a read has asked for them.
+    private struct Latest: Sendable {
+        var carousel: Carousel
+        /// The banners as last encoded; reused while the list is unchanged.
+        var encodedBanners: EncodedBanners
+        var views: Views?
+
+        /// The views of `carousel`, built now if no read has built them since it was published.
+        mutating func built(cors: CORSPolicy, instance: String) -> Views {
+            if let views { return views }
+            encodedBanners = encodedBanners.reused(for: carousel.banners)
+            let views = ReadViews.views(of: carousel, banners: encodedBanners, cors: cors, instance: instance)
+            self.views = views
+            return views
+        }
+    }
+
+    private let latest: Lock<Latest>
     /// Moves after every publication (`ReadCache` compares it with its copies').
     let publication = Atomic<UInt64>(0)
 
@@ -47,9 +63,7 @@ final class ReadViews: Sendable {
         self.variantOrigins = cors.variants
         self.instance = instance
         latest = Lock(
-            Self.views(
-                of: carousel, banners: EncodedBanners(carousel.banners, sourceSet: sourceSet), cors: cors,
-                instance: instance))
+            Latest(carousel: carousel, encodedBanners: EncodedBanners(carousel.banners, sourceSet: sourceSet)))
     }
 
     /// How many representations there are: one per resource in each CORS variant.
@@ -62,8 +76,9 @@ final class ReadViews: Sendable {
 
     /// The latest representation at `index`, and the publication it belongs to.
     func representation(at index: Int) -> (representation: Representation, publication: UInt64) {
-        latest.withLock { views in
-            (
+        latest.withLock { latest in
+            let views = latest.built(cors: cors, instance: instance)
+            return (
                 views.variants[index / Resource.allCases.count][index % Resource.allCases.count],
                 publication.load(ordering: .relaxed)
             )
@@ -71,16 +86,22 @@ final class ReadViews: Sendable {
     }
 
     /// The compact JSON of the latest state (for the event stream).
-    var stateJSON: [UInt8] { latest.withLock { $0.stateJSON } }
+    var stateJSON: [UInt8] { current.json }
+
+    /// The latest state's version and compact JSON, together.
+    var current: (version: UInt64, json: [UInt8]) {
+        latest.withLock { ($0.carousel.version, $0.built(cors: cors, instance: instance).stateJSON) }
+    }
 
     /// The state response for `carousel`: the one already published when it is that version
     /// (the usual case for a command's answer), else encoded now.
     func state(of carousel: Carousel, origin: String?) -> PreparedResponse {
         let variant = variant(for: origin)
-        let (published, banners) = latest.withLock { views in
+        let (published, banners) = latest.withLock { latest in
             (
-                views.version == carousel.version ? views.variants[variant][Resource.state.rawValue].ok : nil,
-                views.encodedBanners
+                latest.carousel.version == carousel.version
+                    ? latest.built(cors: cors, instance: instance).variants[variant][Resource.state.rawValue].ok : nil,
+                latest.encodedBanners
             )
         }
         if let published { return published }
@@ -94,17 +115,16 @@ final class ReadViews: Sendable {
         return variantOrigins.firstIndex(of: origin) ?? 0
     }
 
-    /// Called by the engine with every new state.
+    /// Called by the engine with every new state: cheap, the views are built by the next read.
     func publish(_ carousel: Carousel) {
-        let banners = latest.withLock { $0.encodedBanners }.reused(for: carousel.banners)
-        let views = Self.views(of: carousel, banners: banners, cors: cors, instance: instance)
         latest.withLock { latest in
-            latest = views
+            latest.carousel = carousel
+            latest.views = nil
             publication.add(1, ordering: .releasing)
         }
     }
 
-    private static func views(of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String)
+    fileprivate static func views(of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String)
         -> Views
     {
         let state = CarouselJSON.state(carousel, banners: banners)
@@ -120,7 +140,7 @@ final class ReadViews: Sendable {
                     body: bodies[resource]!, headers: jsonHeaders + cors.headers(for: origin))
             }
         }
-        return Views(version: carousel.version, encodedBanners: banners, stateJSON: state, variants: variants)
+        return Views(stateJSON: state, variants: variants)
     }
 
     static let jsonContentType = HTTPHeader("Content-Type", "application/json; charset=utf-8")

@@ -16,8 +16,9 @@ public enum StoreCommands {
         do {
             let store = try location.open()
             try StoreSeeding.importDefinitions(definitions, into: store, now: Timestamp.now())
-            let names = definitions.map(\.name).joined(separator: ", ")
-            StandardStream.error.writeLine("banner-server: imported \(names) from \(path) into \(store.description)")
+            StandardStream.error.writeLine(
+                "banner-server: imported \(summary(of: definitions.map(\.name))) from \(path) into \(store.description)"
+            )
             return 0
         } catch {
             return failed(error, doing: "import")
@@ -32,6 +33,13 @@ public enum StoreCommands {
         } catch {
             return failed(error, doing: "export")
         }
+    }
+
+    /// The names, or for more than five a count and the first three: a file of thousands of
+    /// carousels must not print them all on one line.
+    static func summary(of names: [String]) -> String {
+        guard names.count > 5 else { return names.joined(separator: ", ") }
+        return "\(names.count) carousels (\(names.prefix(3).joined(separator: ", ")), …)"
     }
 
     private static func failed(_ error: StoreError, doing command: String) -> Int32 {

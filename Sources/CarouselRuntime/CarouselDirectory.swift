@@ -49,6 +49,13 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
         carousels.withLock { Array($0.values) }.sorted { $0.name < $1.name }
     }
 
+    /// Every carousel, by serial, in no order.
+    var bySerial: [Int64: Live] {
+        carousels.withLock { carousels in
+            Dictionary(carousels.values.map { ($0.key.serial, $0) }) { first, _ in first }
+        }
+    }
+
     /// Starts every carousel's clock.
     func start() {
         for carousel in all { carousel.start() }

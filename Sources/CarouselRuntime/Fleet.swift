@@ -397,6 +397,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         /// What this process wrote, merged by the store's rule, and the rows silent since before
         /// `forgottenBefore` deleted: what a store with no other writer now holds.
         case written([ScreenSighting], forgottenBefore: Timestamp?)
+
+        var isEmpty: Bool {
+            switch self {
+            case .all(let rows): rows.isEmpty
+            case .written(let sightings, _): sightings.isEmpty
+            }
+        }
     }
 
     /// Brings every entry's row up to date, then judges each screen of a carousel served here in
@@ -404,7 +411,10 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// not counted as transitions: a process starting has seen no change, only screens it did not
     /// know of.
     private func judge(_ change: RowChange, at now: Timestamp, countTransitions: Bool) {
-        let carousels = Dictionary(directory.all.map { ($0.key.serial, $0) }) { first, _ in first }
+        // No screen known and none heard: nothing to judge (a service of many carousels and no
+        // screens must not walk them every second).
+        if change.isEmpty, state.withLock({ $0.entries.isEmpty }) { return }
+        let carousels = directory.bySerial
         let timeout = settings.screenTimeout
         func heard(_ row: ScreenRecord) -> Bool {
             ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: timeout)

@@ -394,3 +394,12 @@ struct SettingsTableTests {
         }
     }
 }
+
+@Suite("banner-server import's message")
+struct ImportSummaryTests {
+    @Test func aFewNamesAreListedManyAreCounted() {
+        #expect(StoreCommands.summary(of: ["lobby", "default"]) == "lobby, default")
+        let many = (0..<10_000).map { "store-\($0)" }
+        #expect(StoreCommands.summary(of: many) == "10000 carousels (store-0, store-1, store-2, …)")
+    }
+}

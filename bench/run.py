@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fanout  # noqa: E402
 import flips  # noqa: E402
 import webhooks  # noqa: E402
+import scale  # noqa: E402
 from postgres import Postgres, pgbench_same_shape, post_rates, propagation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -633,6 +634,8 @@ def main():
     parser.add_argument("--webhook-events", type=int, default=200, help="webhook deliveries timed one by one")
     parser.add_argument("--webhook-drain", type=int, default=1000,
                         help="queued webhook deliveries drained after a restart")
+    parser.add_argument("--scale-carousels", type=int, default=10_000,
+                        help="carousels advancing every 5 s for CPU per advance and memory per carousel")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -645,6 +648,7 @@ def main():
         arguments.propagation_commands = 20
         arguments.scheduled_changes = 10
         arguments.webhook_events, arguments.webhook_drain = 10, 100
+        arguments.scale_carousels = 500
         arguments.flip_pages, arguments.flips, arguments.flip_runs = 2, 10, 1
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
@@ -772,9 +776,13 @@ def main():
     print(f"  webhook deliveries: latency p50 {hooks['p50']:.2f} ms, p99 {hooks['p99']:.2f} ms; "
           f"{arguments.webhook_drain} queued drained in {hooks['drain']:.2f} s after a restart", flush=True)
 
+    scaled = scale.measure(arguments.scale_carousels, seconds=2 if arguments.smoke else 10)
+    print(f"  {scaled['carousels']:,} carousels: {scaled['cpu_us_per_advance']:.1f} µs of CPU per advance, "
+          f"{scaled['kib_per_carousel']:.1f} KiB per carousel", flush=True)
+
     report = render(arguments, machine(), targets + [scheduled, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
-                    flipped, one_core, instructions, changes, hooks)
+                    flipped, one_core, instructions, changes, hooks, scaled)
     results_file.write_text(report)
     print()
     print(report)
@@ -862,7 +870,7 @@ def one_core_section(arguments, one_core):
 
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
            timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes,
-           hooks):
+           hooks, scaled):
     def versus(key, other):
         return ratios(rates, key, other)
     targets = [target for target in timed if target.name not in ("scheduled", "uncounted", "plain")]
@@ -1057,6 +1065,18 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "|---:|---:|---:|---:|---:|",
         f"| {hooks['p50']:.2f} | {hooks['p99']:.2f} | {hooks['max']:.2f} | {hooks['drain']:.2f} | "
         f"{arguments.webhook_drain / hooks['drain']:.0f} |",
+        "",
+        f"**Carousels at scale** (bench/scale.py): {scaled['carousels']:,} carousels of 3 banners, interval 5 s, "
+        f"playing ({scaled['advances_per_s']:,.0f} advances a second), SQLite store, no client. CPU: user + system "
+        "time over the window divided by the advances due in it (bar ≤ 50 µs); memory: RSS minus that of the same "
+        "service holding one carousel, per carousel (bar ≤ 8 KiB).",
+        "",
+        "| carousels | share of a core | CPU µs per advance | RSS MiB | KiB per carousel | start s "
+        "| GET /carousels KB | ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {scaled['carousels']:,} | {scaled['core_share'] * 100:.1f}% | {scaled['cpu_us_per_advance']:.1f} | "
+        f"{scaled['rss_mib']:.0f} | {scaled['kib_per_carousel']:.1f} | {scaled['start_s']:.2f} | "
+        f"{scaled['list_kb']:.0f} | {scaled['list_ms']:.0f} |",
         "",
     ]
     return "\n".join(lines)

@@ -33,18 +33,31 @@ final class ReadViews: Sendable {
     private let variantOrigins: [String?]
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
     private let instance: String
+    /// The `srcset` of a banner whose image is in the media library.
+    private let sourceSet: @Sendable (String) -> String?
     /// The latest state, and its views once a read has asked for them.
     private struct Latest: Sendable {
         var carousel: Carousel
-        /// The banners as last encoded; reused while the list is unchanged.
-        var encodedBanners: EncodedBanners
+        /// The banners as last encoded (nil until a read needed them); reused while the list is
+        /// unchanged.
+        var encodedBanners: EncodedBanners?
         var views: Views?
 
+        /// The banners of `carousel`, encoded now unless they were already.
+        mutating func banners(sourceSet: @escaping @Sendable (String) -> String?) -> EncodedBanners {
+            let banners =
+                encodedBanners?.reused(for: carousel.banners) ?? EncodedBanners(carousel.banners, sourceSet: sourceSet)
+            encodedBanners = banners
+            return banners
+        }
+
         /// The views of `carousel`, built now if no read has built them since it was published.
-        mutating func built(cors: CORSPolicy, instance: String) -> Views {
+        mutating func built(cors: CORSPolicy, instance: String, sourceSet: @escaping @Sendable (String) -> String?)
+            -> Views
+        {
             if let views { return views }
-            encodedBanners = encodedBanners.reused(for: carousel.banners)
-            let views = ReadViews.views(of: carousel, banners: encodedBanners, cors: cors, instance: instance)
+            let views = ReadViews.views(
+                of: carousel, banners: banners(sourceSet: sourceSet), cors: cors, instance: instance)
             self.views = views
             return views
         }
@@ -62,8 +75,8 @@ final class ReadViews: Sendable {
         self.cors = cors
         self.variantOrigins = cors.variants
         self.instance = instance
-        latest = Lock(
-            Latest(carousel: carousel, encodedBanners: EncodedBanners(carousel.banners, sourceSet: sourceSet)))
+        self.sourceSet = sourceSet
+        latest = Lock(Latest(carousel: carousel))
     }
 
     /// How many representations there are: one per resource in each CORS variant.
@@ -77,7 +90,7 @@ final class ReadViews: Sendable {
     /// The latest representation at `index`, and the publication it belongs to.
     func representation(at index: Int) -> (representation: Representation, publication: UInt64) {
         latest.withLock { latest in
-            let views = latest.built(cors: cors, instance: instance)
+            let views = latest.built(cors: cors, instance: instance, sourceSet: sourceSet)
             return (
                 views.variants[index / Resource.allCases.count][index % Resource.allCases.count],
                 publication.load(ordering: .relaxed)
@@ -90,7 +103,9 @@ final class ReadViews: Sendable {
 
     /// The latest state's version and compact JSON, together.
     var current: (version: UInt64, json: [UInt8]) {
-        latest.withLock { ($0.carousel.version, $0.built(cors: cors, instance: instance).stateJSON) }
+        latest.withLock {
+            ($0.carousel.version, $0.built(cors: cors, instance: instance, sourceSet: sourceSet).stateJSON)
+        }
     }
 
     /// The state response for `carousel`: the one already published when it is that version
@@ -100,8 +115,10 @@ final class ReadViews: Sendable {
         let (published, banners) = latest.withLock { latest in
             (
                 latest.carousel.version == carousel.version
-                    ? latest.built(cors: cors, instance: instance).variants[variant][Resource.state.rawValue].ok : nil,
-                latest.encodedBanners
+                    ? latest.built(cors: cors, instance: instance, sourceSet: sourceSet).variants[variant][
+                        Resource.state.rawValue
+                    ].ok : nil,
+                latest.banners(sourceSet: sourceSet)
             )
         }
         if let published { return published }

@@ -235,7 +235,7 @@ public struct BannerAPI: HTTPHandler {
             case .preflight(let allow, let crossOrigin):
                 return .response(preflight(allow: allow, crossOrigin: crossOrigin, origin: origin))
             case .listCarousels:
-                return .response(list(origin: origin))
+                return .response(try list(request, origin: origin))
             case .definition:
                 let live = try carousel(route)
                 let stored = live.stored
@@ -735,12 +735,27 @@ public struct BannerAPI: HTTPHandler {
         return live
     }
 
-    /// `GET /carousels`: each carousel's name, banner count and state version.
-    private func list(origin: String?) -> Response {
+    /// The most carousels one page of `GET /carousels` lists.
+    static let maximumListLimit: Int64 = 1000
+
+    /// `GET /carousels`: each carousel's name, banner count and state version, by name; a page of
+    /// `limit` after the name `after` when asked (docs/API.md), and `next`, the `after` of the
+    /// following page (null on the last).
+    private func list(_ request: borrowing Request, origin: String?) throws(Problem) -> Response {
+        let limit = try QueryValues.number(
+            request.queryParameter("limit"), name: "limit", in: 1...Self.maximumListLimit)
+        let after = request.queryParameter("after")
+        var listed = directory.all
+        if let after { listed.removeAll { $0.name <= after } }
+        var next: String? = nil
+        if let limit, listed.count > Int(limit) {
+            listed.removeSubrange(Int(limit)...)
+            next = listed.last?.name
+        }
         var object = JSONObject()
         object.add(
             "carousels",
-            directory.all.map { live in
+            listed.map { live in
                 let state = live.engine.snapshot
                 var entry = JSONObject()
                 entry.add("name", live.name)
@@ -752,6 +767,7 @@ public struct BannerAPI: HTTPHandler {
                 entry.add("takeover", state.takeover != nil)
                 return entry
             })
+        object.add("next", next)
         return Response(
             status: 200, headers: ReadViews.jsonHeaders + cors.headers(for: origin),
             body: object.bytes + [UInt8(ascii: "\n")])

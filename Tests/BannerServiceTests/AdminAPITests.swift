@@ -56,6 +56,34 @@ struct AdminAPITests {
         #expect(try await service.request("GET", "/banner").json["index"] as? Int == 0, "default did not move")
     }
 
+    /// `GET /carousels?limit=&after=` pages through the carousels by name (docs/API.md).
+    @Test(arguments: Transport.allCases)
+    func theListPagesByName(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        for name in ["zoo", "lobby", "hall"] {
+            #expect(try await Self.create(service, #"{"name": "\#(name)"}"#).status == 201)
+        }
+        func page(_ query: String) async throws -> (names: [String], next: String?) {
+            let listed = try await service.request("GET", "/carousels\(query)").json
+            let names = (listed["carousels"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            return (names, listed["next"] as? String)
+        }
+        #expect(try await page("") == (["default", "hall", "lobby", "zoo"], nil))
+        #expect(try await page("?limit=2") == (["default", "hall"], "hall"))
+        #expect(try await page("?limit=2&after=hall") == (["lobby", "zoo"], nil), "the last page says so")
+        #expect(try await page("?limit=3&after=h") == (["hall", "lobby", "zoo"], nil))
+        #expect(try await page("?after=lobby") == (["zoo"], nil))
+        #expect(try await page("?after=zoo") == ([], nil))
+        // A carousel deleted between pages does not shift the next one.
+        #expect(try await service.request("DELETE", "/carousels/hall").status == 204)
+        #expect(try await page("?limit=1&after=hall") == (["lobby"], "lobby"))
+        for limit in ["0", "1001", "x", "-1", ""] {
+            let refused = try await service.request("GET", "/carousels?limit=\(limit)")
+            #expect(refused.status == 400, "limit \(limit)")
+            #expect(refused.problemDetail?.contains("limit '\(limit)' is not a whole number from 1 to 1000") == true)
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     func anUnknownCarouselIsA404NamingIt(_ transport: Transport) async throws {
         let service = try await transport.start()

@@ -78,7 +78,8 @@ enum ScreenRequests {
                 try fields.rejectUnknown(allowing: ["version", "banner", "shownAt", "offsetMs", "rttMs"])
                 let version = try fields.required("version", .integralNumber)
                 guard let value = version.integralValue, value >= 0 else {
-                    throw FieldError(field: fields.fieldPath("version"), message: "must be a version, 0 or more")
+                    throw FieldError(
+                        field: fields.fieldPath("version"), message: "must be a version from 0 to 9200000000000000000")
                 }
                 let banner = try fields.required("banner", .string)
                 let shownAtText = try fields.required("shownAt", .string)

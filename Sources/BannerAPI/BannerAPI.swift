@@ -313,7 +313,7 @@ public struct BannerAPI: HTTPHandler {
                 let banners = definition.banners.map(\.id)
                 let state = live.engine.snapshot
                 let shares = Dictionary(
-                    uniqueKeysWithValues: zip(state.banners, state.shares).compactMap { banner, share in
+                    uniqueKeysWithValues: zip(state.banners, state.airtimeShares).compactMap { banner, share in
                         share.map { (banner.id, $0) }
                     })
                 let headers = cors.headers(for: origin)

@@ -6,8 +6,8 @@ import TimeZones
 /// A carousel's proof of play over a span, per bucket (an hour or a day of the carousel's time
 /// zone) and banner (docs/STATS.md): plays that began in the bucket, the seconds banners were
 /// shown in it, and the views and clicks screens reported in it; each banner's planned share of
-/// the turns (its weight's share of the rotation now, docs/WEIGHTS.md) beside the share of the
-/// bucket's plays it had.
+/// the airtime (its weight × its duration over the rotation's, now, docs/WEIGHTS.md) beside the
+/// share of the bucket's shown seconds it had. Airtime, not plays: two turns in a row are one play.
 struct StatsReport: Equatable {
     enum Bucket: String, CaseIterable {
         case hour, day
@@ -25,9 +25,9 @@ struct StatsReport: Equatable {
         var shown: Duration = .zero
         var views: Int64 = 0
         var clicks: Int64 = 0
-        /// Its share of the rotation's turns now (0: not rotating now).
+        /// Its planned share of the airtime now (0: not rotating now).
         var plannedShare: Double = 0
-        /// Its share of the plays that began in the bucket; nil when none did.
+        /// Its share of the seconds banners were shown in the bucket; nil when none was.
         var playedShare: Double? = nil
 
         /// Clicks per view; nil without views.
@@ -47,7 +47,7 @@ struct StatsReport: Equatable {
     ///   - from, to: the span asked for, already widened to bucket boundaries (`span`).
     ///   - banners: the carousel's banners, in order: each gets a row in every bucket; banners
     ///     no longer listed (or a takeover's own) get rows only where they have counts.
-    ///   - shares: the planned share of each banner that rotates now, by id.
+    ///   - shares: the planned share of the airtime of each banner that rotates now, by id.
     init(
         records: StatsRecords, from: Timestamp, to: Timestamp, bucket: Bucket, zone: ZoneRules, banners: [String],
         shares: [String: Double] = [:]
@@ -79,14 +79,14 @@ struct StatsReport: Equatable {
                 row.clicks += count.clicks
                 byBanner[count.banner] = row
             }
-            let plays = byBanner.values.reduce(0) { $0 + $1.plays }
+            let shown = byBanner.values.reduce(Duration.zero) { $0 + $1.shown }
             for banner in order {
                 guard
                     var row = byBanner[banner]
                         ?? (banners.contains(banner) ? Row(start: start, end: end, banner: banner) : nil)
                 else { continue }
                 row.plannedShare = shares[banner] ?? 0
-                row.playedShare = plays > 0 ? Double(row.plays) / Double(plays) : nil
+                row.playedShare = shown > .zero ? row.shown / shown : nil
                 rows.append(row)
             }
         }

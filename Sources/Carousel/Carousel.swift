@@ -153,6 +153,15 @@ public struct Carousel: Sendable, Hashable {
         for position in rotation { shares[position] = Double(banners[position].weight) / Double(total) }
         return shares
     }
+    /// Each banner's planned share of the airtime of a cycle (its weight × its duration over the
+    /// rotation's total), by position; nil for a banner that does not rotate now.
+    public var airtimeShares: [Double?] {
+        var shares = [Double?](repeating: nil, count: banners.count)
+        let airtime = { (position: Int) in Double(self.banners[position].weight) * self.interval(at: position).seconds }
+        let total = rotation.reduce(0) { $0 + airtime($1) }
+        for position in rotation { shares[position] = airtime(position) / total }
+        return shares
+    }
     /// The ids of the rotating banners, in order.
     public var rotationIDs: [String] { rotation.map { banners[$0].id } }
 

@@ -20,6 +20,22 @@ struct WeightTests {
         #expect(carousel.shares.map { $0.map { ($0 * 7).rounded() } } == [5, 1, 1])
     }
 
+    /// Stats plan airtime: a banner's weight times its duration over the rotation's.
+    @Test func theAirtimeShareCountsDurations() {
+        let lineup = Lineup(
+            banners: [
+                Banner(id: "a", image: "https://cdn.example.com/a.png", weight: 5),
+                Banner(id: "b", image: "https://cdn.example.com/b.png"),
+                Banner(id: "c", image: "https://cdn.example.com/c.png", duration: .seconds(2)),
+                Banner(id: "off", image: "https://cdn.example.com/off.png", schedule: Schedule(enabled: false)),
+            ], interval: .seconds(1))
+        let carousel = Carousel(lineup: lineup, now: at(0))
+        let airtime: [Double?] = [0.625, 0.125, 0.25, nil]
+        let turns: [Double?] = [5.0 / 7.0, 1.0 / 7.0, 1.0 / 7.0, nil]
+        #expect(carousel.airtimeShares == airtime)
+        #expect(carousel.shares == turns, "turns: the weights alone")
+    }
+
     @Test(arguments: [
         [3, 1], [1, 2, 3], [7, 3, 1, 2], [100, 1], [1, 100, 1], [2, 4, 6], [13, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2],
     ])

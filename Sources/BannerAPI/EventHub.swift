@@ -62,7 +62,7 @@ final class EventHub: Sendable {
         latestEvent.withLock { latest in
             // A subscriber that came after the state was published has had this version first.
             if latest?.version == version { return }
-            guard streams.count(in: group) > 0 else {
+            guard subscriberCount > 0 else {
                 latest = nil
                 return
             }

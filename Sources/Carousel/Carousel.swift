@@ -148,19 +148,12 @@ public struct Carousel: Sendable, Hashable {
     /// Each banner's share of the turns of a cycle (its weight over the rotation's total), by
     /// position; nil for a banner that does not rotate now.
     public var shares: [Double?] {
-        var shares = [Double?](repeating: nil, count: banners.count)
-        let total = rotation.reduce(0) { $0 + banners[$1].weight }
-        for position in rotation { shares[position] = Double(banners[position].weight) / Double(total) }
-        return shares
+        shares { Double(banners[$0].weight) }
     }
     /// Each banner's planned share of the airtime of a cycle (its weight × its duration over the
     /// rotation's total), by position; nil for a banner that does not rotate now.
     public var airtimeShares: [Double?] {
-        var shares = [Double?](repeating: nil, count: banners.count)
-        let airtime = { (position: Int) in Double(self.banners[position].weight) * self.interval(at: position).seconds }
-        let total = rotation.reduce(0) { $0 + airtime($1) }
-        for position in rotation { shares[position] = airtime(position) / total }
-        return shares
+        shares { Double(banners[$0].weight) * interval(at: $0).seconds }
     }
     /// The ids of the rotating banners, in order.
     public var rotationIDs: [String] { rotation.map { banners[$0].id } }
@@ -240,17 +233,16 @@ public struct Carousel: Sendable, Hashable {
         let newRotation = cursor.rotation(fallback: Self.fallbackPosition(in: newLineup))
         let newPosition = carriedPosition(into: newLineup.banners, rotation: newRotation)
         let kept = newPosition != nil && position.map { banners[$0].id } == newPosition.map { newLineup.banners[$0].id }
-        // The same turns (by id) keep the current turn: an edit of a caption does not restart the
-        // cycle. Any other change of the rotation or its weights re-spreads it.
-        let newTurns = Self.cycle(of: newRotation, in: newLineup.banners) ?? newRotation
-        let sameTurns = newTurns.map { newLineup.banners[$0].id } == turns.map { banners[$0].id }
         var frozen = takeover
         frozen?.frozenAt = now  // the edit's rotation replaces the frozen one
         var revised = Carousel(
             lineup: newLineup,
             anchor: CarouselAnchor(
-                index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now,
-                turn: sameTurns ? turn : nil))
+                index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now))
+        // The same turns (by id) keep the current turn: an edit of a caption does not restart the
+        // cycle. Any other change of the rotation or its weights re-spreads it (the banner's first
+        // turn, as the anchor without a turn gave).
+        if revised.turns.map({ newLineup.banners[$0].id }) == turns.map({ banners[$0].id }) { revised.turn = turn }
         switch (autoplay, revised.playback) {
         case (true?, .paused): revised.playback = .playing(since: now)
         case (false?, .playing): revised.playback = .paused(until: nil)
@@ -305,6 +297,14 @@ public struct Carousel: Sendable, Hashable {
         guard takeover == nil, count >= 2, let turn else { return nil }
         let turns = turns
         return turns[(turn + offset + turns.count) % turns.count]
+    }
+
+    /// Each rotating banner's `amount` over the rotation's total, by position; nil for the others.
+    private func shares(_ amount: (_ position: Int) -> Double) -> [Double?] {
+        var shares = [Double?](repeating: nil, count: banners.count)
+        let total = rotation.reduce(0) { $0 + amount($1) }
+        for position in rotation { shares[position] = amount(position) / total }
+        return shares
     }
 
     /// The nearest turn from `turn`, `step` by `step` (1 or -1), that shows another banner; `turn`

@@ -55,6 +55,9 @@ struct DifferentialTests {
         Exchange("HEAD", head("/banners", method: "HEAD") + last),
         Exchange("a query string", head("/carousels/default/timeline?limit=2") + head("/banner?x=1&y") + last),
         Exchange(
+            "a page of carousels, and a refused limit",
+            head("/carousels?limit=1") + head("/carousels?limit=1&after=default") + head("/carousels?limit=0") + last),
+        Exchange(
             "reads naming a screen, and an invalid one",
             head("/banner?screen=wall-1") + head("/banners", "X-Screen-Id: desk.2\r\n")
                 + head("/banner?screen=Wall") + head("/banner", "X-Screen-Id: -a\r\n") + last),

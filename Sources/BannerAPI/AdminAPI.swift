@@ -134,8 +134,8 @@ enum AdminRequest: Sendable {
             }
             revised.banners = ids.map { id in current.banners.first { $0.id == id }! }
         }
-        // One banner's weight can make the whole cycle too long.
-        try Self.validating { () throws(FieldError) in try BannerDecoding.checkCycle(of: revised.banners) }
+        // One banner's weight can make the whole cycle too long, its audiences too many.
+        try Self.validating { () throws(FieldError) in try BannerDecoding.checkTogether(revised.banners) }
         return revised
     }
 

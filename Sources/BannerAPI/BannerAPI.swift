@@ -179,8 +179,9 @@ public struct BannerAPI: HTTPHandler {
                 }
                 guard
                     let response = views.readResponse(
-                        carousel: route.carousel, resource, origin: origin,
-                        ifNoneMatch: request.header("If-None-Match"), find: { directory.carousel(named: $0)?.outlet })
+                        carousel: route.carousel, audience: try QueryValues.audience(of: request), resource,
+                        origin: origin, ifNoneMatch: request.header("If-None-Match"),
+                        find: { directory.carousel(named: $0)?.outlet })
                 else { throw Problem.notFound(carousel: route.carousel) }
                 return .prepared(response)
             case .health:
@@ -203,8 +204,9 @@ public struct BannerAPI: HTTPHandler {
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
                 let live = try carousel(route)
+                let audience = try QueryValues.audience(of: request)
                 guard let screen = try ScreenRequests.screen(of: request) else {
-                    return .stream(live.events.subscribe(headers: cors.headers(for: origin)))
+                    return .stream(live.subscribe(audience, headers: cors.headers(for: origin)))
                 }
                 let held: ScreenRecord.Key
                 do throws(ScreenRefusal) {
@@ -212,7 +214,7 @@ public struct BannerAPI: HTTPHandler {
                 } catch {
                     throw ScreenRequests.problem(error)
                 }
-                let stream = live.events.subscribe(headers: cors.headers(for: origin))
+                let stream = live.subscribe(audience, headers: cors.headers(for: origin))
                 stream.onClose { [fleet] in fleet.release(held) }
                 return .stream(stream)
             case .screenEvents:
@@ -261,16 +263,19 @@ public struct BannerAPI: HTTPHandler {
                 let requester = Requester(actor: actor, requestID: requestID)
                 let live = try carousel(route)
                 let parsed = try CommandBody.command(for: command, request: request, state: live.engine.snapshot)
+                let audience = try QueryValues.audience(of: request)
                 let label = Self.label(request, requestID)
                 return .deferred { [origin] in
-                    await perform(parsed, on: live, by: requester, label: label, origin: origin)
+                    await perform(parsed, on: live, by: requester, label: label, audience: audience, origin: origin)
                 }
             case .timeline:
                 let live = try carousel(route)
                 let span = try TimelineView.span(request.queryParameter("hours"))
                 let limit = try TimelineView.limit(request.queryParameter("limit"), spanGiven: span != nil)
                 let redefinitions = ScheduledRequests.redefinitions(scheduled.known(of: live.key.serial), of: live)
-                let (entries, until) = live.engine.plan(limit: limit, span: span, redefinitions: redefinitions)
+                let (entries, until) = live.engine.plan(
+                    limit: limit, span: span, redefinitions: redefinitions,
+                    audience: try QueryValues.audience(of: request))
                 return .response(
                     TimelineView.response(
                         of: entries, until: span.map { _ in until }, listed: live.stored.definition.banners,
@@ -807,13 +812,15 @@ public struct BannerAPI: HTTPHandler {
         }
     }
 
+    /// Runs a command; answers the state it left, as the screens of the request's `audience` see it.
     private func perform(
-        _ command: CarouselCommand, on live: ServedCarousel, by requester: Requester, label: String, origin: String?
+        _ command: CarouselCommand, on live: ServedCarousel, by requester: Requester, label: String,
+        audience: String?, origin: String?
     ) async -> PreparedResponse {
         do {
             let state = try await live.perform(command, by: requester)
             logger.info("\(label) → \(Self.summary(of: state))")
-            return live.views.state(of: state, origin: origin)
+            return live.stateResponse(state, audience: audience, origin: origin)
         } catch {
             let problem = Problem.change(error, of: live, ifMatch: nil, refusal: Problem.command)
             return refused(problem, label: label, origin: origin)

@@ -19,10 +19,21 @@ final class HTTPViews: CarouselOutlets {
     }
 
     func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
-        let views = ReadViews(
-            initial: state, cors: cors, instance: instance, sourceSet: { [media] in media?.sourceSet(forImage: $0) })
-        let events = EventHub(group: "carousel-\(carousel.serial)", streams: streams) { [views] in views.current }
-        return CarouselViews(views: views, events: events)
+        let sourceSet: @Sendable (String) -> String? = { [media] in media?.sourceSet(forImage: $0) }
+        let views = ReadViews(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
+        let group = "carousel-\(carousel.serial)"
+        let events = EventHub(group: group, streams: streams) { [views] in views.current }
+        // An audience's ETags name it: its versions are its own (docs/AUDIENCES.md).
+        let audiences = AudienceViews(
+            initial: state, root: views, rootEvents: events,
+            makeViews: { [cors] audience, state in
+                ReadViews(initial: state, cors: cors, instance: "\(instance)~\(audience)", sourceSet: sourceSet)
+            },
+            makeHub: { [streams] audience, current in
+                EventHub(group: "\(group)~\(audience)", streams: streams, current: current)
+            },
+            audiencesChanged: { [reads] in reads.membershipChanged() })
+        return CarouselViews(views: views, events: events, audiences: audiences)
     }
 
     func membershipChanged() {
@@ -33,28 +44,32 @@ final class HTTPViews: CarouselOutlets {
     /// copies; `find` looks the carousel up the shared way when this thread has no copy (nil: no
     /// such carousel).
     func readResponse(
-        carousel name: String, _ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?,
-        find: (String) -> CarouselViews?
+        carousel name: String, audience: String?, _ resource: ReadViews.Resource, origin: String?,
+        ifNoneMatch: String?, find: (String) -> CarouselViews?
     ) -> PreparedResponse? {
-        reads.response(carousel: name, resource, origin: origin, ifNoneMatch: ifNoneMatch) { name in
-            find(name)?.views
+        reads.response(carousel: name, audience: audience, resource, origin: origin, ifNoneMatch: ifNoneMatch) {
+            name, audience in
+            find(name)?.audiences.views(for: audience)
         }
     }
 }
 
 /// One carousel as HTTP shows it: the read responses of its latest state and its event stream,
-/// both fed by its engine.
+/// for screens that declare no audience and for each audience, all fed by its engine.
 struct CarouselViews: CarouselOutlet {
     let views: ReadViews
     let events: EventHub
+    let audiences: AudienceViews
 
     func publish(_ state: Carousel) {
         views.publish(state)
         events.publish(version: state.version) { views.stateJSON }
+        audiences.publish(state)
     }
 
     func close() {
         events.finishAll()
+        audiences.close()
     }
 }
 
@@ -63,7 +78,16 @@ typealias ServedCarousel = LiveCarousel<CarouselViews>
 
 extension LiveCarousel where Outlet == CarouselViews {
     var views: ReadViews { outlet.views }
-    var events: EventHub { outlet.events }
+
+    /// A new subscriber of the event stream of `audience`'s screens.
+    func subscribe(_ audience: String?, headers: [HTTPHeader]) -> ResponseStream {
+        outlet.audiences.subscribe(audience, headers: headers)
+    }
+
+    /// The state response of `state` (a command's answer) as `audience`'s screens see it.
+    func stateResponse(_ state: Carousel, audience: String?, origin: String?) -> PreparedResponse {
+        outlet.audiences.views(for: audience).views.state(of: state.state(for: audience), origin: origin)
+    }
 
     /// The definition's strong ETag, for `If-Match`.
     func definitionTag(revision: UInt64) -> String {

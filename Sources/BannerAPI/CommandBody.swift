@@ -7,7 +7,8 @@ import MicroHTTP
 /// what is wrong with it. A body is optional where no field is required; when present it must
 /// be a JSON object (with a JSON Content-Type) with only the fields the endpoint defines.
 enum CommandBody {
-    /// - Parameter state: the carousel's latest state: what an index or a banner id is checked against.
+    /// - Parameter state: the carousel's latest state: what an index (in the rotation of the
+    ///   request's `?audience=`) or a banner id is checked against.
     static func command(for route: CommandRoute, request: borrowing Request, state: Carousel) throws(Problem)
         -> CarouselCommand
     {
@@ -46,10 +47,12 @@ enum CommandBody {
                 try fields.rejectUnknown(allowing: ["index"])
                 return try fields.required("index", .integralNumber)
             }
+            let audience = try QueryValues.audience(of: request)
             guard let value = index.integralValue else {
-                throw Problem.unprocessable("index \(index.literal) is out of range; there are \(state.count) banners")
+                let count = state.state(for: audience).count
+                throw Problem.unprocessable("index \(index.literal) is out of range; there are \(count) banners")
             }
-            return .jump(to: value)
+            return .jump(to: value, audience: audience)
         }
     }
 

@@ -1,3 +1,4 @@
+import Carousel
 import MicroHTTP
 import TimeZones
 
@@ -20,6 +21,16 @@ enum QueryValues {
                 "\(name) '\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
+    }
+
+    /// The screen's audience (`?audience=NAME`, docs/AUDIENCES.md): nil when absent or empty, a 400
+    /// when not a name.
+    static func audience(of request: borrowing Request) throws(Problem) -> String? {
+        guard let text = request.queryParameter("audience"), !text.isEmpty else { return nil }
+        guard Audiences.isValidName(text) else {
+            throw Problem.badRequest("audience '\(text.prefix(80))' is invalid: \(Audiences.rule)")
+        }
+        return text
     }
 
     /// Whether the request asks for its report as CSV (`Accept: text/csv`) rather than JSON.

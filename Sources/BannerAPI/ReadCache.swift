@@ -27,19 +27,25 @@ final class ReadCache: @unchecked Sendable {
         membership.add(1, ordering: .releasing)
     }
 
-    /// The response to a read of `resource` of the carousel `name`; `views` finds a carousel's
-    /// views the shared way when this thread has none (nil: no such carousel).
+    /// The response to a read of `resource` of the carousel `name` by a screen of `audience`;
+    /// `views` finds the views the shared way when this thread has none (nil: no such carousel),
+    /// and whether they are the audience's own (else the default's, docs/AUDIENCES.md).
     func response(
-        carousel name: String, _ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?,
-        views: (String) -> ReadViews?
+        carousel name: String, audience: String?, _ resource: ReadViews.Resource, origin: String?,
+        ifNoneMatch: String?, views: (String, String?) -> (views: ReadViews, own: Bool)?
     ) -> PreparedResponse? {
         let membership = membership.load(ordering: .acquiring)
         return withThreadCopies { copies in
             if copies.membership != membership {
                 copies.forget(at: membership)
             }
-            return copies.carousel(named: name, views: views)?.response(
-                resource, origin: origin, ifNoneMatch: ifNoneMatch)
+            let found =
+                if let audience {
+                    copies.carousel(named: name, audience: audience, views: views)
+                } else {
+                    copies.carousel(named: name) { views($0, nil)?.views }
+                }
+            return found?.response(resource, origin: origin, ifNoneMatch: ifNoneMatch)
         }
     }
 
@@ -62,11 +68,33 @@ private final class ThreadCopies {
     /// `default` apart: the bare v1 paths, the busiest, find it without hashing its name.
     private var defaultCarousel: CarouselCopies?
     private var carousels: [String: CarouselCopies] = [:]
+    /// By carousel, then audience: an audience's own copies, or the default's for an audience the
+    /// banners do not name. At most `audienceLimit` in all, as strangers choose the names.
+    private var audiences: [String: [String: CarouselCopies]] = [:]
+    private var audienceCount = 0
+    private static let audienceLimit = 4096
 
     func forget(at membership: UInt64) {
         self.membership = membership
         defaultCarousel = nil
         carousels.removeAll()
+        audiences.removeAll()
+        audienceCount = 0
+    }
+
+    func carousel(named name: String, audience: String, views: (String, String?) -> (views: ReadViews, own: Bool)?)
+        -> CarouselCopies?
+    {
+        if let found = audiences[name]?[audience] { return found }
+        guard let (found, own) = views(name, audience) else { return nil }
+        let made = own ? CarouselCopies(found) : carousel(named: name) { _ in found }!
+        if audienceCount == Self.audienceLimit {
+            audiences.removeAll()
+            audienceCount = 0
+        }
+        audiences[name, default: [:]][audience] = made
+        audienceCount += 1
+        return made
     }
 
     func carousel(named name: String, views: (String) -> ReadViews?) -> CarouselCopies? {

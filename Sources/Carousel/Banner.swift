@@ -13,13 +13,16 @@ public struct Banner: Sendable, Hashable {
     public var schedule: Schedule
     /// How many turns it gets in each cycle of the rotation (docs/WEIGHTS.md); 1 to `weights`.
     public var weight: Int
+    /// The audiences whose screens show it (docs/AUDIENCES.md); empty: every audience, and
+    /// screens that declare none.
+    public var audiences: [String]
 
     /// The weights a banner may have.
     public static let weights: ClosedRange<Int> = 1...100
 
     public init(
         id: String, image: String, caption: String = "", link: String? = nil, duration: Duration? = nil,
-        schedule: Schedule = .always, weight: Int = 1
+        schedule: Schedule = .always, weight: Int = 1, audiences: [String] = []
     ) {
         self.id = id
         self.image = image
@@ -28,6 +31,12 @@ public struct Banner: Sendable, Hashable {
         self.duration = duration
         self.schedule = schedule
         self.weight = weight
+        self.audiences = audiences
+    }
+
+    /// Whether screens of `audience` (nil: screens that declare none) show it.
+    public func isFor(_ audience: String?) -> Bool {
+        audiences.isEmpty || audience.map(audiences.contains) == true
     }
 }
 
@@ -41,10 +50,28 @@ public struct Lineup: Sendable, Hashable {
     /// The id of the banner shown while no banner is eligible; nil: the "no banners" state then.
     public var fallback: String?
 
+    /// Every audience the banners name, sorted (docs/AUDIENCES.md).
+    public var audiences: [String] {
+        banners.contains { !$0.audiences.isEmpty } ? Set(banners.flatMap(\.audiences)).sorted() : []
+    }
+
     public init(banners: [Banner], interval: Duration, timeZone: ZoneRules = .utc, fallback: String? = nil) {
         self.banners = banners
         self.interval = interval
         self.timeZone = timeZone
         self.fallback = fallback
+    }
+}
+
+/// What an audience may be called (docs/AUDIENCES.md): written as screen ids are, so that a
+/// screen may be named after its audience.
+public enum Audiences {
+    /// The most audiences the banners of one carousel may name.
+    public static let maximumPerCarousel = 64
+    /// What an invalid name is told.
+    public static let rule = "an audience is 1 to 64 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
+
+    public static func isValidName(_ name: String) -> Bool {
+        ScreenID(name) != nil
     }
 }

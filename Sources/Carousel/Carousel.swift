@@ -16,6 +16,11 @@ import TimeZones
 /// next one in list order takes over with a full countdown. A takeover freezes all of this until it
 /// ends.
 ///
+/// Audiences (docs/AUDIENCES.md): the value is the state of screens that declare no audience, over
+/// the banners meant for every audience; it carries the state of each audience the banners name
+/// (`state(for:)`), each over its own rotation with its own turn, countdown and `version`. Time
+/// and commands move them all together.
+///
 /// `version` grows by one with every observable change, automatic ones included (each counted, even
 /// those a stalled process catches up on at once), so that the state and `version` at a time are a
 /// pure function of the lineup, an `anchor` and that time (docs/STORE.md).
@@ -50,6 +55,10 @@ public struct Carousel: Sendable, Hashable {
     public static let pauseDurations: ClosedRange<Duration> = .nanoseconds(1) ... .seconds(31_536_000)
 
     public let lineup: Lineup
+    /// The audience whose screens this state is for; nil for screens that declare none.
+    public let audience: String?
+    /// The state of each audience the banners name, by name; empty in an audience's own state.
+    public private(set) var audienceStates: [String: Carousel]
     /// The current turn: its place in `turns` (under a takeover, the one that comes back); nil
     /// exactly when the rotation is empty.
     public private(set) var turn: Int?
@@ -68,11 +77,22 @@ public struct Carousel: Sendable, Hashable {
     /// A carousel showing the first rotating banner at `now`, playing from `now` when `autoplay`,
     /// else paused. Banner durations and the interval must lie in `Carousel.intervals`.
     public init(lineup: Lineup, autoplay: Bool = true, now: Timestamp, version: UInt64 = 1) {
+        self.init(lineup: lineup, audience: nil, autoplay: autoplay, now: now, version: version)
+        for name in lineup.audiences {
+            audienceStates[name] = Carousel(
+                lineup: lineup, audience: name, autoplay: autoplay, now: now, version: version)
+        }
+    }
+
+    private init(lineup: Lineup, audience: String?, autoplay: Bool, now: Timestamp, version: UInt64) {
         precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
         precondition(lineup.banners.allSatisfy { $0.duration.map(Self.intervals.contains) ?? true })
         self.lineup = lineup
+        self.audience = audience
+        audienceStates = [:]
         schedule = Derived(value: ScheduleCursor(lineup, at: now))
-        rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        rotation = schedule.value.rotation(
+            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
         cycle = Derived(value: Self.cycle(of: rotation, in: lineup.banners))
         turn = rotation.isEmpty ? nil : 0
         playback = autoplay ? .playing(since: now) : .paused(until: nil)
@@ -82,13 +102,26 @@ public struct Carousel: Sendable, Hashable {
     }
 
     /// A carousel restored from a stored `anchor`. A position that no longer fits (a banner
-    /// removed, or no longer eligible) gives way to the next rotating one, as an edit would.
+    /// removed, or no longer eligible) gives way to the next rotating one, as an edit would. An
+    /// audience the anchor does not know starts as a new one does (`joining`).
     public init(lineup: Lineup, anchor: CarouselAnchor) {
+        self.init(lineup: lineup, audience: nil, anchor: anchor)
+        for name in lineup.audiences {
+            var own = anchor.audiences[name] ?? Self.joining(anchor)
+            own.takeover = anchor.takeover  // one takeover holds every audience; stored once
+            audienceStates[name] = Carousel(lineup: lineup, audience: name, anchor: own)
+        }
+    }
+
+    private init(lineup: Lineup, audience: String?, anchor: CarouselAnchor) {
         precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
         self.lineup = lineup
+        self.audience = audience
+        audienceStates = [:]
         // Under a takeover the rotation is the one it froze.
         schedule = Derived(value: ScheduleCursor(lineup, at: anchor.takeover?.frozenAt ?? anchor.changedAt))
-        let rotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        let rotation = schedule.value.rotation(
+            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
         let stored = anchor.index.flatMap { lineup.banners.indices.contains($0) ? $0 : nil }
         self.rotation = rotation
         let cycle = Self.cycle(of: rotation, in: lineup.banners)
@@ -114,9 +147,42 @@ public struct Carousel: Sendable, Hashable {
     }
 
     /// What a store keeps of the state; with the lineup and a time it gives the state at that time.
+    /// Each audience's anchor is kept without the takeover, which is the carousel's.
     public var anchor: CarouselAnchor {
+        var anchor = ownAnchor
+        anchor.audiences = audienceStates.mapValues { state in
+            var own = state.ownAnchor
+            own.takeover = nil
+            return own
+        }
+        return anchor
+    }
+
+    private var ownAnchor: CarouselAnchor {
         CarouselAnchor(
             index: position, playback: playback, version: version, takeover: takeover, changedAt: changedAt, turn: turn)
+    }
+
+    /// The state screens of `audience` see: its own when the banners name it, else this one (a
+    /// screen of an audience no banner names sees the banners meant for every audience). Without
+    /// the other audiences' states.
+    public func state(for audience: String?) -> Carousel {
+        if let audience, let state = audienceStates[audience] { return state }
+        guard !audienceStates.isEmpty else { return self }
+        var state = self
+        state.audienceStates = [:]
+        return state
+    }
+
+    /// The anchor an audience starts from when it appears (an edit names it for the first time, or
+    /// a row stored before it was named): the carousel's, at the first turn of the banner it shows
+    /// (or the next one the audience has), with the carousel's `version`, which its screens have
+    /// seen last.
+    private static func joining(_ anchor: CarouselAnchor) -> CarouselAnchor {
+        var own = anchor
+        own.turn = nil
+        own.audiences = [:]
+        return own
     }
 
     // MARK: Observable state
@@ -182,6 +248,11 @@ public struct Carousel: Sendable, Hashable {
     /// The next time the carousel may change by itself (an advance, a schedule boundary, the end of
     /// a timed pause or of a takeover): when its owner should call `advance(to:)` again.
     public var nextChangeAt: Timestamp? {
+        audienceStates.values.reduce(ownNextChangeAt) { earliest($0, $1.ownNextChangeAt) }
+    }
+
+    /// `nextChangeAt` of this state alone, without the audiences'.
+    private var ownNextChangeAt: Timestamp? {
         earliest(nextAdvanceAt, otherChangeAt)
     }
 
@@ -190,7 +261,12 @@ public struct Carousel: Sendable, Hashable {
     /// Applies the schedule up to `now`: every change due by `now`, in order, however many (a
     /// stalled process catches up to what the schedule says).
     public mutating func advance(to now: Timestamp) {
-        while let due = nextChangeAt, due <= now {
+        advanceOwn(to: now)
+        for index in audienceStates.values.indices { audienceStates.values[index].advanceOwn(to: now) }
+    }
+
+    private mutating func advanceOwn(to now: Timestamp) {
+        while let due = ownNextChangeAt, due <= now {
             // Advances only, until the next other change: skip whole laps of them at once, so a
             // long stall costs at most two laps of steps per rotation.
             if due == nextAdvanceAt, skipWholeLaps(upTo: min(now, otherChangeAt.map { $0 + .nanoseconds(-1) } ?? now)) {
@@ -200,14 +276,58 @@ public struct Carousel: Sendable, Hashable {
         }
     }
 
-    /// Brings the schedule up to `now`, then applies `command`. A refused command changes nothing
-    /// beyond the schedule catch-up, which would have happened anyway.
+    /// Brings the schedule up to `now`, then applies `command` to every audience's state
+    /// (docs/AUDIENCES.md): next and previous move each audience that has banners (refused only
+    /// when none has); a jump goes to a banner of its audience's rotation, in every audience that
+    /// has it. A refused command changes nothing beyond the schedule catch-up, which would have
+    /// happened anyway.
     public mutating func apply(_ command: CarouselCommand, at now: Timestamp) throws(CarouselError) {
         advance(to: now)
+        var changed = self
+        switch command {
+        case .next, .previous:
+            var moved = false
+            try changed.applyOwn(command, at: now, moved: &moved)
+            for index in changed.audienceStates.values.indices {
+                try changed.audienceStates.values[index].applyOwn(command, at: now, moved: &moved)
+            }
+            if !moved { throw .noBanners }
+        case .jump(let target, let audience):
+            let chosen = state(for: audience)
+            if let takeover { throw .takeoverInProgress(bannerID: takeover.banner.id) }
+            guard (0..<chosen.count).contains(target) else {
+                throw chosen.count == 0 ? .noBanners : .indexOutOfRange(index: target, count: chosen.count)
+            }
+            let position = chosen.rotation[target]
+            changed.jumpOwn(to: position, at: now)
+            for index in changed.audienceStates.values.indices {
+                changed.audienceStates.values[index].jumpOwn(to: position, at: now)
+            }
+        default:
+            var moved = false
+            try changed.applyOwn(command, at: now, moved: &moved)
+            for index in changed.audienceStates.values.indices {
+                try changed.audienceStates.values[index].applyOwn(command, at: now, moved: &moved)
+            }
+        }
+        self = changed
+    }
+
+    /// `command` applied to this state alone; `moved` set when a move found banners to move in.
+    private mutating func applyOwn(_ command: CarouselCommand, at now: Timestamp, moved: inout Bool)
+        throws(CarouselError)
+    {
         let before = observed
         switch command {
-        case .next, .previous, .jump:
-            try move(command, at: now)
+        case .next, .previous:
+            do throws(CarouselError) {
+                try move(command, at: now)
+                moved = true
+            } catch .noBanners {
+                return
+            }
+        case .jump:
+            preconditionFailure("a jump is resolved by apply")
         case .pause(let duration):
             try pause(for: duration, at: now)
         case .resume:
@@ -226,17 +346,39 @@ public struct Carousel: Sendable, Hashable {
     /// playback, playing (a fresh countdown) or paused. The current banner stays current, its
     /// countdown untouched, when it is still there and eligible; otherwise the next banner in list
     /// order that rotates takes over with a full countdown. Always a change: `version` grows by one.
+    /// In every audience's state alike; an audience the edit names for the first time starts from
+    /// this state (`joining`), and when it drops one, whose screens now see this state, this
+    /// `version` moves past that audience's (a screen never sees a version go back).
     public mutating func redefine(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
-        precondition(Self.intervals.contains(newLineup.interval), "interval outside Carousel.intervals")
         advance(to: now)
+        let before = audienceStates
+        redefineOwn(newLineup, autoplay: autoplay, at: now)
+        let names = newLineup.audiences
+        if let dropped = before.filter({ !names.contains($0.key) }).values.map(\.version).max(), dropped >= version {
+            version = dropped + 1
+        }
+        let joining = Self.joining(ownAnchor)
+        for name in names {
+            if var state = before[name] {
+                state.redefineOwn(newLineup, autoplay: autoplay, at: now)
+                audienceStates[name] = state
+            } else {
+                audienceStates[name] = Carousel(lineup: newLineup, audience: name, anchor: joining)
+            }
+        }
+    }
+
+    private mutating func redefineOwn(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
+        precondition(Self.intervals.contains(newLineup.interval), "interval outside Carousel.intervals")
         let cursor = ScheduleCursor(newLineup, at: now)
-        let newRotation = cursor.rotation(fallback: Self.fallbackPosition(in: newLineup))
+        let newRotation = cursor.rotation(
+            of: newLineup.banners, for: audience, fallback: Self.fallbackPosition(in: newLineup))
         let newPosition = carriedPosition(into: newLineup.banners, rotation: newRotation)
         let kept = newPosition != nil && position.map { banners[$0].id } == newPosition.map { newLineup.banners[$0].id }
         var frozen = takeover
         frozen?.frozenAt = now  // the edit's rotation replaces the frozen one
         var revised = Carousel(
-            lineup: newLineup,
+            lineup: newLineup, audience: audience,
             anchor: CarouselAnchor(
                 index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now))
         // The same turns (by id) keep the current turn: an edit of a caption does not restart the
@@ -376,7 +518,8 @@ public struct Carousel: Sendable, Hashable {
     /// The rotation as the schedule has it at `time`; the current banner kept when it is still in it.
     private mutating func followSchedule(at time: Timestamp) {
         schedule.value.update(lineup, at: time)
-        let newRotation = schedule.value.rotation(fallback: Self.fallbackPosition(in: lineup))
+        let newRotation = schedule.value.rotation(
+            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
         guard newRotation != rotation else { return }  // a boundary that changed nothing keeps the turn
         let position = position
         rotation = newRotation
@@ -424,19 +567,22 @@ public struct Carousel: Sendable, Hashable {
         return newRotation.first
     }
 
-    /// Next and previous go to the nearest turn of another banner; a jump to the banner's first turn.
+    /// Next and previous go to the nearest turn of another banner.
     private mutating func move(_ command: CarouselCommand, at now: Timestamp) throws(CarouselError) {
         if let takeover { throw .takeoverInProgress(bannerID: takeover.banner.id) }
         guard let turn else { throw .noBanners }
-        switch command {
-        case .next: self.turn = otherTurn(from: turn, step: 1)
-        case .previous: self.turn = otherTurn(from: turn, step: -1)
-        case .jump(let target):
-            guard (0..<count).contains(target) else { throw .indexOutOfRange(index: target, count: count) }
-            self.turn = firstTurn(of: rotation[target])
-        default: preconditionFailure("not a move: \(command)")
-        }
+        self.turn = otherTurn(from: turn, step: command == .next ? 1 : -1)
         if case .playing = playback { playback = .playing(since: now) }
+    }
+
+    /// A jump to the first turn of the banner at `position`, when it rotates here (another
+    /// audience's banner leaves this state as it is).
+    private mutating func jumpOwn(to position: Int, at now: Timestamp) {
+        guard rotation.contains(position) else { return }
+        let before = observed
+        turn = firstTurn(of: position)
+        if case .playing = playback { playback = .playing(since: now) }
+        recordChange(since: before, at: now)
     }
 
     private mutating func pause(for duration: Duration?, at now: Timestamp) throws(CarouselError) {
@@ -470,12 +616,15 @@ public struct CarouselAnchor: Sendable, Hashable {
     public var changedAt: Timestamp
     /// The current turn in the weighted cycle (docs/WEIGHTS.md); nil: the banner's first turn.
     public var turn: Int?
+    /// Each audience's own anchor, by name (docs/AUDIENCES.md), without the takeover (this one's).
+    public var audiences: [String: CarouselAnchor]
 
     public init(
         index: Int?, playback: Carousel.Playback, version: UInt64, takeover: Carousel.Takeover? = nil,
-        changedAt: Timestamp, turn: Int? = nil
+        changedAt: Timestamp, turn: Int? = nil, audiences: [String: CarouselAnchor] = [:]
     ) {
         self.index = index
+        self.audiences = audiences
         self.turn = turn
         self.playback = playback
         self.version = version

@@ -3,7 +3,9 @@
 public enum CarouselCommand: Sendable, Hashable {
     case next
     case previous
-    case jump(to: Int)
+    /// To the banner at `to` in the rotation of `audience`'s screens (nil: of those that declare
+    /// none), in every audience that has it (docs/AUDIENCES.md).
+    case jump(to: Int, audience: String? = nil)
     /// Stop auto-advancing; with a duration, only until then.
     case pause(for: Duration?)
     case resume

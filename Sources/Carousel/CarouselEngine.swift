@@ -39,12 +39,13 @@ public actor CarouselEngine {
 
     /// The changes planned from the clock's now (`Carousel.plan`) with `redefinitions` made on the
     /// way, from the latest published state, for the next `span` (else as far as `limit` goes),
-    /// and until when they are complete; safe from any thread.
-    public nonisolated func plan(limit: Int, span: Duration?, redefinitions: [PlannedRedefinition] = []) -> (
-        entries: [TimelineEntry], until: Timestamp
-    ) {
+    /// and until when they are complete, for the screens of `audience`; safe from any thread.
+    public nonisolated func plan(
+        limit: Int, span: Duration?, redefinitions: [PlannedRedefinition] = [], audience: String? = nil
+    ) -> (entries: [TimelineEntry], until: Timestamp) {
         let now = clock()
-        return snapshot.plan(from: now, limit: limit, before: span.map { now + $0 }, redefinitions: redefinitions)
+        return snapshot.plan(
+            from: now, limit: limit, before: span.map { now + $0 }, redefinitions: redefinitions, audience: audience)
     }
 
     /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with

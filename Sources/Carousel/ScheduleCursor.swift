@@ -32,9 +32,10 @@ struct ScheduleCursor: Sendable {
         self.nextChange = changesAt.reduce(nil, earliest)
     }
 
-    /// The positions of the eligible banners in list order; `fallback` alone when there are none.
-    func rotation(fallback: Int?) -> [Int] {
-        let positions = eligible.indices.filter { eligible[$0] }
+    /// The positions of the eligible banners for `audience` in list order (docs/AUDIENCES.md);
+    /// `fallback` alone when there are none.
+    func rotation(of banners: [Banner], for audience: String?, fallback: Int?) -> [Int] {
+        let positions = eligible.indices.filter { eligible[$0] && banners[$0].isFor(audience) }
         return positions.isEmpty ? (fallback.map { [$0] } ?? []) : positions
     }
 }

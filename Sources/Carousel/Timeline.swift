@@ -37,13 +37,19 @@ extension Carousel {
     /// cut them short (nothing more planned is complete too), else the last step looked at.
     /// `redefinitions` (soonest first) are made on the way, each an entry of its own even when
     /// the banner shown stays (its caption may be what changed).
+    ///
+    /// For the screens of `audience` (docs/AUDIENCES.md): its state's changes. Only that state is
+    /// followed, unless a redefinition may name or drop audiences on the way.
     public func plan(
-        from now: Timestamp, limit: Int, before end: Timestamp?, redefinitions: [PlannedRedefinition] = []
+        from now: Timestamp, limit: Int, before end: Timestamp?, redefinitions: [PlannedRedefinition] = [],
+        audience: String? = nil
     ) -> (entries: [TimelineEntry], until: Timestamp) {
-        var future = self
+        var future = redefinitions.isEmpty ? state(for: audience) : self
         future.advance(to: now)
+        /// What the audience's screens see of `future`.
+        func seen(_ future: Carousel) -> Carousel { audience.flatMap { future.audienceStates[$0] } ?? future }
         var entries: [TimelineEntry] = []
-        var shown = (future.currentBanner?.id, future.index, future.count)
+        var shown = (seen(future).currentBanner?.id, seen(future).index, seen(future).count)
         let twoYears = now + .seconds(2 * 31_536_000)
         let horizon = end.map { min($0, twoYears) } ?? twoYears
         var redefinitions = redefinitions.drop { $0.at <= now }
@@ -67,12 +73,13 @@ extension Carousel {
                 // banner alone joined by another): the engine then catches up at once, as here.
                 future.advance(to: due)
             }
-            let now = (future.currentBanner?.id, future.index, future.count)
+            let state = seen(future)
+            let now = (state.currentBanner?.id, state.index, state.count)
             guard now != shown || redefinition != nil else { continue }
             shown = now
             entries.append(
                 TimelineEntry(
-                    at: due, banner: future.currentBanner, index: future.index, count: future.count,
+                    at: due, banner: state.currentBanner, index: state.index, count: state.count,
                     change: redefinition?.change))
         }
         return (entries, max(horizon, now))

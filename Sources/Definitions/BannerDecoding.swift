@@ -7,7 +7,7 @@ import JSON
 public enum BannerDecoding {
     /// Fields of a banner object, in the order they are written.
     public static let fieldNames =
-        ["id", "image", "caption", "link", "duration", "weight"] + ScheduleDecoding.fieldNames
+        ["id", "image", "caption", "link", "duration", "weight", "audiences"] + ScheduleDecoding.fieldNames
 
     /// The most work a weighted cycle may take to compute: banners × the sum of their weights
     /// (docs/WEIGHTS.md). A hundred banners of weight 100 fit; equal weights cost nothing.
@@ -26,12 +26,23 @@ public enum BannerDecoding {
             }
             banners.append(banner)
         }
-        try checkCycle(of: banners, path: path)
+        try checkTogether(banners, path: path)
         return banners
     }
 
-    /// Refuses weights whose cycle would cost more than `maximumCycleWork` to compute.
-    public static func checkCycle(of banners: [Banner], path: String = "banners") throws(FieldError) {
+    /// The rules on the banners together: weights whose cycle would cost more than
+    /// `maximumCycleWork` to compute, more than `Audiences.maximumPerCarousel` audiences.
+    public static func checkTogether(_ banners: [Banner], path: String = "banners") throws(FieldError) {
+        try checkCycle(of: banners, path: path)
+        let audiences = Set(banners.lazy.flatMap(\.audiences))
+        guard audiences.count > Audiences.maximumPerCarousel else { return }
+        throw FieldError(
+            field: path,
+            message: "the banners name \(audiences.count) audiences; a carousel may have at most "
+                + "\(Audiences.maximumPerCarousel) (use fewer audiences, or a carousel per group of them)")
+    }
+
+    private static func checkCycle(of banners: [Banner], path: String) throws(FieldError) {
         guard let first = banners.first?.weight, banners.contains(where: { $0.weight != first }) else { return }
         let total = banners.reduce(0) { $0 + $1.weight }
         guard banners.count * total > maximumCycleWork else { return }
@@ -42,7 +53,8 @@ public enum BannerDecoding {
     }
 
     /// A banner as the API and files write it: `{"id", "image", "caption", "link", "duration"}`,
-    /// its `weight` unless 1, and its schedule fields when they are not their defaults.
+    /// its `weight` unless 1, its `audiences` unless none, and its schedule fields when they are
+    /// not their defaults.
     public static func json(_ banner: Banner) -> JSONObject {
         var object = JSONObject()
         object.add("id", banner.id)
@@ -51,6 +63,7 @@ public enum BannerDecoding {
         object.add("link", banner.link)
         object.add("duration", banner.duration?.seconds)
         if banner.weight != 1 { object.add("weight", banner.weight) }
+        if !banner.audiences.isEmpty { object.add("audiences", banner.audiences) }
         ScheduleDecoding.add(banner.schedule, to: &object)
         return object
     }
@@ -90,7 +103,26 @@ public enum BannerDecoding {
         }
         let schedule = try ScheduleDecoding.schedule(fields)
         return Banner(
-            id: id, image: image, caption: caption, link: link, duration: duration, schedule: schedule, weight: weight)
+            id: id, image: image, caption: caption, link: link, duration: duration, schedule: schedule, weight: weight,
+            audiences: try audiences(fields))
+    }
+
+    /// A banner's `audiences`: names as screen ids, each once; `[]` (or none) for every audience.
+    private static func audiences(_ fields: JSONFields) throws(FieldError) -> [String] {
+        guard let elements = try fields.optional("audiences", .array) else { return [] }
+        var names: [String] = []
+        for (offset, element) in elements.enumerated() {
+            let path = "\(fields.fieldPath("audiences"))[\(offset)]"
+            guard case .string(let name) = element else {
+                throw FieldError(field: path, message: "must be a string, got \(element.kindDescription)")
+            }
+            guard Audiences.isValidName(name) else {
+                throw FieldError(field: path, message: "'\(name.prefix(80))' is not a valid name; \(Audiences.rule)")
+            }
+            guard !names.contains(name) else { throw FieldError(field: path, message: "'\(name)' is listed twice") }
+            names.append(name)
+        }
+        return names
     }
 
     /// An interval or banner duration, within `Carousel.intervals`.

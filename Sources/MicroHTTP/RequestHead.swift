@@ -178,11 +178,18 @@ struct RequestHead {
     /// without `=` (`?a`, and the empty one of `?&a=1`) has no value: nil, as libmicrohttpd
     /// answers it.
     func queryParameter(_ name: String) -> String? {
-        guard !query.isEmpty else { return nil }  // most reads: nothing to split, nothing allocated
-        let query = queryText
-        for item in query.split(separator: "&", omittingEmptySubsequences: false) where !query.isEmpty {
-            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if pair[0] == name { return pair.count == 2 ? String(pair[1]) : nil }
+        // Scanned in place: a read with `?audience=` allocates only the value, when not short.
+        var start = query.lowerBound
+        while start < query.upperBound {
+            var end = start
+            while end < query.upperBound && bytes[end] != UInt8(ascii: "&") { end += 1 }
+            var equals = start
+            while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+            if UnsafeRawBufferPointer(rebasing: bytes[start..<equals]).elementsEqual(name.utf8) {
+                guard equals < end else { return nil }
+                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)..<end]), as: UTF8.self)
+            }
+            start = end + 1
         }
         return nil
     }

@@ -970,7 +970,7 @@ public final class PostgresStore: CarouselStore {
         let integer = { (text: String) in text == "-" ? nil : Int64(text) }
         let anchor = AnchorColumns(
             position: integer(fields[3]), playingSince: integer(fields[4]), pausedUntil: integer(fields[5]),
-            version: version, changedAt: changedAt, takeover: nil, turn: integer(fields[8])
+            version: version, changedAt: changedAt, takeover: nil, turn: integer(fields[8]), audiences: nil
         ).anchor
         return .carousel(name: fields[0], note: ChangeNote(serial: serial, revision: revision, anchor: anchor))
     }
@@ -1251,6 +1251,8 @@ public final class PostgresStore: CarouselStore {
         """,
         // The turn in a weighted cycle (docs/WEIGHTS.md); NULL: the banner's first turn.
         "ALTER TABLE carousels ADD COLUMN turn bigint;",
+        // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
+        "ALTER TABLE carousels ADD COLUMN audiences text;",
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that
@@ -1342,10 +1344,10 @@ public final class PostgresStore: CarouselStore {
 
     /// The notification of a change: the name, then what a replica needs to follow a command
     /// without reading the row (`ChangeNote`): serial, revision, and the anchor's integer columns,
-    /// `-` for NULL. Under a takeover only the name (its banner would not fit a notification's
-    /// 8000 bytes): replicas read the row.
+    /// `-` for NULL. Under a takeover or with audiences only the name (its banner, or 64
+    /// audiences' anchors, would not fit a notification's 8000 bytes): replicas read the row.
     private static let note = """
-        pg_notify('\(channel)', CASE WHEN takeover IS NULL THEN concat_ws(' ', name, serial, revision,
+        pg_notify('\(channel)', CASE WHEN takeover IS NULL AND audiences IS NULL THEN concat_ws(' ', name, serial, revision,
             coalesce(position::text, '-'), coalesce(playing_since::text, '-'), coalesce(paused_until::text, '-'),
             version, changed_at, coalesce(turn::text, '-')) ELSE name END)
         """
@@ -1407,7 +1409,7 @@ public final class PostgresStore: CarouselStore {
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
         let anchor = AnchorColumns(
             position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1,
-            changedAt: integer(8) ?? 0, takeover: row[9], turn: integer(10)
+            changedAt: integer(8) ?? 0, takeover: row[9], turn: integer(10), audiences: row[11]
         ).anchor
         return StoredCarousel(definition: definition, revision: revision, anchor: anchor, serial: serial)
     }

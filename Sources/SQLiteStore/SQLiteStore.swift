@@ -1160,6 +1160,8 @@ public final class SQLiteStore: CarouselStore {
         """,
         // The turn in a weighted cycle (docs/WEIGHTS.md); NULL: the banner's first turn.
         "ALTER TABLE carousels ADD COLUMN turn INTEGER;",
+        // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
+        "ALTER TABLE carousels ADD COLUMN audiences TEXT;",
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.
@@ -1299,7 +1301,7 @@ public final class SQLiteStore: CarouselStore {
                         position: statement.integer(4), playingSince: statement.integer(5),
                         pausedUntil: statement.integer(6), version: statement.integer(7) ?? 1,
                         changedAt: statement.integer(8) ?? 0, takeover: statement.text(9),
-                        turn: statement.integer(10))))
+                        turn: statement.integer(10), audiences: statement.text(11))))
         }
         return rows
     }

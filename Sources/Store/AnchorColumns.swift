@@ -9,7 +9,7 @@ import TimeZones
 public struct AnchorColumns: Sendable, Equatable {
     /// The columns, in the order of `values`.
     public static let names = [
-        "position", "playing_since", "paused_until", "version", "changed_at", "takeover", "turn",
+        "position", "playing_since", "paused_until", "version", "changed_at", "takeover", "turn", "audiences",
     ]
 
     public let position: Int64?
@@ -21,6 +21,10 @@ public struct AnchorColumns: Sendable, Equatable {
     public let takeover: String?
     /// The turn in a weighted cycle (docs/WEIGHTS.md); NULL in rows written before weights.
     public let turn: Int64?
+    /// Each audience's anchor (docs/AUDIENCES.md), `{"de": {"position", "playingSince",
+    /// "pausedUntil", "version", "changedAt", "turn"}, …}` with the columns' values (null for
+    /// NULL); nil without audiences.
+    public let audiences: String?
 
     /// A column's value, as a statement binds it.
     public enum Value: Sendable, Equatable {
@@ -42,14 +46,15 @@ public struct AnchorColumns: Sendable, Equatable {
         changedAt = anchor.changedAt.nanosecondsSinceEpoch
         takeover = anchor.takeover.map(Self.text)
         turn = anchor.turn.map { Int64($0) }
+        audiences = anchor.audiences.isEmpty ? nil : Self.text(anchor.audiences)
     }
 
     public init(
         position: Int64?, playingSince: Int64?, pausedUntil: Int64?, version: Int64, changedAt: Int64,
-        takeover: String?,
-        turn: Int64?
+        takeover: String?, turn: Int64?, audiences: String?
     ) {
         self.turn = turn
+        self.audiences = audiences
         self.position = position
         self.playingSince = playingSince
         self.pausedUntil = pausedUntil
@@ -68,15 +73,54 @@ public struct AnchorColumns: Sendable, Equatable {
         return CarouselAnchor(
             index: position.map { Int($0) }, playback: playback, version: UInt64(bitPattern: version),
             takeover: takeover.flatMap(Self.takeover), changedAt: Timestamp(nanosecondsSinceEpoch: changedAt),
-            turn: turn.flatMap { Int(exactly: $0) })
+            turn: turn.flatMap { Int(exactly: $0) }, audiences: audiences.map(Self.audiences) ?? [:])
     }
 
     /// The columns in the order of `names`, for a statement's parameters.
     public var values: [Value] {
         [
             .integer(position), .integer(playingSince), .integer(pausedUntil), .integer(version), .integer(changedAt),
-            .text(takeover), .integer(turn),
+            .text(takeover), .integer(turn), .text(audiences),
         ]
+    }
+
+    /// The audiences' anchors as JSON, sorted by name so that equal anchors write equal text (a
+    /// conditional write compares it).
+    private static func text(_ audiences: [String: CarouselAnchor]) -> String {
+        var object = JSONObject()
+        for name in audiences.keys.sorted() {
+            let columns = AnchorColumns(audiences[name]!)
+            var own = JSONObject()
+            own.add("position", columns.position)
+            own.add("playingSince", columns.playingSince)
+            own.add("pausedUntil", columns.pausedUntil)
+            own.add("version", columns.version)
+            own.add("changedAt", columns.changedAt)
+            own.add("turn", columns.turn)
+            object.add(name, own)
+        }
+        return String(decoding: object.bytes, as: UTF8.self)
+    }
+
+    /// The audiences' anchors of `text`; one that cannot be read is left out (the audience then
+    /// starts from the carousel's anchor) rather than stop the carousel.
+    private static func audiences(_ text: String) -> [String: CarouselAnchor] {
+        guard let value = try? JSONParser.parse(Array(text.utf8)), case .object(let members) = value else { return [:] }
+        var anchors: [String: CarouselAnchor] = [:]
+        for (name, member) in members {
+            guard let fields = try? JSONFields(member) else { continue }
+            func integer(_ key: String) -> Int64? {
+                (try? fields.optional(key, JSONKind<JSONNumber>.integer.orNull))??.flatMap { Int64($0.literal) }
+            }
+            guard let version = integer("version"), let changedAt = integer("changedAt") else { continue }
+            anchors[name] =
+                AnchorColumns(
+                    position: integer("position"), playingSince: integer("playingSince"),
+                    pausedUntil: integer("pausedUntil"), version: version, changedAt: changedAt, takeover: nil,
+                    turn: integer("turn"), audiences: nil
+                ).anchor
+        }
+        return anchors
     }
 
     private static func text(_ takeover: Carousel.Takeover) -> String {

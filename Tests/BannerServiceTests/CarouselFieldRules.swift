@@ -37,7 +37,7 @@ let carouselFieldRules: [(String, String)] = [
     ),
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "title": "x"}]}"#,
-        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration, weight, enabled, startsAt, endsAt, windows"
+        "banners[0].title: unknown field; expected one of: id, image, caption, link, duration, weight, audiences, enabled, startsAt, endsAt, windows"
     ),
     // Weights (docs/WEIGHTS.md)
     (
@@ -63,6 +63,27 @@ let carouselFieldRules: [(String, String)] = [
     (
         #"{"banners": [{"id": "a", "image": "https://x.example/a", "weight": -1}]}"#,
         "banners[0].weight: -1 is out of range; use a whole number from 1 to 100 (turns per cycle)"
+    ),
+    // Audiences (docs/AUDIENCES.md)
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "audiences": "de"}]}"#,
+        "banners[0].audiences: must be an array, got a string"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "audiences": [7]}]}"#,
+        "banners[0].audiences[0]: must be a string, got a number"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "audiences": ["de", "Store Berlin"]}]}"#,
+        "banners[0].audiences[1]: 'Store Berlin' is not a valid name; an audience is 1 to 64 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "audiences": ["de", "de"]}]}"#,
+        "banners[0].audiences[1]: 'de' is listed twice"
+    ),
+    (
+        #"{"banners": [{"id": "a", "image": "https://x.example/a", "audiences": ["a00", "a01", "a02", "a03", "a04", "a05", "a06", "a07", "a08", "a09", "a10", "a11", "a12", "a13", "a14", "a15", "a16", "a17", "a18", "a19", "a20", "a21", "a22", "a23", "a24", "a25", "a26", "a27", "a28", "a29", "a30", "a31", "a32", "a33", "a34", "a35", "a36", "a37", "a38", "a39", "a40", "a41", "a42", "a43", "a44", "a45", "a46", "a47", "a48", "a49", "a50", "a51", "a52", "a53", "a54", "a55", "a56", "a57", "a58", "a59", "a60", "a61", "a62", "a63", "a64"]}]}"#,
+        "banners: the banners name 65 audiences; a carousel may have at most 64 (use fewer audiences, or a carousel per group of them)"
     ),
     // Schedules (docs/SCHEDULES.md)
     (

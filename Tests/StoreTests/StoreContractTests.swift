@@ -43,10 +43,18 @@ let lobby = CarouselDefinition(
             schedule: Schedule(
                 startsAt: t0, endsAt: t0 + .seconds(86_400),
                 windows: [Window(from: TimeOfDay("22:00")!, to: TimeOfDay("06:30")!)])),
-        Banner(id: "b", image: "https://cdn.example.com/b.png", duration: .seconds(10)),
+        Banner(
+            id: "b", image: "https://cdn.example.com/b.png", duration: .seconds(10), audiences: ["de", "store-berlin"]),
     ])
-/// With a turn of a weighted cycle (docs/WEIGHTS.md), kept as given.
-let playing = CarouselAnchor(index: 1, playback: .playing(since: t0), version: 7, changedAt: t0, turn: 3)
+/// With a turn of a weighted cycle (docs/WEIGHTS.md) and two audiences' own anchors
+/// (docs/AUDIENCES.md), kept as given.
+let playing = CarouselAnchor(
+    index: 1, playback: .playing(since: t0), version: 7, changedAt: t0, turn: 3,
+    audiences: [
+        "store-berlin": CarouselAnchor(
+            index: 0, playback: .playing(since: t0 + .seconds(2)), version: 12, changedAt: t0 + .seconds(2), turn: 5),
+        "de": CarouselAnchor(index: nil, playback: .paused(until: nil), version: 3, changedAt: t0),
+    ])
 /// With a takeover by a banner of its own, which the store keeps whole.
 let paused = CarouselAnchor(
     index: 0, playback: .paused(until: t0 + .seconds(30)), version: 8,

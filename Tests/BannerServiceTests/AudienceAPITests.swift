@@ -1,0 +1,138 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Audiences over the API (docs/AUDIENCES.md), each check run against the router and the live
+/// services.
+@Suite("Audiences over the API")
+struct AudienceAPITests {
+    /// a for everyone, b for de, c for fr, d for de and store-berlin; an hour each.
+    static let shop = #"""
+        {"name": "shop", "interval": 3600, "banners": [
+          {"id": "a", "image": "https://cdn.example.com/a.png"},
+          {"id": "b", "image": "https://cdn.example.com/b.png", "audiences": ["de"]},
+          {"id": "c", "image": "https://cdn.example.com/c.png", "audiences": ["fr"]},
+          {"id": "d", "image": "https://cdn.example.com/d.png", "audiences": ["de", "store-berlin"]}]}
+        """#
+
+    static func shown(_ service: any TestService, _ audience: String?) async throws -> String? {
+        let query = audience.map { "?audience=\($0)" } ?? ""
+        return ScheduleAPITests.bannerID(try await service.request("GET", "/carousels/shop/banner\(query)").json)
+    }
+
+    @Test(arguments: Transport.allCases)
+    func eachAudienceHasItsStateAndCommandsMoveThemAll(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        #expect(try await WeightAPITests.send(service, "POST", "/carousels", Self.shop).status == 201)
+        let definition = try await service.request("GET", "/carousels/shop").json
+        let banners = try #require(definition["banners"] as? [[String: Any]])
+        #expect(banners.map { $0["audiences"] as? [String] } == [nil, ["de"], ["fr"], ["de", "store-berlin"]])
+
+        let plain = try await service.request("GET", "/carousels/shop/banner")
+        let german = try await service.request("GET", "/carousels/shop/banner?audience=de")
+        #expect(try plain.json["count"] as? Int == 1, "screens declaring no audience: the banners meant for all")
+        #expect(try german.json["count"] as? Int == 3)
+        let plainTag = try #require(plain.header("ETag"))
+        let germanTag = try #require(german.header("ETag"))
+        #expect(plainTag != germanTag, "each audience its own ETag")
+        let unnamed = try await service.request("GET", "/carousels/shop/banner?audience=it")
+        #expect(unnamed.body == plain.body && unnamed.header("ETag") == plainTag, "an audience no banner names")
+        let again = try await service.request(
+            "GET", "/carousels/shop/banner?audience=de", headers: [("If-None-Match", germanTag)])
+        #expect(again.status == 304)
+
+        // next moves every audience; the answer is the requester's audience's state.
+        let moved = try await service.request("POST", "/carousels/shop/banner/next?audience=fr")
+        #expect(moved.status == 200)
+        #expect(try ScheduleAPITests.bannerID(moved.json) == "c")
+        #expect(try await Self.shown(service, "de") == "b")
+        #expect(try await Self.shown(service, "store-berlin") == "d")
+        #expect(try await Self.shown(service, nil) == "a")
+        let changed = try await service.request(
+            "GET", "/carousels/shop/banner?audience=de", headers: [("If-None-Match", germanTag)])
+        #expect(changed.status == 200 && changed.header("ETag") != germanTag)
+        #expect(
+            try await service.request("GET", "/carousels/shop/banner", headers: [("If-None-Match", plainTag)]).status
+                == 304, "nothing else to show: the default state did not change")
+
+        // A jump goes to a banner of the requester's audience, wherever that banner rotates.
+        let jumped = try await WeightAPITests.send(
+            service, "PUT", "/carousels/shop/banner/index?audience=de", #"{"index": 0}"#)
+        #expect(jumped.status == 200)
+        #expect(try ScheduleAPITests.bannerID(jumped.json) == "a")
+        #expect(try await Self.shown(service, "fr") == "a")
+        #expect(try await Self.shown(service, "store-berlin") == "a")
+        let outOfRange = try await WeightAPITests.send(
+            service, "PUT", "/carousels/shop/banner/index?audience=store-berlin", #"{"index": 2}"#)
+        #expect(outOfRange.status == 422)
+        #expect(outOfRange.problemDetail?.contains("there are 2 banners") == true, "\(outOfRange.problemDetail ?? "")")
+
+        // The timeline of an audience: de's rotation is a b d, from a.
+        let timeline = try await service.request("GET", "/carousels/shop/timeline?audience=de&limit=3").json
+        let entries = try #require(timeline["entries"] as? [[String: Any]])
+        #expect(entries.map { $0["banner"] as? String } == ["b", "d", "a"])
+    }
+
+    @Test(arguments: Transport.allCases)
+    func badAudienceNamesAre400AndChangeNothing(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        #expect(try await WeightAPITests.send(service, "POST", "/carousels", Self.shop).status == 201)
+        let before = try await service.request("GET", "/carousels/shop/banner?audience=de").body
+        for (method, path) in [
+            ("GET", "/carousels/shop/banner?audience=Store%20Berlin"),
+            ("GET", "/carousels/shop/banners?audience=-de"),
+            ("GET", "/carousels/shop/timeline?audience=DE"),
+            ("GET", "/carousels/shop/banner/events?audience=%C3%A9"),
+            ("POST", "/carousels/shop/banner/next?audience=de!"),
+        ] {
+            let refused = try await service.request(method, path)
+            #expect(refused.status == 400, "\(method) \(path)")
+            #expect(refused.problemDetail?.contains("is invalid: an audience is 1 to 64 of a-z") == true, "\(path)")
+        }
+        #expect(try await service.request("GET", "/carousels/shop/banner?audience=de").body == before)
+        // 62 more beside de, fr and store-berlin.
+        let tooMany = (0..<62).map { "\"a\($0)\"" }.joined(separator: ", ")
+        let refused = try await WeightAPITests.send(
+            service, "PATCH", "/carousels/shop/banners/a", #"{"audiences": [\#(tooMany)]}"#)
+        #expect(refused.status == 422)
+        #expect(
+            refused.problemDetail?.contains("the banners name 65 audiences") == true, "\(refused.problemDetail ?? "")")
+    }
+
+    /// Each audience's screens hear of their own changes only; an audience an edit names for the
+    /// first time is followed by the screens that declared it.
+    @Test func eachAudienceHasItsOwnStream() async throws {
+        let live = try await LiveService()
+        #expect(try await WeightAPITests.send(live, "POST", "/carousels", Self.shop).status == 201)
+        func open(_ query: String) async throws -> EventStreamReader {
+            let connection = try HTTPConnection(port: live.port)
+            #expect(try await connection.openStream("/carousels/shop/banner/events\(query)").status == 200)
+            return EventStreamReader(connection)
+        }
+        let german = try await open("?audience=de")
+        let italian = try await open("?audience=it")
+        let plain = try await open("")
+        let firstGerman = try stateOf(try await german.nextEvent())
+        let firstItalian = try stateOf(try await italian.nextEvent())
+        let firstPlain = try stateOf(try await plain.nextEvent())
+        #expect(firstGerman["count"] as? Int == 3 && firstItalian["count"] as? Int == 1)
+
+        _ = try await live.request("POST", "/carousels/shop/banner/next")
+        let movedGerman = try stateOf(try await german.nextEvent())
+        #expect(ScheduleAPITests.bannerID(movedGerman) == "b")
+        #expect(movedGerman["version"] as? Int == (firstGerman["version"] as? Int ?? 0) + 1)
+
+        // c becomes Italy's too: the edit changes every state, and it's screens now see their own.
+        let patched = try await WeightAPITests.send(
+            live, "PATCH", "/carousels/shop/banners/c", #"{"audiences": ["fr", "it"]}"#)
+        #expect(patched.status == 200)
+        let editedGerman = try stateOf(try await german.nextEvent())
+        #expect(editedGerman["version"] as? Int == (movedGerman["version"] as? Int ?? 0) + 1)
+        let nowItalian = try stateOf(try await italian.nextEvent())
+        #expect(nowItalian["count"] as? Int == 2, "a and c")
+        #expect((nowItalian["version"] as? Int ?? 0) > (firstItalian["version"] as? Int ?? 0))
+        let editedPlain = try stateOf(try await plain.nextEvent())
+        #expect(editedPlain["version"] as? Int == (firstPlain["version"] as? Int ?? 0) + 1, "next moved nothing here")
+        #expect(try await Self.shown(live, "it") == ScheduleAPITests.bannerID(nowItalian))
+    }
+}

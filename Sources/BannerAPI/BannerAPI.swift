@@ -280,6 +280,13 @@ public struct BannerAPI: HTTPHandler {
                     TimelineView.response(
                         of: entries, until: span.map { _ in until }, listed: live.stored.definition.banners,
                         headers: cors.headers(for: origin)))
+            case .preview:
+                let live = try carousel(route)
+                let audience = try QueryValues.audience(of: request)
+                let at = try TimelineView.instant(request.queryParameter("at"), now: clock())
+                let redefinitions = ScheduledRequests.redefinitions(scheduled.known(of: live.key.serial), of: live)
+                let state = live.engine.projected(to: at, redefinitions: redefinitions).state(for: audience)
+                return .response(TimelineView.preview(state, headers: cors.headers(for: origin)))
             case .views:
                 let live = try carousel(route)
                 let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())

@@ -28,6 +28,8 @@ enum Action: Sendable, Equatable {
     case banner(id: String)
     /// `GET /carousels/{name}/timeline`: the changes planned from now.
     case timeline
+    /// `GET /carousels/{name}/preview?at=&audience=`: the state planned at an instant.
+    case preview
     /// `POST /carousels/{name}/views`: views screens report (docs/STATS.md).
     case views
     /// `GET /carousels/{name}/banners/{id}/click`: to the banner's link, counted.
@@ -184,6 +186,7 @@ enum Routes {
         "/order": [("PUT", .admin(.reorder))],
         "/takeover": [("POST", .command(.startTakeover)), ("DELETE", .command(.endTakeover))],
         "/timeline": readable(.timeline),
+        "/preview": readable(.preview),
         "/views": [("POST", .views)],
         "/stats": readable(.stats),
         "/screens": [("GET", .carouselScreens)],

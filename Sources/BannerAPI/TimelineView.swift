@@ -34,6 +34,27 @@ enum TimelineView {
         return value
     }
 
+    /// A preview's `at` (docs/AUDIENCES.md): an RFC 3339 date-time from `now` to
+    /// `Carousel.planHorizon` ahead.
+    static func instant(_ given: String?, now: Timestamp) throws(Problem) -> Timestamp {
+        guard let given else {
+            throw Problem.badRequest("at: missing; give the instant to preview, like 2026-12-12T10:00:00+01:00")
+        }
+        guard let at = try QueryValues.time(given, name: "at") else { preconditionFailure("given") }
+        guard at >= now, at <= now + Carousel.planHorizon else {
+            throw Problem.unprocessable(
+                "at: \(given) is not between now (\(now.rfc3339)) and two years ahead; a preview shows the future")
+        }
+        return at
+    }
+
+    /// `GET …/preview`: the state planned, as `GET …/banner` writes a state (without `srcset`).
+    static func preview(_ state: Carousel, headers: [HTTPHeader]) -> Response {
+        Response(
+            status: 200, headers: ReadViews.jsonHeaders + headers,
+            body: CarouselJSON.state(state, banners: EncodedBanners(state.banners)))
+    }
+
     /// The answer: each entry's banner by id, with its content (`BannerDecoding.json`) where it
     /// is not as `listed` (the definition now, `GET …/banners`) has it: a banner a scheduled change
     /// adds or edits, or a takeover's. An entry a scheduled change makes names it (`change`).

@@ -48,6 +48,12 @@ public actor CarouselEngine {
             from: now, limit: limit, before: span.map { now + $0 }, redefinitions: redefinitions, audience: audience)
     }
 
+    /// The state planned at `time` (`Carousel.projected`) from the latest published state, with
+    /// `redefinitions` made on the way; safe from any thread.
+    public nonisolated func projected(to time: Timestamp, redefinitions: [PlannedRedefinition] = []) -> Carousel {
+        snapshot.projected(from: clock(), to: time, redefinitions: redefinitions)
+    }
+
     /// Starts advancing the carousel on its schedule. Returns at once; the first catch-up with
     /// the clock and the arming of the timer happen inside the engine, in order with commands.
     public nonisolated func start() {

@@ -26,6 +26,25 @@ public struct PlannedRedefinition {
 }
 
 extension Carousel {
+    /// How far ahead `plan` and `projected` look: two years.
+    public static let planHorizon = Duration.seconds(2 * 31_536_000)
+
+    /// The state at `time` (from `now` on) if no command intervenes, with `redefinitions` (soonest
+    /// first) made on the way: what screens will show then (docs/AUDIENCES.md, the preview).
+    /// Whole laps are skipped at once, so a far `time` costs about a step per schedule boundary.
+    public func projected(from now: Timestamp, to time: Timestamp, redefinitions: [PlannedRedefinition] = [])
+        -> Carousel
+    {
+        var future = self
+        future.advance(to: now)
+        for redefinition in redefinitions where redefinition.at > now && redefinition.at <= time {
+            future.advance(to: redefinition.at)
+            redefinition.apply(&future, redefinition.at)
+        }
+        future.advance(to: time)
+        return future
+    }
+
     /// The most entries a timeline gives.
     public static let timelineLimit = 10_000
 
@@ -50,7 +69,7 @@ extension Carousel {
         func seen(_ future: Carousel) -> Carousel { audience.flatMap { future.audienceStates[$0] } ?? future }
         var entries: [TimelineEntry] = []
         var shown = (seen(future).currentBanner?.id, seen(future).index, seen(future).count)
-        let twoYears = now + .seconds(2 * 31_536_000)
+        let twoYears = now + Self.planHorizon
         let horizon = end.map { min($0, twoYears) } ?? twoYears
         var redefinitions = redefinitions.drop { $0.at <= now }
         // Steps that change nothing on screen (a window ending where another begins) are few; the

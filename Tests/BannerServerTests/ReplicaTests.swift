@@ -98,6 +98,40 @@ struct ReplicaTests {
         _ = processes
     }
 
+    /// Every audience's state (docs/AUDIENCES.md) is the same on every replica, whichever replica
+    /// took each command or edit: each audience's anchor goes through the row.
+    @Test func replicasAgreeOnEveryAudience() async throws {
+        let server = try await PostgresServer.shared()
+        let (processes, ports) = try await Self.replicas(2, on: server)
+        #expect(try await StoreProcessTests.json(ports[0], "POST", "/carousels", AudienceShop.body).status == 201)
+        let audiences = ["", "?audience=de", "?audience=fr", "?audience=store-berlin", "?audience=it"]
+        func agree() async throws -> Bool {
+            try await eventually {
+                for query in audiences where !(try await Self.converged(ports, "/carousels/shop/banner\(query)")) {
+                    return false
+                }
+                return true
+            }
+        }
+        #expect(try await agree())
+        #expect(try await httpRequest(port: ports[0], "POST", "/carousels/shop/banner/next").status == 200)
+        #expect(try await httpRequest(port: ports[1], "POST", "/carousels/shop/banner/next").status == 200)
+        #expect(try await agree())
+        let german = try await httpRequest(port: ports[0], "GET", "/carousels/shop/banner?audience=de").json
+        #expect((german["banner"] as? [String: Any])?["id"] as? String == "d", "a b d: two steps on from a")
+        let jumped = try await StoreProcessTests.json(
+            ports[1], "PUT", "/carousels/shop/banner/index?audience=fr", #"{"index": 1}"#)
+        #expect(jumped.status == 200)
+        #expect(try await agree())
+        let patched = try await StoreProcessTests.json(
+            ports[0], "PATCH", "/carousels/shop/banners/c", #"{"audiences": ["fr", "it"]}"#)
+        #expect(patched.status == 200)
+        #expect(try await agree())
+        let italian = try await httpRequest(port: ports[1], "GET", "/carousels/shop/banner?audience=it").json
+        #expect(italian["count"] as? Int == 2, "it now has a and c, on the replica that did not make the edit")
+        _ = processes
+    }
+
     /// Each replica's `GET /screens`, by screen id.
     static func screens(_ port: Int) async throws -> [String: [String: Any]] {
         let entries = try await httpRequest(port: port, "GET", "/screens").json["screens"] as? [[String: Any]] ?? []
@@ -438,5 +472,16 @@ enum WeightedShop {
           {"id": "a", "image": "https://cdn.example.com/a.png", "weight": 5},
           {"id": "b", "image": "https://cdn.example.com/b.png"},
           {"id": "c", "image": "https://cdn.example.com/c.png"}]}
+        """#
+}
+
+/// a for everyone, b for de, c for fr, d for de and store-berlin (docs/AUDIENCES.md).
+enum AudienceShop {
+    static let body = #"""
+        {"name": "shop", "interval": 3600, "banners": [
+          {"id": "a", "image": "https://cdn.example.com/a.png"},
+          {"id": "b", "image": "https://cdn.example.com/b.png", "audiences": ["de"]},
+          {"id": "c", "image": "https://cdn.example.com/c.png", "audiences": ["fr"]},
+          {"id": "d", "image": "https://cdn.example.com/d.png", "audiences": ["de", "store-berlin"]}]}
         """#
 }

@@ -73,6 +73,40 @@ struct AudienceAPITests {
         #expect(entries.map { $0["banner"] as? String } == ["b", "d", "a"])
     }
 
+    /// The admin page's preview: what a screen of an audience will show at an instant.
+    @Test(arguments: Transport.allCases)
+    func thePreviewShowsAnAudiencesStateAtAnInstant(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        #expect(try await WeightAPITests.send(service, "POST", "/carousels", Self.shop).status == 201)
+        let millis = try #require(try await service.request("GET", "/time").json["epochMillis"] as? Double)
+        let formatter = ISO8601DateFormatter()
+        func instant(hoursFromNow hours: Double) -> String {
+            formatter.string(from: Date(timeIntervalSince1970: millis / 1000 + hours * 3600))
+        }
+        let now = try await service.request("GET", "/carousels/shop/banner?audience=de").json
+        // An hour each: in 2.5 hours de (a b d) is two advances on, at d.
+        let later = try await service.request(
+            "GET", "/carousels/shop/preview?audience=de&at=\(instant(hoursFromNow: 2.5))")
+        #expect(later.status == 200)
+        #expect(try ScheduleAPITests.bannerID(later.json) == "d")
+        #expect(try later.json["version"] as? Int == (now["version"] as? Int ?? 0) + 2)
+        let plain = try await service.request("GET", "/carousels/shop/preview?at=\(instant(hoursFromNow: 2.5))")
+        #expect(try ScheduleAPITests.bannerID(plain.json) == "a", "no audience: a alone")
+        let unchanged = try await service.request("GET", "/carousels/shop/banner?audience=de").json
+        #expect(unchanged["version"] as? Int == now["version"] as? Int, "a preview changes nothing")
+        for (query, status, detail) in [
+            ("", 400, "at: missing"),
+            ("?at=tomorrow", 400, "at 'tomorrow' is not an RFC 3339 date-time"),
+            ("?at=\(instant(hoursFromNow: -1))", 422, "is not between now"),
+            ("?at=\(instant(hoursFromNow: 3 * 366 * 24))", 422, "two years ahead"),
+            ("?audience=DE&at=\(instant(hoursFromNow: 1))", 400, "audience 'DE' is invalid"),
+        ] {
+            let refused = try await service.request("GET", "/carousels/shop/preview\(query)")
+            #expect(refused.status == status, "\(query)")
+            #expect(refused.problemDetail?.contains(detail) == true, "\(query): \(refused.problemDetail ?? "")")
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     func badAudienceNamesAre400AndChangeNothing(_ transport: Transport) async throws {
         let service = try await transport.start()

@@ -210,8 +210,9 @@ class ShopPage:
     def origin(self):
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def show(self, service_url, token=None, screen=None):
+    def show(self, service_url, token=None, screen=None, audience=None):
         attributes = ("" if token is None else f' token="{token}"') + ("" if screen is None else f' screen="{screen}"')
+        attributes += "" if audience is None else f' audience="{audience}"'
         self.html = (
             f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A shop</title>'
             f'<script src="{service_url}/embed.js" defer></script></head><body>'
@@ -763,6 +764,34 @@ class SchedulesAndTakeovers(WebClientTest):
         self.assertEqual(len(self.dot_ids()), 5)
 
 
+class Audiences(WebClientTest):
+    """A page of an audience shows and drives that audience's rotation (docs/AUDIENCES.md):
+    banner-1 is for de only, banner-2 for fr only."""
+
+    def setUp(self):
+        super().setUp()
+        self.service.call("PATCH", "/carousels/default/banners/banner-1", {"audiences": ["de"]})
+        self.service.call("PATCH", "/carousels/default/banners/banner-2", {"audiences": ["fr"]})
+
+    def dot_ids(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('.dot'), (dot) => dot.dataset.bannerId ?? null)")
+
+    def test_a_page_of_an_audience_shows_and_drives_its_rotation(self):
+        self.browser.get(self.service.url + "/?audience=de")
+        self.wait(lambda: self.dot_ids() == ["banner-0", "banner-1", "banner-3", "banner-4"], 15,
+                  f"de's rotation, shows {self.dot_ids()}")
+        self.find(".next-button").click()
+        self.wait_for_caption(CAPTIONS[1])
+        self.assertEqual(self.service.call("GET", "/banner?audience=fr")["banner"]["id"], "banner-2",
+                         "next moved fr's screens too")
+        self.assertEqual(self.service.state()["banner"]["id"], "banner-3", "and those declaring no audience")
+        self.find(".dot[data-banner-id='banner-4']").click()
+        self.wait_for_caption(CAPTIONS[4])
+        self.assertEqual(self.service.call("GET", "/banner?audience=de")["banner"]["id"], "banner-4",
+                         "the dot's index is in de's rotation")
+
+
 class AnotherCarousel(WebClientTest):
     """/carousels/NAME/ and /?carousel=NAME show and drive that carousel, not `default`."""
 
@@ -1040,6 +1069,22 @@ class ComponentTest(WebClientTest):
             touch("touchMove", step, [{"x": x + fraction * rect["width"] * step / steps, "y": y}])
         touch("touchEnd", steps, [])
 
+
+
+class ComponentAudiences(ComponentTest):
+    """An element's `audience` attribute (docs/AUDIENCES.md): #first is fr's, #second no audience's."""
+
+    def test_an_element_shows_its_audiences_rotation(self):
+        self.service.call("PATCH", "/carousels/default/banners/banner-1", {"audiences": ["de"]})
+        self.service.call("PATCH", "/carousels/default/banners/banner-2", {"audiences": ["fr"]})
+        self.browser.get(self.shop.show(self.service.url, audience="fr"))
+        self.wait_shown("first", "banner-0")
+        self.service.call("POST", "/banner/next")
+        self.wait_shown("first", "banner-2", message="fr's rotation: banner-0, 2, 3, 4")
+        self.wait_shown("second", "banner-3", message="no audience's: banner-0, 3, 4")
+        self.service.call("POST", "/banner/next")
+        self.wait_shown("first", "banner-3")
+        self.wait_shown("second", "banner-4")
 
 
 class ComponentScreens(ComponentTest):
@@ -1432,6 +1477,36 @@ class AdminEditor(AdminPageTest):
         self.assertEqual(self.definition("default")["banners"][-1]["weight"], 3, "three turns per cycle")
         self.wait(lambda: self.find('#banners li[data-banner="summer"] .badge.weight').text == "weight 3", 10,
                   "the list shows the weight")
+
+    def preview_instant(self, audience, hours_from_now):
+        at = datetime.now(timezone.utc) + timedelta(hours=hours_from_now)
+        self.fill("instant-preview", audience=audience)
+        self.browser.execute_script("arguments[0].value = arguments[1]", self.find("#instant-at"),
+                                    at.strftime("%Y-%m-%dT%H:%M:%S"))
+        self.find("#instant-show").click()
+
+    def previewed_banner(self):
+        return self.browser.execute_script(
+            "return document.querySelector('#instant-result [data-banner]')?.dataset.banner ?? null")
+
+    def test_audiences_are_edited_and_an_audience_is_previewed_at_an_instant(self):
+        self.banner_button("Edit banner-1").click()
+        self.fill("banner-form", audiences="de, store-berlin")
+        self.find("#banner-submit").click()
+        self.wait(lambda: self.definition("default")["banners"][1].get("audiences") == ["de", "store-berlin"], 10,
+                  "the audiences reach the service")
+        self.wait(lambda: self.find('#banners li[data-banner="banner-1"] .badge.audiences').text
+                  == "for de, store-berlin", 10, "the list shows them")
+        # An hour each, from banner-0: in an hour and a half de's screens (every banner) show
+        # banner-1, and screens of no audience (banner-1 is not theirs) banner-2.
+        self.preview_instant("de", 1.5)
+        self.wait(lambda: self.previewed_banner() == "banner-1", 10, f"de: {self.find('#instant-result').text}")
+        self.assertIn("A screen of de will show banner-1", self.find("#instant-result").text)
+        self.preview_instant("", 1.5)
+        self.wait(lambda: self.previewed_banner() == "banner-2", 10, "no audience")
+        self.preview_instant("DE", 1.5)
+        self.wait(lambda: "audience 'DE' is invalid" in self.find("#instant-result").text, 10, "a bad name is said")
+        self.assertIsNone(self.previewed_banner())
 
     def test_a_weight_out_of_range_is_shown_beside_the_field(self):
         self.banner_button("Edit banner-1").click()

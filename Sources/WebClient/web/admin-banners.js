@@ -9,6 +9,9 @@ export function renderBanners() {
     const banners = session.editing.definition.banners;
     ui.banners.replaceChildren(...banners.map((banner, position) => bannerItem(banner, position, banners.length)));
     markRotation();
+    // The audiences the banners name, offered by the preview of an instant.
+    const audiences = [...new Set(banners.flatMap((banner) => banner.audiences ?? []))].sort();
+    ui.instantAudiences.replaceChildren(...audiences.map((name) => Object.assign(document.createElement("option"), {value: name})));
 }
 
 /** Banners out of the rotation now (disabled, or scheduled for another time) say so. */
@@ -38,6 +41,7 @@ export function bannerItem(banner, position, count) {
     text.append(id, caption);
     if (banner.enabled === false) text.append(badge("disabled", "disabled"));
     if ((banner.weight ?? 1) !== 1) text.append(badge(`weight ${banner.weight}`, "weight"));
+    if (banner.audiences?.length) text.append(badge(`for ${banner.audiences.join(", ")}`, "audiences"));
     const actions = document.createElement("div");
     actions.className = "banner-actions";
     actions.append(
@@ -95,6 +99,7 @@ export function editBanner(banner) {
     fields.link.value = banner.link ?? "";
     fields.duration.value = banner.duration ?? "";
     fields.weight.value = banner.weight ?? "";
+    fields.audiences.value = (banner.audiences ?? []).join(", ");
     fields.enabled.checked = banner.enabled !== false;
     fields.startsAt.value = banner.startsAt ? localOf(banner.startsAt, zone()) : "";
     fields.endsAt.value = banner.endsAt ? localOf(banner.endsAt, zone()) : "";
@@ -142,12 +147,14 @@ ui.bannerForm.addEventListener("submit", async (event) => {
     const fields = ui.bannerForm.elements;
     const duration = fields.duration.value.trim();
     const weight = fields.weight.value.trim();
+    const audiences = fields.audiences.value.split(",").map((name) => name.trim()).filter((name) => name !== "");
     const banner = {
         image: fields.image.value.trim(),
         caption: fields.caption.value,
         link: fields.link.value.trim() === "" ? null : fields.link.value.trim(),
         duration: duration === "" ? null : typedNumber(duration),
         weight: weight === "" ? null : typedNumber(weight),
+        audiences: audiences.length ? audiences : null,
         enabled: fields.enabled.checked,
         ...typedSchedule(),
     };

@@ -4,9 +4,9 @@
 // Read again when the state's version moves, else once a minute (a carousel that flips every few
 // seconds plans thousands of changes in hours).
 
-import {session, svgElement, ui} from "./admin-ui.js";
-import {carouselPath, read} from "./admin-api.js";
-import {zone} from "./admin-schedule.js";
+import {clearErrors, session, showProblem, svgElement, ui} from "./admin-ui.js";
+import {carouselPath, problemDetail, read} from "./admin-api.js";
+import {instantOf, zone} from "./admin-schedule.js";
 
 export const horizonMs = 6 * 3600 * 1000;
 export const mostChanges = 2000;
@@ -115,3 +115,44 @@ export function scale(from, horizon) {
     row.append(document.createElement("span"), times);
     return row;
 }
+
+// The preview of an instant (docs/AUDIENCES.md): what a screen of an audience will show then if no
+// command intervenes (`GET …/preview?at=&audience=`), the scheduled changes made on the way.
+ui.instantPreview.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors(ui.instantPreview);
+    ui.instantResult.replaceChildren();
+    const fields = ui.instantPreview.elements;
+    if (!fields.at.value) {
+        showProblem(ui.instantPreview, ui.instantResult, "at: choose the instant to preview");
+        return;
+    }
+    const audience = fields.audience.value.trim();
+    const query = `at=${encodeURIComponent(instantOf(fields.at.value, zone()))}`
+        + (audience ? `&audience=${encodeURIComponent(audience)}` : "");
+    let response;
+    try {
+        response = await read(`${carouselPath(session.editing.name)}/preview?${query}`);
+    } catch {
+        ui.instantResult.textContent = "The service cannot be reached.";
+        return;
+    }
+    if (!response.ok) {
+        showProblem(ui.instantPreview, ui.instantResult, await problemDetail(response));
+        return;
+    }
+    const state = await response.json();
+    const who = audience ? `A screen of ${audience}` : "A screen of no audience";
+    if (!state.banner) {
+        ui.instantResult.textContent = `${who} will show nothing then: no banner of its is on.`;
+        return;
+    }
+    const thumbnail = Object.assign(document.createElement("img"), {className: "thumbnail", alt: "", src: state.banner.image});
+    const text = document.createElement("span");
+    text.dataset.banner = state.banner.id;
+    text.textContent = state.takeover
+        ? `${who} will show ${state.banner.id} (a takeover).`
+        : `${who} will show ${state.banner.id}${state.banner.caption ? ` “${state.banner.caption}”` : ""}`
+            + ` (${state.index + 1} of ${state.count}).`;
+    ui.instantResult.append(thumbnail, text);
+});

@@ -55,16 +55,21 @@
     const preview = new URLSearchParams(location.search).has("preview");
     // Which screen this is (docs/SCREENS.md): `?screen=ID`, else an id kept for this browser.
     const screen = preview ? null : screenId(new URLSearchParams(location.search).get("screen"));
+    // Its audience (docs/AUDIENCES.md): `?audience=NAME`; the state, the stream, the plan and the
+    // answers to its commands are that audience's.
+    const audience = audienceName(new URLSearchParams(location.search).get("audience"));
     const feed = new CarouselFeed(carouselName ? `/carousels/${carouselName}` : "", clock, {
         onState: (next, {restart}) => receive(next, {restart}),
         onStatus: (status) => showStatus(status),
         screen,
+        audience,
     });
     // Views wait in IndexedDB until the service has them (docs/STATS.md): none lost offline.
     const views = new ViewReporter(carouselURL, clock, ui.stage, {keepIn: "banner-carousel-reports"});
     // Offline play (docs/SCREENS.md): the next hours planned, kept for a reload; their images
     // cached by the service worker.
-    const plan = new TimelinePlan(carouselURL, {current: () => state, keepAs: `${carouselURL}/plan`,
+    const plan = new TimelinePlan(carouselURL, {current: () => state, audience,
+        keepAs: `${carouselURL}/plan${queryOf({audience})}`,
         onPlanned: (images) => worker.then((registration) => registration?.active?.postMessage({cacheImages: images}))});
     const worker = !preview && "serviceWorker" in navigator
         ? navigator.serviceWorker.register("/sw.js").then(() => navigator.serviceWorker.ready).catch((error) => {
@@ -344,7 +349,8 @@
         if (body !== undefined) headers["Content-Type"] = "application/json";
         let response;
         try {
-            response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+            response = await fetch(path + queryOf({audience}),
+                {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
         } catch {
             showError("The carousel service cannot be reached; the command was not sent.");
             return false;

@@ -82,7 +82,7 @@ function slideHue(text) {
 }
 
 class BannerCarouselElement extends HTMLElement {
-    static observedAttributes = ["src", "token", "screen"];
+    static observedAttributes = ["src", "token", "screen", "audience"];
 
     constructor() {
         super();
@@ -131,7 +131,7 @@ class BannerCarouselElement extends HTMLElement {
 
     attributeChangedCallback(name) {
         if (!this.isConnected) return;
-        if (name === "src" || name === "screen") {
+        if (name === "src" || name === "screen" || name === "audience") {
             if (this.running) this.stop();
             this.start();
         } else {
@@ -176,14 +176,18 @@ class BannerCarouselElement extends HTMLElement {
         this.running = true;
         // Which screen this is (docs/SCREENS.md): the `screen` attribute, else an id kept for this browser.
         this.screen = screenId(this.getAttribute("screen"));
+        // Its audience (docs/AUDIENCES.md): the `audience` attribute; what it shows and its
+        // commands' answers are that audience's.
+        this.audience = audienceName(this.getAttribute("audience"));
         this.feed = new CarouselFeed(this.base, this.clock, {
             screen: this.screen,
+            audience: this.audience,
             onState: (next, {restart}) => this.receive(next, {restart}),
             onStatus: (status) => this.followStatus(status),
         });
         // Offline play (docs/SCREENS.md): the next hours, held in memory (this page's origin is not
         // the service's: no worker, nothing kept across a reload).
-        this.plan = new TimelinePlan(this.carouselURL, {current: () => this.live});
+        this.plan = new TimelinePlan(this.carouselURL, {current: () => this.live, audience: this.audience});
         this.plan.start();
         this.onVisible = () => {
             if (document.visibilityState !== "visible") return;
@@ -554,7 +558,7 @@ class BannerCarouselElement extends HTMLElement {
         if (body !== undefined) headers["Content-Type"] = "application/json";
         let response;
         try {
-            response = await fetch(`${this.base}${path}`, {method, headers,
+            response = await fetch(`${this.base}${path}${queryOf({audience: this.audience})}`, {method, headers,
                 body: body === undefined ? undefined : JSON.stringify(body)});
         } catch {
             this.say("The carousel service cannot be reached; the command was not sent.");

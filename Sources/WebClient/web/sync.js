@@ -236,8 +236,10 @@ function learnDefaultInterval(state, known) {
 class TimelinePlan {
     static cacheName = "banner-carousel-plan";
 
-    constructor(base, {current, onPlanned = () => {}, keepAs = null, hours = 6, refreshEveryMs = 10 * 60 * 1000}) {
+    constructor(base, {current, onPlanned = () => {}, keepAs = null, hours = 6, refreshEveryMs = 10 * 60 * 1000,
+        audience = null}) {
         this.base = base;
+        this.audience = audience; // the screens' audience (docs/AUDIENCES.md): its timeline and shares
         this.current = current;
         this.onPlanned = onPlanned;
         this.keepAs = keepAs;
@@ -277,7 +279,8 @@ class TimelinePlan {
 
     async fetchPlan() {
         const [timeline, listed] = await Promise.all([
-            this.getJSON(`${this.base}/timeline?hours=${this.hours}`), this.getJSON(`${this.base}/banners`)]);
+            this.getJSON(`${this.base}/timeline${queryOf({hours: this.hours, audience: this.audience})}`),
+            this.getJSON(`${this.base}/banners${queryOf({audience: this.audience})}`)]);
         const from = this.current();
         if (!from || from.planned) return;
         const banners = {};
@@ -389,11 +392,12 @@ class TimelinePlan {
  * "live", "unreachable" or "missing" (the service does not know it).
  */
 class CarouselFeed {
-    constructor(base, clock, {onState, onStatus, screen = null}) {
+    constructor(base, clock, {onState, onStatus, screen = null, audience = null}) {
         this.base = base;
-        // The screen this page is (docs/SCREENS.md), named on the stream and the polls: in the
-        // query, which needs no CORS preflight and which EventSource can send.
-        this.query = screen ? `?screen=${encodeURIComponent(screen)}` : "";
+        // The screen this page is (docs/SCREENS.md) and its audience (docs/AUDIENCES.md), named on
+        // the stream and the polls: in the query, which needs no CORS preflight and which
+        // EventSource can send.
+        this.query = queryOf({screen, audience});
         this.clock = clock;
         this.onState = onState;
         this.onStatus = onStatus;
@@ -716,6 +720,23 @@ class KeptReports {
             }
         });
     }
+}
+
+/** `?name=value&…` of the parameters given (null ones left out), or "" when none is. */
+function queryOf(parameters) {
+    const given = Object.entries(parameters).filter(([, value]) => value !== null && value !== undefined);
+    return given.length ? "?" + given.map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join("&") : "";
+}
+
+/**
+ * The screen's audience (docs/AUDIENCES.md): `given` (the page's `?audience=`, the component's
+ * `audience` attribute) when it is a name, else none, said on the console.
+ */
+function audienceName(given) {
+    if (!given) return null;
+    if (/^[a-z0-9][a-z0-9._-]{0,63}$/.test(given)) return given;
+    console.warn(`banner-carousel: '${given}' is not an audience (a-z, 0-9, '.', '_', '-'); showing every audience's banners`);
+    return null;
 }
 
 /**

@@ -14,11 +14,12 @@ import json
 import subprocess
 
 
-def measure(target, subscribers, changes, client, rss_kib):
-    """One fan-out run against `target`, with its idle memory per subscriber."""
+def measure(target, subscribers, changes, client, rss_kib, audiences=0):
+    """One fan-out run against `target`, with its idle memory per subscriber; with `audiences`, the
+    subscribers are spread over that many audiences (docs/AUDIENCES.md), `a0` to `a{audiences - 1}`."""
     before = rss_kib(target.pids)
     process = subprocess.Popen([str(client), "--port", str(target.port), "--subscribers", str(subscribers),
-                                "--changes", str(changes), "--pause"],
+                                "--changes", str(changes), "--pause", "--audiences", str(audiences)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = process.stderr.readline()  # "ready" once every subscriber has its first event
     idle = rss_kib(target.pids)

@@ -94,8 +94,9 @@ def rss_kib(pids):
 class Target:
     """A server under test: its process, its port, and the pids whose memory it uses."""
 
-    def __init__(self, name, label, command, port, log):
+    def __init__(self, name, label, command, port, log, read_path="/banner"):
         self.name, self.label, self.port = name, label, port
+        self.read_path = read_path  # what `get_rounds` reads
         self.log = open(log, "w")
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.log)
         wait_for_port(port, self.process, label)
@@ -239,13 +240,13 @@ def get_rounds(targets, arguments, cpu=None, label=""):
     """GET /banner on each target in turn, `arguments.rounds` times, the order rotating every round
     (after a warm-up of a second each): req/s and server CPU µs per request, by target name."""
     for target in targets:
-        wrk(target, "/banner", 1, arguments.connections, cpu=cpu)
+        wrk(target, target.read_path, 1, arguments.connections, cpu=cpu)
     rates = {target.name: [] for target in targets}
     microseconds_used = {target.name: [] for target in targets}
     for round_number in range(arguments.rounds):
         order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
         for target in order:
-            rate, microseconds, _ = wrk(target, "/banner", arguments.seconds, arguments.connections, cpu=cpu)
+            rate, microseconds, _ = wrk(target, target.read_path, arguments.seconds, arguments.connections, cpu=cpu)
             rates[target.name].append(rate)
             microseconds_used[target.name].append(microseconds)
             print(f"  {label}round {round_number + 1} {target.label:18} {rate:>10,.0f} req/s  "
@@ -474,6 +475,14 @@ def scheduled_banners(count):
             for n in range(count)]
 
 
+def audience_banners(count):
+    """The shipped banners, for every audience, and one banner for each of `count` audiences
+    (docs/AUDIENCES.md): a carousel with as many audiences as one may have."""
+    shipped = json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]
+    return shipped + [{"id": f"audience-{n}", "image": f"https://cdn.example.com/banners/a{n}-1600x600.jpg",
+                       "caption": f"For audience a{n}", "audiences": [f"a{n}"]} for n in range(count)]
+
+
 def banner_only_configuration(port):
     """A configuration file for a server under valgrind: the shipped banners, autoplay off."""
     path = OUT / "valgrind.json"
@@ -636,6 +645,8 @@ def main():
                         help="queued webhook deliveries drained after a restart")
     parser.add_argument("--scale-carousels", type=int, default=10_000,
                         help="carousels advancing every 5 s for CPU per advance and memory per carousel")
+    parser.add_argument("--scale-audiences", type=lambda text: [int(count) for count in text.split("x")],
+                        default=[1_000, 10], help="CAROUSELSxAUDIENCES: the same with audiences (docs/AUDIENCES.md)")
     parser.add_argument("--smoke", action="store_true", help="a quick run that checks the harness, not the speed")
     arguments = parser.parse_args()
     if arguments.smoke:
@@ -648,7 +659,7 @@ def main():
         arguments.propagation_commands = 20
         arguments.scheduled_changes = 10
         arguments.webhook_events, arguments.webhook_drain = 10, 100
-        arguments.scale_carousels = 500
+        arguments.scale_carousels, arguments.scale_audiences = 200, [50, 10]
         arguments.flip_pages, arguments.flips, arguments.flip_runs = 2, 10, 1
     results_file = OUT / "results-smoke.md" if arguments.smoke else ROOT / "bench" / "results.md"
 
@@ -665,6 +676,10 @@ def main():
     # Not a comparison of bytes (its banners are other): the same reads with a schedule on each banner.
     scheduled = start_service(arguments.threads, name="scheduled", key="scheduled",
                               label="banner-server, 100 scheduled banners", banners=scheduled_banners(100))
+    # The reads of one audience of 64 (docs/AUDIENCES.md): its own pre-built responses.
+    audiences = start_service(arguments.threads, name="audiences", key="audiences",
+                              label="banner-server, GET /banner?audience=a17 of 64", banners=audience_banners(64))
+    audiences.read_path = "/banner?audience=a17"
     uncounted = start_service(arguments.threads, name="carousel-uncounted", key="uncounted",
                               label="banner-server, no request counting", binary=UNCOUNTED)
     # libmicrohttpd alone (docs/ARCHITECTURE.md, "The fast paths"): what the acceptor and read loops buy.
@@ -693,7 +708,11 @@ def main():
         print(f"GET /banner ({len(body)}-byte body), wrk -t1 -c{arguments.connections} -d{arguments.seconds}s, "
               f"{arguments.rounds} rounds", flush=True)
         sizes[scheduled.name] = (lambda answer: len(answer[1]) + 4 + len(answer[2]))(fetch(scheduled.port))
-        timed = targets + [scheduled, uncounted, plain]
+        status, head, answer = fetch(audiences.port, audiences.read_path)
+        if status != 200 or b'"audience-17"' not in answer:
+            sys.exit(f"bench: GET {audiences.read_path} answered {status} without the audience's banner")
+        sizes[audiences.name] = len(head) + 4 + len(answer)
+        timed = targets + [scheduled, audiences, uncounted, plain]
         rates, cpu = get_rounds(timed, arguments)
 
         latency = {}
@@ -718,6 +737,7 @@ def main():
         admin["audit"] = audit
     finally:
         scheduled.stop()
+        audiences.stop()
         uncounted.stop()
         plain.stop()
         for target in targets:
@@ -747,6 +767,21 @@ def main():
                             start_plain=lambda: start_service(arguments.threads, name="fanout-plain", key="plain",
                                                               label="banner-server, fast paths off", store="memory",
                                                               fastPaths=False))
+    # One change reaching subscribers spread over 64 audiences (docs/AUDIENCES.md): 65 events encoded,
+    # each sent to its own subscribers; beside the same subscribers all on the carousel's own state.
+    spread = {}
+    for audiences_count in (0, 64):
+        target = start_service(arguments.threads, name="fanout-audiences", store="memory",
+                               banners=audience_banners(64))
+        try:
+            spread[audiences_count] = fanout.measure(target, max(arguments.subscribers), arguments.changes, FANOUT,
+                                                     rss_kib, audiences=audiences_count)
+        finally:
+            target.stop()
+        print(f"  fan-out to {max(arguments.subscribers):,} over {audiences_count or 'no'} audiences: "
+              f"p50 {spread[audiences_count]['p50_ms']:.1f} ms, p99 {spread[audiences_count]['p99_ms']:.1f} ms",
+              flush=True)
+    fanned_audiences = spread
     flipped = flips.flip_spread(
         lambda banners: start_service(arguments.threads, name="flips", store="memory", autoplay=True, interval=0.5,
                                       banners=banners),
@@ -776,13 +811,17 @@ def main():
     print(f"  webhook deliveries: latency p50 {hooks['p50']:.2f} ms, p99 {hooks['p99']:.2f} ms; "
           f"{arguments.webhook_drain} queued drained in {hooks['drain']:.2f} s after a restart", flush=True)
 
-    scaled = scale.measure(arguments.scale_carousels, seconds=2 if arguments.smoke else 10)
-    print(f"  {scaled['carousels']:,} carousels: {scaled['cpu_us_per_advance']:.1f} µs of CPU per advance, "
-          f"{scaled['kib_per_carousel']:.1f} KiB per carousel", flush=True)
+    scaled = [scale.measure(arguments.scale_carousels, seconds=2 if arguments.smoke else 10),
+              scale.measure(arguments.scale_audiences[0], seconds=2 if arguments.smoke else 10,
+                            audiences=arguments.scale_audiences[1])]
+    for result in scaled:
+        print(f"  {result['carousels']:,} carousels × {result['audiences']} audiences: "
+              f"{result['cpu_us_per_advance']:.1f} µs of CPU per advance, {result['kib_per_carousel']:.1f} KiB per "
+              f"carousel, {result['kib_per_state']:.1f} KiB per state", flush=True)
 
-    report = render(arguments, machine(), targets + [scheduled, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
+    report = render(arguments, machine(), targets + [scheduled, audiences, plain], rates, cpu, sizes, latency, idle_rss, loaded_rss,
                     post, len(body), fanned, timing, allocations, post_memory, admin, shared, boundary,
-                    flipped, one_core, instructions, changes, hooks, scaled)
+                    flipped, one_core, instructions, changes, hooks, scaled, fanned_audiences)
     results_file.write_text(report)
     print()
     print(report)
@@ -870,10 +909,10 @@ def one_core_section(arguments, one_core):
 
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
            timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes,
-           hooks, scaled):
+           hooks, scaled, fanned_audiences):
     def versus(key, other):
         return ratios(rates, key, other)
-    targets = [target for target in timed if target.name not in ("scheduled", "uncounted", "plain")]
+    targets = [target for target in timed if target.name not in ("scheduled", "audiences", "uncounted", "plain")]
     rounds = arguments.rounds
     lines = [
         "# Benchmark results",
@@ -903,6 +942,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
             (["banner-server, PostgreSQL / C libmicrohttpd"], versus("postgres", "reference")),
             (["banner-server, 100 scheduled banners / banner-server"], versus("scheduled", "service")),
             (["banner-server, 100 scheduled banners / nginx"], versus("scheduled", "nginx")),
+            (["banner-server, one audience of 64 / banner-server (bar 0.95)"], versus("audiences", "service")),
             (["banner-server / the same build without request counting"], versus("service", "uncounted")),
             (["banner-server, fast paths off / C libmicrohttpd"], versus("plain", "reference")),
             (["banner-server / banner-server, fast paths off (what they buy)"], versus("service", "plain"))]),
@@ -913,6 +953,10 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "The scheduled carousel has 100 banners, each with two weekly windows covering the whole day "
         "(docs/SCHEDULES.md): reads are answered from the same pre-encoded responses, so the schedule costs "
         "them nothing; its body is longer (its banners carry their windows), which nginx is not asked to serve.",
+        "",
+        "The audience carousel has the shipped banners for every audience and one banner for each of 64 "
+        "audiences (docs/AUDIENCES.md); wrk reads `GET /banner?audience=a17`, that audience's own state, from "
+        "its own pre-built responses: the query costs a scan of the target, no lookup of more than the name.",
         "",
         "Server CPU time (user + system, all threads and processes) per request in the same runs, a figure "
         "less swayed by what else the machine is doing than req/s:",
@@ -1066,17 +1110,30 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"| {hooks['p50']:.2f} | {hooks['p99']:.2f} | {hooks['max']:.2f} | {hooks['drain']:.2f} | "
         f"{arguments.webhook_drain / hooks['drain']:.0f} |",
         "",
-        f"**Carousels at scale** (bench/scale.py): {scaled['carousels']:,} carousels of 3 banners, interval 5 s, "
-        f"playing ({scaled['advances_per_s']:,.0f} advances a second), SQLite store, no client. CPU: user + system "
-        "time over the window divided by the advances due in it (bar ≤ 50 µs); memory: RSS minus that of the same "
-        "service holding one carousel, per carousel (bar ≤ 8 KiB).",
+        f"**Fan-out over audiences** (docs/AUDIENCES.md): {max(arguments.subscribers):,} subscribers of one carousel "
+        f"whose banners name 64 audiences, memory store, {arguments.changes} times `POST /banner/next`: every "
+        "subscriber on the carousel's own state, then the same subscribers spread evenly over the 64 audiences "
+        "(each change is then 65 events, each encoded once and sent to its own subscribers).",
         "",
-        "| carousels | share of a core | CPU µs per advance | RSS MiB | KiB per carousel | start s "
-        "| GET /carousels KB | ms |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-        f"| {scaled['carousels']:,} | {scaled['core_share'] * 100:.1f}% | {scaled['cpu_us_per_advance']:.1f} | "
-        f"{scaled['rss_mib']:.0f} | {scaled['kib_per_carousel']:.1f} | {scaled['start_s']:.2f} | "
-        f"{scaled['list_kb']:.0f} | {scaled['list_ms']:.0f} |",
+        "| subscribers on | p50 ms | p99 ms | max ms | CPU µs per delivery | lost |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(f"| {'64 audiences' if count else 'no audience'} | {row['p50_ms']:.1f} | {row['p99_ms']:.1f} | "
+          f"{row['max_ms']:.1f} | {row['cpu_us_per_delivery']:.2f} | {row['lost']} |"
+          for count, row in sorted(fanned_audiences.items())),
+        "",
+        "**Carousels at scale** (bench/scale.py): carousels of 3 banners, interval 5 s, playing, SQLite store, no "
+        "client; with audiences (docs/AUDIENCES.md), one more banner per audience, so that each audience rotates 4 "
+        "banners and every state (the carousel's own and each audience's) advances every 5 s. CPU: user + system "
+        "time over the window divided by the advances due in it (bar ≤ 50 µs); memory: RSS minus that of the same "
+        "service holding one carousel, per carousel and per state (bar ≤ 8 KiB per carousel, or per audience).",
+        "",
+        "| carousels | audiences each | advances/s | share of a core | CPU µs per advance | RSS MiB "
+        "| KiB per carousel | KiB per state | start s | GET /carousels KB | ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *(f"| {result['carousels']:,} | {result['audiences']} | {result['advances_per_s']:,.0f} | "
+          f"{result['core_share'] * 100:.1f}% | {result['cpu_us_per_advance']:.1f} | {result['rss_mib']:.0f} | "
+          f"{result['kib_per_carousel']:.1f} | {result['kib_per_state']:.1f} | {result['start_s']:.2f} | "
+          f"{result['list_kb']:.0f} | {result['list_ms']:.0f} |" for result in scaled),
         "",
     ]
     return "\n".join(lines)

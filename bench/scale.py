@@ -2,14 +2,19 @@
 store, with no client at all:
 
 - `count` carousels of 3 banners, interval 5 s, playing (count / 5 automatic advances a second),
-  imported with `banner-server import` (1,000 a file) before the service starts;
+  imported with `banner-server import` (up to 1,000 a file) before the service starts;
 - CPU per advance: the process's user + system time over `seconds` (after one whole interval
   has passed since the start), divided by the advances due in that time;
 - memory per carousel: the process's RSS then, minus the RSS of the same service holding only
   the default carousel, divided by `count`;
 - the start (to the port answering) and `GET /carousels` (size, time) at that count.
 
-Run alone: `python3 bench/scale.py [COUNT]` after `make build`."""
+With `audiences` (docs/AUDIENCES.md), each carousel also has one banner for each of that many
+audiences: every audience rotates 4 banners, and the carousel's own state (screens of no
+audience) the 3; advances and memory are then also given per state (the carousel's and each
+audience's).
+
+Run alone: `python3 bench/scale.py [COUNT [AUDIENCES]]` after `make build`."""
 
 import json
 import os
@@ -26,10 +31,12 @@ OUT = ROOT / "bench" / "out" / "scale"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def definitions(first, count):
+def definitions(first, count, audiences=0):
     return [{"name": f"store-{n:05d}", "interval": 5, "banners": [
         {"id": f"b{b}", "image": f"https://cdn.example.com/{n}/{b}.png", "caption": f"Store {n}, banner {b}"}
-        for b in range(3)]} for n in range(first, first + count)]
+        for b in range(3)] + [
+        {"id": f"a{a}", "image": f"https://cdn.example.com/{n}/a{a}.png", "caption": f"Store {n}, audience {a}",
+         "audiences": [f"aud-{a}"]} for a in range(audiences)]} for n in range(first, first + count)]
 
 
 def free_port():
@@ -82,7 +89,7 @@ def stop(process):
     process.wait(timeout=30)
 
 
-def measure(count=10_000, seconds=10.0):
+def measure(count=10_000, seconds=10.0, audiences=0):
     idle, _, _ = start(fresh_store("scale-idle"), "scale-idle")
     try:
         time.sleep(2)  # settled: the start's allocations done (a fixed pause is fine in a benchmark)
@@ -91,9 +98,10 @@ def measure(count=10_000, seconds=10.0):
         stop(idle)
 
     store = fresh_store("scale")
-    for first in range(0, count, 1000):
+    per_file = 1000 // (1 + audiences // 2)  # a file to import is at most 1 MiB
+    for first in range(0, count, per_file):
         path = OUT / f"scale-{first}.json"
-        path.write_text(json.dumps({"carousels": definitions(first, min(1000, count - first))}))
+        path.write_text(json.dumps({"carousels": definitions(first, min(per_file, count - first), audiences)}))
         subprocess.run([str(SERVICE), "import", str(path), "--store", store], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -110,13 +118,15 @@ def measure(count=10_000, seconds=10.0):
         list_ms = (time.time() - began) * 1000
     finally:
         stop(process)
-    advances = count / 5 * wall
-    return {"carousels": count, "advances_per_s": count / 5, "core_share": cpu / wall,
+    states = count * (audiences + 1)  # each carousel's own and each audience's: all advance every 5 s
+    advances = states / 5 * wall
+    return {"carousels": count, "audiences": audiences, "advances_per_s": states / 5, "core_share": cpu / wall,
             "cpu_us_per_advance": cpu / advances * 1e6, "rss_mib": rss / 1024, "idle_rss_mib": idle_rss / 1024,
-            "kib_per_carousel": (rss - idle_rss) / count, "start_s": started,
-            "list_kb": len(listed) / 1000, "list_ms": list_ms}
+            "kib_per_carousel": (rss - idle_rss) / count, "kib_per_state": (rss - idle_rss) / states,
+            "start_s": started, "list_kb": len(listed) / 1000, "list_ms": list_ms}
 
 
 if __name__ == "__main__":
-    result = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    result = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
+                     audiences=int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     print(json.dumps(result, indent=2))

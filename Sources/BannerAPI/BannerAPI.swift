@@ -228,8 +228,10 @@ public struct BannerAPI: HTTPHandler {
                 let live = try carousel(route)
                 let screen = try ScreenRequests.screen(inPath: screenText)
                 let receipts = try ScreenRequests.receipts(of: request)
+                let audience = try QueryValues.audience(of: request)
                 do throws(ScreenRefusal) {
-                    try fleet.report(receipts, from: screen, on: live, userAgent: request.header("User-Agent"))
+                    try fleet.report(
+                        receipts, from: screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
                 } catch {
                     throw ScreenRequests.problem(error)
                 }

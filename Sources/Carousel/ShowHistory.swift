@@ -57,10 +57,10 @@ public struct ShowHistory: Sendable {
     /// The earliest instant this history knows what was shown at.
     public var knownFrom: Timestamp { states[0].from }
 
-    /// What was shown at `time`; nil before `knownFrom`.
-    public func shown(at time: Timestamp) -> Shown? {
+    /// What was shown at `time` to screens of `audience` (docs/AUDIENCES.md); nil before `knownFrom`.
+    public func shown(at time: Timestamp, audience: String? = nil) -> Shown? {
         guard let index = governing(time) else { return nil }
-        var state = states[index].state
+        var state = Self.seen(by: audience, states[index].state)
         state.advance(to: time)
         return Shown(
             banner: state.currentBanner, since: max(state.changedAt, states[index].from), version: state.version)
@@ -68,16 +68,26 @@ public struct ShowHistory: Sendable {
 
     /// The changes of the shown banner after `start`, up to and including `end`, at most `limit`
     /// of them (and at most 1,000 steps of the carousel's: a request's work stays bounded).
-    public func transitions(after start: Timestamp, through end: Timestamp, limit: Int) -> [Transition] {
-        walk(after: start, through: end, limit: limit).found
+    public func transitions(after start: Timestamp, through end: Timestamp, limit: Int, audience: String? = nil)
+        -> [Transition]
+    {
+        walk(after: start, through: end, limit: limit, audience: audience).found
+    }
+
+    /// What screens of `audience` see of `state`: its audience's own state when it has one (only
+    /// that state is then stepped), else `state`.
+    private static func seen(by audience: String?, _ state: Carousel) -> Carousel {
+        audience.flatMap { state.audienceStates[$0] } ?? state
     }
 
     /// `transitions`, and whether they are all there are through `end` (false when `limit` or
     /// the steps ran out first).
-    func walk(after start: Timestamp, through end: Timestamp, limit: Int) -> (found: [Transition], complete: Bool) {
+    func walk(after start: Timestamp, through end: Timestamp, limit: Int, audience: String? = nil) -> (
+        found: [Transition], complete: Bool
+    ) {
         guard limit > 0 else { return ([], false) }
         guard var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return ([], true) }
-        var state = states[index].state
+        var state = Self.seen(by: audience, states[index].state)
         state.advance(to: max(start, states[index].from))
         var shownID = state.currentBanner?.id
         var found: [Transition] = []
@@ -92,7 +102,7 @@ public struct ShowHistory: Sendable {
                 found.append(Transition(at: due, banner: state.currentBanner))
             } else if let nextState, nextState <= end {
                 index += 1
-                state = states[index].state
+                state = Self.seen(by: audience, states[index].state)
                 state.advance(to: nextState)
                 guard state.currentBanner?.id != shownID else { continue }
                 shownID = state.currentBanner?.id

@@ -30,17 +30,19 @@ public enum StepVerdict: Sendable, Equatable {
 }
 
 extension ShowHistory {
-    /// Checks `receipt` against what was shown at its instant: the same banner, flipped within
-    /// `tolerance` of the carousel's change to it (either side), is in step.
-    public func check(_ receipt: Receipt, tolerance: Duration) -> StepVerdict {
-        guard let shown = shown(at: receipt.shownAt) else { return .unknown }
+    /// Checks `receipt` against what was shown at its instant to screens of `audience`: the same
+    /// banner, flipped within `tolerance` of the carousel's change to it (either side), is in step.
+    public func check(_ receipt: Receipt, tolerance: Duration, audience: String? = nil) -> StepVerdict {
+        guard let shown = shown(at: receipt.shownAt, audience: audience) else { return .unknown }
         if shown.banner?.id == receipt.banner {
             let lateness = receipt.shownAt - shown.since
             return lateness <= tolerance ? .inStep(lateness: lateness) : .late(by: lateness)
         }
         // Flipped before the carousel: the next banner shown is this one. One change ahead only; a
         // screen two changes ahead shows the wrong banner.
-        if let next = transitions(after: receipt.shownAt, through: receipt.shownAt + span, limit: 1).first,
+        if let next = transitions(
+            after: receipt.shownAt, through: receipt.shownAt + span, limit: 1, audience: audience
+        ).first,
             next.banner?.id == receipt.banner
         {
             let earliness = next.at - receipt.shownAt

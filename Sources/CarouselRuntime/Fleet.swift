@@ -190,14 +190,15 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         }
     }
 
-    /// Receipts from screen `id` of `live`: each checked (banner known, version not from the
-    /// future, instant within an hour of now) before any is kept, then judged against what the
-    /// carousel showed; the latest is the screen's.
-    public func report(_ receipts: [ReportedReceipt], from id: ScreenID, on live: Live, userAgent: String?)
-        throws(ScreenRefusal)
-    {
+    /// Receipts from screen `id` of `live`, a screen of `audience` (docs/AUDIENCES.md): each
+    /// checked (banner known, version not from the future, instant within an hour of now) before
+    /// any is kept, then judged against what the carousel showed that audience; the latest is the
+    /// screen's.
+    public func report(
+        _ receipts: [ReportedReceipt], from id: ScreenID, on live: Live, userAgent: String?, audience: String? = nil
+    ) throws(ScreenRefusal) {
         let now = clock()
-        let snapshot = live.engine.snapshot
+        let snapshot = live.engine.snapshot.state(for: audience)
         for (index, receipt) in receipts.enumerated() {
             let field = "receipts[\(index)]"
             if receipt.version > snapshot.version {
@@ -212,7 +213,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     detail: "\(receipt.shownAt.rfc3339) is more than an hour from the service's clock "
                         + "(\(now.rfc3339)); estimate the offset with GET /time")
             }
-            if !live.knows(banner: receipt.banner, at: receipt.shownAt) {
+            if !live.knows(banner: receipt.banner, at: receipt.shownAt, audience: audience) {
                 throw .invalidReceipt(
                     field: "\(field).banner", detail: "carousel '\(live.name)' has no banner '\(receipt.banner)'")
             }
@@ -221,7 +222,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         let judged = receipts.map { receipt in
             let verdict = live.check(
                 Receipt(banner: receipt.banner, version: receipt.version, shownAt: receipt.shownAt),
-                tolerance: settings.stepTolerance)
+                tolerance: settings.stepTolerance, audience: audience)
             return JudgedReceipt(
                 banner: receipt.banner, version: receipt.version, shownAt: receipt.shownAt, lateness: verdict.lateness,
                 outOfStep: verdict.outOfStep, verdictSince: now, offsetMs: receipt.offsetMs, rttMs: receipt.rttMs)

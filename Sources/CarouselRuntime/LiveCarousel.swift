@@ -317,16 +317,16 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
 
     /// What a screen's receipt says of it, against what the carousel showed at its instant
     /// (docs/SCREENS.md, "Judging a screen").
-    public func check(_ receipt: Receipt, tolerance: Duration) -> StepVerdict {
-        history.withLock { $0.check(receipt, tolerance: tolerance) }
+    public func check(_ receipt: Receipt, tolerance: Duration, audience: String? = nil) -> StepVerdict {
+        history.withLock { $0.check(receipt, tolerance: tolerance, audience: audience) }
     }
 
     /// Whether a screen may have shown banner `id` at `instant`: a banner of the carousel or of
     /// its takeover now, or the one its history says was shown then (since deleted, say).
-    public func knows(banner id: String, at instant: Timestamp) -> Bool {
+    public func knows(banner id: String, at instant: Timestamp, audience: String? = nil) -> Bool {
         let snapshot = engine.snapshot
         if snapshot.banners.contains(where: { $0.id == id }) || snapshot.takeover?.banner.id == id { return true }
-        return history.withLock { $0.shown(at: instant)?.banner?.id == id }
+        return history.withLock { $0.shown(at: instant, audience: audience)?.banner?.id == id }
     }
 
     /// Whether a screen whose latest receipt was for `lastShownAt` has stopped flipping.

@@ -1,6 +1,8 @@
+import CarouselRuntime
 import Foundation
 import TestSupport
 import Testing
+import TimeZones
 
 /// Audiences over the API (docs/AUDIENCES.md), each check run against the router and the live
 /// services.
@@ -131,6 +133,32 @@ struct AudienceAPITests {
         #expect(refused.status == 422)
         #expect(
             refused.problemDetail?.contains("the banners name 65 audiences") == true, "\(refused.problemDetail ?? "")")
+    }
+
+    /// A screen of an audience reports its receipts with `?audience=`: they are checked and judged
+    /// against its audience's state, whose versions and banners are its own.
+    @Test func aScreenOfAnAudienceIsJudgedByItsAudiencesState() async throws {
+        let live = try await LiveService(fleet: FleetSettings(screenTimeout: .seconds(3600)))
+        #expect(try await WeightAPITests.send(live, "POST", "/carousels", Self.shop).status == 201)
+        #expect(try await live.request("POST", "/carousels/shop/banner/next").status == 200)
+        let german = try await live.request("GET", "/carousels/shop/banner?audience=de").json
+        let version = try #require(german["version"] as? Int)
+        #expect(try await live.request("GET", "/carousels/shop/banner").json["version"] as? Int == 1)
+        let receipt = ScreensAPITests.receipts(
+            #"{"version": \#(version), "banner": "b", "shownAt": "\#(Timestamp.now().rfc3339)"}"#)
+        let path = "/carousels/shop/screens/wall-de/receipts"
+        let asNoAudience = try await WeightAPITests.send(live, "POST", path, receipt)
+        #expect(asNoAudience.status == 422, "version \(version) is past the state of screens of no audience")
+        #expect(try await WeightAPITests.send(live, "POST", path + "?audience=de", receipt).status == 204)
+        var listed: [String: [String: Any]] = [:]
+        #expect(
+            try await eventually {
+                listed = try await ScreensAPITests.screens(live)
+                return listed["wall-de"]?["shown"] is [String: Any]
+            })
+        let shown = try #require(listed["wall-de"]?["shown"] as? [String: Any])
+        #expect(shown["banner"] as? String == "b" && shown["version"] as? Int == version)
+        #expect(listed["wall-de"]?["reason"] as? String != "wrong-banner", "b is what de's screens showed")
     }
 
     /// Each audience's screens hear of their own changes only; an audience an edit names for the

@@ -36,6 +36,7 @@
 struct subscriber {
     int fd;
     long last_id;       /* highest "id: N" seen so far */
+    long first_id;      /* its id when every subscriber had its first event: its audience's version */
     char tail[32];      /* the end of what was read before, for ids split across reads */
     size_t tail_length;
 };
@@ -78,7 +79,7 @@ static int post_next(int port) {
 }
 
 int main(int argc, char **argv) {
-    int port = 0, count = 1000, changes = 5, pause = 0;
+    int port = 0, count = 1000, changes = 5, pause = 0, audiences = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--pause") == 0) {
             pause = 1;
@@ -88,9 +89,10 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--port") == 0) port = atoi(argv[++i]);
         else if (strcmp(argv[i], "--subscribers") == 0) count = atoi(argv[++i]);
         else if (strcmp(argv[i], "--changes") == 0) changes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--audiences") == 0) audiences = atoi(argv[++i]);
     }
-    if (port <= 0 || count <= 0 || changes <= 0) {
-        fprintf(stderr, "usage: %s --port P --subscribers N [--changes K]\n", argv[0]);
+    if (port <= 0 || count <= 0 || changes <= 0 || audiences < 0) {
+        fprintf(stderr, "usage: %s --port P --subscribers N [--changes K] [--audiences A]\n", argv[0]);
         return 2;
     }
     raise_descriptor_limit();
@@ -99,8 +101,15 @@ int main(int argc, char **argv) {
     int epoll = epoll_create1(0);
     int connected = 0;
     double connect_start = now_ms();
-    const char *request = "GET /banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     for (int i = 0; i < count; i++) {
+        /* With --audiences A, subscriber i is a screen of audience a(i mod A): each audience has
+           its own versions, so every subscriber waits for its own first version plus one per change. */
+        char request[128];
+        if (audiences > 0)
+            snprintf(request, sizeof request, "GET /banner/events?audience=a%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                     i % audiences);
+        else
+            snprintf(request, sizeof request, "GET /banner/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         int fd = connect_to(port);
         if (fd < 0) break;
         if (write(fd, request, strlen(request)) < 0) {
@@ -135,7 +144,8 @@ int main(int argc, char **argv) {
         }
         if (all_at_target) {
             if (target < 0) {
-                target = subscribers[0].last_id;
+                target = 0;
+                for (int i = 0; i < connected; i++) subscribers[i].first_id = subscribers[i].last_id;
                 printf("{\"connected\": %d, \"connect_seconds\": %.2f", connected, (now_ms() - connect_start) / 1e3);
                 if (pause) {
                     fprintf(stderr, "ready\n");
@@ -160,7 +170,8 @@ int main(int argc, char **argv) {
                 if (length > 0) {
                     long before = subscriber->last_id;
                     scan(subscriber, data, (size_t)length);
-                    if (change >= 0 && before < target && subscriber->last_id >= target) {
+                    long own = subscriber->first_id + target;
+                    if (change >= 0 && before < own && subscriber->last_id >= own) {
                         delays[delivered++] = now_ms() - started;
                         reached++;
                     }

@@ -82,7 +82,8 @@
     let planEnded = false; // the plan ran out: the last banner it knows stays
     let offlineSince = null; // Date.now() when the service was last reached, while it is not
     const offlineSinceKey = "banner-carousel-offline-since";
-    const receipts = screen ? new ReceiptReporter(carouselURL, screen, clock, {keepIn: "banner-carousel-reports"}) : null;
+    const receipts = screen
+        ? new ReceiptReporter(carouselURL, screen, clock, {keepIn: "banner-carousel-reports", audience}) : null;
 
     // ----- Showing the state ---------------------------------------------------------------
 

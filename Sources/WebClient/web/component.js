@@ -198,7 +198,7 @@ class BannerCarouselElement extends HTMLElement {
         this.feed.start();
         this.views = new ViewReporter(this.carouselURL, this.clock, this);
         this.views.start();
-        this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock);
+        this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock, {audience: this.audience});
         this.receipts.start();
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();

@@ -775,11 +775,13 @@ function screenId(given) {
  * sent again once. With `keepIn` (the built-in page), the queue survives a reload.
  */
 class ReceiptReporter {
-    constructor(base, screen, clock, {everyMs = 5000, keepIn = null} = {}) {
+    constructor(base, screen, clock, {everyMs = 5000, keepIn = null, audience = null} = {}) {
         this.clock = clock;
         this.everyMs = everyMs;
-        // The id is the queue's own: the service tells a receipt sent again by its instant.
-        this.reports = new ReportQueue(`${base}/screens/${encodeURIComponent(screen)}/receipts`, "receipts", {
+        // The id is the queue's own: the service tells a receipt sent again by its instant. The
+        // screen's audience (docs/AUDIENCES.md) says which of the carousel's states it is judged by.
+        const path = `${base}/screens/${encodeURIComponent(screen)}/receipts${queryOf({audience})}`;
+        this.reports = new ReportQueue(path, "receipts", {
             keepIn, maxAgeMs: 50 * 60 * 1000, timeOf: (receipt) => receipt.shownAt, limit: 100,
             wire: ({id, ...receipt}) => receipt});
         this.onVisibility = () => {

@@ -132,10 +132,14 @@ final class ReadViews: Sendable {
         return variantOrigins.firstIndex(of: origin) ?? 0
     }
 
-    /// Called by the engine with every new state: cheap, the views are built by the next read.
+    /// Called by the engine with every new state: cheap, the views are built by the next read. A
+    /// state of the same version and lineup is the same to its readers (only another audience's
+    /// state moved, docs/AUDIENCES.md): its views and the readers' copies stand.
     func publish(_ carousel: Carousel) {
         latest.withLock { latest in
+            let unchanged = latest.carousel.version == carousel.version && latest.carousel.lineup == carousel.lineup
             latest.carousel = carousel
+            guard !unchanged else { return }
             latest.views = nil
             publication.add(1, ordering: .releasing)
         }

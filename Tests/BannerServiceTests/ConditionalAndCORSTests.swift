@@ -4,6 +4,7 @@ import JSON
 import Logging
 import MicroHTTP
 import Testing
+import TimeZones
 
 @testable import BannerAPI
 @testable import BannerService
@@ -52,6 +53,28 @@ struct ConditionalReadTests {
             $0.name == "ETag"
         }
         #expect(tag != nil && tag != other, "version 1 of two runs must not share a tag")
+    }
+
+    /// Another audience's advance (docs/AUDIENCES.md) publishes a new value of the carousel but
+    /// not a new state of screens of no audience: their responses and readers' copies stand.
+    @Test func anotherAudiencesAdvanceKeepsThisStatesResponses() {
+        let lineup = Lineup(
+            banners: [
+                Banner(id: "a", image: "https://cdn.example.com/a.png"),
+                Banner(id: "b", image: "https://cdn.example.com/b.png", audiences: ["de"]),
+            ], interval: .seconds(4))
+        var carousel = Carousel(lineup: lineup, now: t0)
+        let views = ReadViews(initial: carousel)
+        let before = views.publication.load(ordering: .relaxed)
+        carousel.advance(to: t0 + .seconds(4))
+        #expect(carousel.state(for: "de").version == 2 && carousel.version == 1)
+        views.publish(carousel)
+        #expect(views.publication.load(ordering: .relaxed) == before, "a's screens saw no change")
+        var edited = lineup
+        edited.banners[0].caption = "Sale"
+        carousel.redefine(edited, autoplay: nil, at: t0 + .seconds(5))
+        views.publish(carousel)
+        #expect(views.publication.load(ordering: .relaxed) == before + 1)
     }
 
     @Test func aCommandStillAnswers200WhateverIfNoneMatchSays() async {

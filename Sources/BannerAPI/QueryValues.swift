@@ -23,10 +23,10 @@ enum QueryValues {
         return number
     }
 
-    /// The screen's audience (`?audience=NAME`, docs/AUDIENCES.md): nil when absent or empty, a 400
-    /// when not a name.
+    /// The screen's audience (`?audience=NAME`, docs/AUDIENCES.md): nil when absent, a 400 when
+    /// not a name (an empty one included: a page that has no audience leaves the parameter out).
     static func audience(of request: borrowing Request) throws(Problem) -> String? {
-        guard let text = request.queryParameter("audience"), !text.isEmpty else { return nil }
+        guard let text = request.queryParameter("audience") else { return nil }
         guard Audiences.isValidName(text) else {
             throw Problem.badRequest("audience '\(text.prefix(80))' is invalid: \(Audiences.rule)")
         }

@@ -120,6 +120,7 @@ struct AudienceAPITests {
             ("GET", "/carousels/shop/timeline?audience=DE"),
             ("GET", "/carousels/shop/banner/events?audience=%C3%A9"),
             ("POST", "/carousels/shop/banner/next?audience=de!"),
+            ("GET", "/carousels/shop/banner?audience="),
         ] {
             let refused = try await service.request(method, path)
             #expect(refused.status == 400, "\(method) \(path)")

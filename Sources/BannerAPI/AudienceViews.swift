@@ -15,7 +15,8 @@ import MicroHTTP
 /// lock is never held while a hub's is taken.
 final class AudienceViews: Sendable {
     private struct Members {
-        var latest: Carousel
+        /// The latest state's `audienceStates`: all the views need of it.
+        var states: [String: Carousel]
         var views: [String: ReadViews] = [:]
         var hubs: [String: EventHub] = [:]
         /// Subscribers on their way into a hub, by audience: its hub stays until they are in.
@@ -38,7 +39,7 @@ final class AudienceViews: Sendable {
         makeHub: @escaping @Sendable (String, @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub,
         audiencesChanged: @escaping @Sendable () -> Void
     ) {
-        members = Lock(Members(latest: initial))
+        members = Lock(Members(states: initial.audienceStates))
         self.root = root
         self.rootEvents = rootEvents
         self.makeViews = makeViews
@@ -51,7 +52,7 @@ final class AudienceViews: Sendable {
         guard let audience else { return (root, false) }
         return members.withLock { members in
             if let views = members.views[audience] { return (views, true) }
-            guard let state = members.latest.audienceStates[audience] else { return (root, false) }
+            guard let state = members.states[audience] else { return (root, false) }
             let views = makeViews(audience, state)
             members.views[audience] = views
             return (views, true)
@@ -81,8 +82,8 @@ final class AudienceViews: Sendable {
     /// Every audience's new state, inside the engine (after the default's).
     func publish(_ state: Carousel) {
         let (views, hubs, changed) = members.withLock { members in
-            let joined = state.audienceStates.keys.contains { members.latest.audienceStates[$0] == nil }
-            members.latest = state
+            let joined = state.audienceStates.keys.contains { members.states[$0] == nil }
+            members.states = state.audienceStates
             let dropped = members.views.keys.filter { state.audienceStates[$0] == nil }
             for name in dropped { members.views[name] = nil }
             members.hubs = members.hubs.filter { name, hub in

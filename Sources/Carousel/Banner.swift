@@ -51,9 +51,7 @@ public struct Lineup: Sendable, Hashable {
     public var fallback: String?
 
     /// Every audience the banners name, sorted (docs/AUDIENCES.md).
-    public var audiences: [String] {
-        banners.contains { !$0.audiences.isEmpty } ? Set(banners.flatMap(\.audiences)).sorted() : []
-    }
+    public var audiences: [String] { Audiences.named(by: banners) }
 
     public init(banners: [Banner], interval: Duration, timeZone: ZoneRules = .utc, fallback: String? = nil) {
         self.banners = banners
@@ -73,5 +71,10 @@ public enum Audiences {
 
     public static func isValidName(_ name: String) -> Bool {
         ScreenID(name) != nil
+    }
+
+    /// Every audience `banners` name, each once, sorted.
+    public static func named(by banners: [Banner]) -> [String] {
+        banners.contains { !$0.audiences.isEmpty } ? Set(banners.flatMap(\.audiences)).sorted() : []
     }
 }

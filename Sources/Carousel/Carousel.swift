@@ -91,8 +91,7 @@ public struct Carousel: Sendable, Hashable {
         self.audience = audience
         audienceStates = [:]
         schedule = Derived(value: ScheduleCursor(lineup, at: now))
-        rotation = schedule.value.rotation(
-            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
+        rotation = schedule.value.rotation(of: lineup, for: audience)
         cycle = Derived(value: Self.cycle(of: rotation, in: lineup.banners))
         turn = rotation.isEmpty ? nil : 0
         playback = autoplay ? .playing(since: now) : .paused(until: nil)
@@ -120,8 +119,7 @@ public struct Carousel: Sendable, Hashable {
         audienceStates = [:]
         // Under a takeover the rotation is the one it froze.
         schedule = Derived(value: ScheduleCursor(lineup, at: anchor.takeover?.frozenAt ?? anchor.changedAt))
-        let rotation = schedule.value.rotation(
-            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
+        let rotation = schedule.value.rotation(of: lineup, for: audience)
         let stored = anchor.index.flatMap { lineup.banners.indices.contains($0) ? $0 : nil }
         self.rotation = rotation
         let cycle = Self.cycle(of: rotation, in: lineup.banners)
@@ -261,8 +259,7 @@ public struct Carousel: Sendable, Hashable {
     /// Applies the schedule up to `now`: every change due by `now`, in order, however many (a
     /// stalled process catches up to what the schedule says).
     public mutating func advance(to now: Timestamp) {
-        advanceOwn(to: now)
-        for index in audienceStates.values.indices { audienceStates.values[index].advanceOwn(to: now) }
+        updateEveryState { $0.advanceOwn(to: now) }
     }
 
     private mutating func advanceOwn(to now: Timestamp) {
@@ -284,33 +281,30 @@ public struct Carousel: Sendable, Hashable {
     public mutating func apply(_ command: CarouselCommand, at now: Timestamp) throws(CarouselError) {
         advance(to: now)
         var changed = self
-        switch command {
-        case .next, .previous:
-            var moved = false
-            try changed.applyOwn(command, at: now, moved: &moved)
-            for index in changed.audienceStates.values.indices {
-                try changed.audienceStates.values[index].applyOwn(command, at: now, moved: &moved)
-            }
-            if !moved { throw .noBanners }
-        case .jump(let target, let audience):
+        if case .jump(let target, let audience) = command {
             let chosen = state(for: audience)
             if let takeover { throw .takeoverInProgress(bannerID: takeover.banner.id) }
             guard (0..<chosen.count).contains(target) else {
                 throw chosen.count == 0 ? .noBanners : .indexOutOfRange(index: target, count: chosen.count)
             }
             let position = chosen.rotation[target]
-            changed.jumpOwn(to: position, at: now)
-            for index in changed.audienceStates.values.indices {
-                changed.audienceStates.values[index].jumpOwn(to: position, at: now)
-            }
-        default:
+            changed.updateEveryState { $0.jumpOwn(to: position, at: now) }
+        } else {
             var moved = false
-            try changed.applyOwn(command, at: now, moved: &moved)
-            for index in changed.audienceStates.values.indices {
-                try changed.audienceStates.values[index].applyOwn(command, at: now, moved: &moved)
+            try changed.updateEveryState { (state) throws(CarouselError) in
+                try state.applyOwn(command, at: now, moved: &moved)
             }
+            if !moved, command == .next || command == .previous { throw .noBanners }
         }
         self = changed
+    }
+
+    /// `update` on this state, then on each audience's.
+    private mutating func updateEveryState<Failure: Error>(_ update: (inout Carousel) throws(Failure) -> Void)
+        throws(Failure)
+    {
+        try update(&self)
+        for index in audienceStates.values.indices { try update(&audienceStates.values[index]) }
     }
 
     /// `command` applied to this state alone; `moved` set when a move found banners to move in.
@@ -371,8 +365,7 @@ public struct Carousel: Sendable, Hashable {
     private mutating func redefineOwn(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
         precondition(Self.intervals.contains(newLineup.interval), "interval outside Carousel.intervals")
         let cursor = ScheduleCursor(newLineup, at: now)
-        let newRotation = cursor.rotation(
-            of: newLineup.banners, for: audience, fallback: Self.fallbackPosition(in: newLineup))
+        let newRotation = cursor.rotation(of: newLineup, for: audience)
         let newPosition = carriedPosition(into: newLineup.banners, rotation: newRotation)
         let kept = newPosition != nil && position.map { banners[$0].id } == newPosition.map { newLineup.banners[$0].id }
         var frozen = takeover
@@ -422,10 +415,6 @@ public struct Carousel: Sendable, Hashable {
     /// a timed pause or of the takeover.
     private var otherChangeAt: Timestamp? {
         earliest(earliest(takeover == nil ? schedule.value.nextChange : nil, pausedUntil), takeover?.until)
-    }
-
-    private static func fallbackPosition(in lineup: Lineup) -> Int? {
-        lineup.fallback.flatMap { id in lineup.banners.firstIndex { $0.id == id } }
     }
 
     /// The first of `rotation` after `position` in list order, wrapping; its first when `position`
@@ -518,8 +507,7 @@ public struct Carousel: Sendable, Hashable {
     /// The rotation as the schedule has it at `time`; the current banner kept when it is still in it.
     private mutating func followSchedule(at time: Timestamp) {
         schedule.value.update(lineup, at: time)
-        let newRotation = schedule.value.rotation(
-            of: lineup.banners, for: audience, fallback: Self.fallbackPosition(in: lineup))
+        let newRotation = schedule.value.rotation(of: lineup, for: audience)
         guard newRotation != rotation else { return }  // a boundary that changed nothing keeps the turn
         let position = position
         rotation = newRotation

@@ -32,11 +32,12 @@ struct ScheduleCursor: Sendable {
         self.nextChange = changesAt.reduce(nil, earliest)
     }
 
-    /// The positions of the eligible banners for `audience` in list order (docs/AUDIENCES.md);
-    /// `fallback` alone when there are none.
-    func rotation(of banners: [Banner], for audience: String?, fallback: Int?) -> [Int] {
-        let positions = eligible.indices.filter { eligible[$0] && banners[$0].isFor(audience) }
-        return positions.isEmpty ? (fallback.map { [$0] } ?? []) : positions
+    /// The positions of `lineup`'s eligible banners for `audience` in list order
+    /// (docs/AUDIENCES.md); its fallback alone when there are none.
+    func rotation(of lineup: Lineup, for audience: String?) -> [Int] {
+        let positions = eligible.indices.filter { eligible[$0] && lineup.banners[$0].isFor(audience) }
+        guard positions.isEmpty else { return positions }
+        return lineup.fallback.flatMap { id in lineup.banners.firstIndex { $0.id == id } }.map { [$0] } ?? []
     }
 }
 

@@ -60,7 +60,7 @@ public struct ShowHistory: Sendable {
     /// What was shown at `time` to screens of `audience` (docs/AUDIENCES.md); nil before `knownFrom`.
     public func shown(at time: Timestamp, audience: String? = nil) -> Shown? {
         guard let index = governing(time) else { return nil }
-        var state = Self.seen(by: audience, states[index].state)
+        var state = states[index].state.state(for: audience)
         state.advance(to: time)
         return Shown(
             banner: state.currentBanner, since: max(state.changedAt, states[index].from), version: state.version)
@@ -74,12 +74,6 @@ public struct ShowHistory: Sendable {
         walk(after: start, through: end, limit: limit, audience: audience).found
     }
 
-    /// What screens of `audience` see of `state`: its audience's own state when it has one (only
-    /// that state is then stepped), else `state`.
-    private static func seen(by audience: String?, _ state: Carousel) -> Carousel {
-        audience.flatMap { state.audienceStates[$0] } ?? state
-    }
-
     /// `transitions`, and whether they are all there are through `end` (false when `limit` or
     /// the steps ran out first).
     func walk(after start: Timestamp, through end: Timestamp, limit: Int, audience: String? = nil) -> (
@@ -87,7 +81,8 @@ public struct ShowHistory: Sendable {
     ) {
         guard limit > 0 else { return ([], false) }
         guard var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return ([], true) }
-        var state = Self.seen(by: audience, states[index].state)
+        // Only the audience's state is stepped (`state(for:)` leaves the others out).
+        var state = states[index].state.state(for: audience)
         state.advance(to: max(start, states[index].from))
         var shownID = state.currentBanner?.id
         var found: [Transition] = []
@@ -102,7 +97,7 @@ public struct ShowHistory: Sendable {
                 found.append(Transition(at: due, banner: state.currentBanner))
             } else if let nextState, nextState <= end {
                 index += 1
-                state = Self.seen(by: audience, states[index].state)
+                state = states[index].state.state(for: audience)
                 state.advance(to: nextState)
                 guard state.currentBanner?.id != shownID else { continue }
                 shownID = state.currentBanner?.id

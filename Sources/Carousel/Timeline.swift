@@ -65,10 +65,9 @@ extension Carousel {
     ) -> (entries: [TimelineEntry], until: Timestamp) {
         var future = redefinitions.isEmpty ? state(for: audience) : self
         future.advance(to: now)
-        /// What the audience's screens see of `future`.
-        func seen(_ future: Carousel) -> Carousel { audience.flatMap { future.audienceStates[$0] } ?? future }
         var entries: [TimelineEntry] = []
-        var shown = (seen(future).currentBanner?.id, seen(future).index, seen(future).count)
+        let first = future.state(for: audience)
+        var shown = (first.currentBanner?.id, first.index, first.count)
         let twoYears = now + Self.planHorizon
         let horizon = end.map { min($0, twoYears) } ?? twoYears
         var redefinitions = redefinitions.drop { $0.at <= now }
@@ -92,7 +91,7 @@ extension Carousel {
                 // banner alone joined by another): the engine then catches up at once, as here.
                 future.advance(to: due)
             }
-            let state = seen(future)
+            let state = future.state(for: audience)
             let now = (state.currentBanner?.id, state.index, state.count)
             guard now != shown || redefinition != nil else { continue }
             shown = now

@@ -34,7 +34,7 @@ public enum BannerDecoding {
     /// `maximumCycleWork` to compute, more than `Audiences.maximumPerCarousel` audiences.
     public static func checkTogether(_ banners: [Banner], path: String = "banners") throws(FieldError) {
         try checkCycle(of: banners, path: path)
-        let audiences = Set(banners.lazy.flatMap(\.audiences))
+        let audiences = Audiences.named(by: banners)
         guard audiences.count > Audiences.maximumPerCarousel else { return }
         throw FieldError(
             field: path,

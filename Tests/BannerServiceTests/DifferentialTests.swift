@@ -54,6 +54,13 @@ struct DifferentialTests {
         Exchange("reads of every kind", head("/banners") + head("/banner/index") + head("/carousels/default") + last),
         Exchange("HEAD", head("/banners", method: "HEAD") + last),
         Exchange("a query string", head("/carousels/default/timeline?limit=2") + head("/banner?x=1&y") + last),
+        // Audiences (docs/AUDIENCES.md): a name no banner names, refused names (an empty one, an
+        // upper case one), a percent-encoded one (left to libmicrohttpd), one after another parameter.
+        Exchange(
+            "audiences",
+            head("/banner?audience=de") + head("/banner?audience=") + head("/banners?audience=DE")
+                + head("/banner?audience=%64e") + head("/banner/index?x=1&audience=de") + last),
+        Exchange("an event stream of an audience", head("/banner/events?audience=de"), stream: true),
         Exchange(
             "a page of carousels, and a refused limit",
             head("/carousels?limit=1") + head("/carousels?limit=1&after=default") + head("/carousels?limit=0") + last),

@@ -680,8 +680,10 @@ def main():
     audiences = start_service(arguments.threads, name="audiences", key="audiences",
                               label="banner-server, GET /banner?audience=a17 of 64", banners=audience_banners(64))
     audiences.read_path = "/banner?audience=a17"
+    # The smoke proves the harness, not the numbers: the release binary stands in (CI's time).
     uncounted = start_service(arguments.threads, name="carousel-uncounted", key="uncounted",
-                              label="banner-server, no request counting", binary=UNCOUNTED)
+                              label="banner-server, no request counting",
+                              binary=SERVICE if arguments.smoke else UNCOUNTED)
     # libmicrohttpd alone (docs/ARCHITECTURE.md, "The fast paths"): what the acceptor and read loops buy.
     plain = start_service(arguments.threads, name="carousel-plain", key="plain",
                           label="banner-server, fast paths off", fastPaths=False)

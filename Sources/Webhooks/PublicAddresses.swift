@@ -30,7 +30,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return bytes.withUnsafeBytes { raw in
             guard inet_ntop(isIPv6 ? AF_INET6 : AF_INET, raw.baseAddress, &text, socklen_t(text.count)) != nil
             else { return "?" }
-            return String(cString: text)
+            let length = text.firstIndex(of: 0) ?? text.count
+            return String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 

@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cache="$root/.build/container"
 rootfs="$cache/rootfs-bookworm"
 mirror=$("$root/Tests/container/debian-mirror.sh")  # the one apt uses here; DEBIAN_MIRROR overrides it
-binary="$root/.build/static/release/banner-server"
+binary="$root/.build/release/banner-server"  # make build links the Swift runtime in statically
 user=carousel
 
 say() { printf 'container-check: %s\n' "$*"; }

@@ -291,17 +291,19 @@ public struct BannerAPI: HTTPHandler {
                 return .response(TimelineView.preview(state, headers: cors.headers(for: origin)))
             case .views:
                 let live = try carousel(route)
-                let views = try EngagementRequests.views(of: request, state: live.engine.snapshot, now: clock())
+                let state = live.engine.snapshot
+                let audience = state.audienceWithOwnState(try QueryValues.audience(of: request))
+                let views = try EngagementRequests.views(of: request, state: state, now: clock())
                 let headers = cors.headers(for: origin)
                 guard views.contains(where: { $0.id != nil }) else {
-                    directory.plays.countViews(views, carousel: live.key.serial)
+                    directory.plays.countViews(views, carousel: live.key.serial, audience: audience)
                     return .response(Response(status: 204, headers: headers))
                 }
                 // Views with ids are acknowledged once stored: a screen keeps them until then, and
                 // sending them again counts nothing twice (docs/STATS.md).
                 return .deferred { [directory, serial = live.key.serial, logger] in
                     do throws(StoreError) {
-                        try directory.plays.storeViews(views, carousel: serial)
+                        try directory.plays.storeViews(views, carousel: serial, audience: audience)
                         return PreparedResponse(Response(status: 204, headers: headers))
                     } catch {
                         logger.warning("views not stored yet: \(error); the screen is asked to send them again")
@@ -315,17 +317,22 @@ public struct BannerAPI: HTTPHandler {
                 }
             case .click(let id):
                 let live = try carousel(route)
-                let (banner, response) = try EngagementRequests.click(
-                    banner: id, state: live.engine.snapshot, carousel: live.name)
-                directory.plays.countClick(banner: banner.id, carousel: live.key.serial, at: clock())
+                let state = live.engine.snapshot
+                let audience = state.audienceWithOwnState(try QueryValues.audience(of: request))
+                let (banner, response) = try EngagementRequests.click(banner: id, state: state, carousel: live.name)
+                directory.plays.countClick(
+                    banner: banner.id, carousel: live.key.serial, audience: audience, at: clock())
                 return .response(response)
             case .stats:
                 _ = try access.authorizeStats(request, carousel: route.carousel)
                 let live = try carousel(route)
                 let definition = live.stored.definition
                 let query = try EngagementRequests.statsQuery(of: request, zone: definition.timeZone, now: clock())
-                let banners = definition.banners.map(\.id)
-                let state = live.engine.snapshot
+                // An audience's own stats: its screens' plays, views and clicks; its banners and
+                // its rotation's shares (docs/AUDIENCES.md).
+                let audience = try QueryValues.audience(of: request)
+                let state = live.engine.snapshot.state(for: audience)
+                let banners = definition.banners.filter { $0.isFor(state.audience) }.map(\.id)
                 let shares = Dictionary(
                     uniqueKeysWithValues: zip(state.banners, state.airtimeShares).compactMap { banner, share in
                         share.map { (banner.id, $0) }
@@ -333,14 +340,15 @@ public struct BannerAPI: HTTPHandler {
                 let headers = cors.headers(for: origin)
                 return .deferred { [directory] in
                     do throws(StoreError) {
-                        let records = try directory.plays.records(of: live.key.serial, from: query.from, to: query.to)
+                        let records = try directory.plays.records(
+                            of: live.key.serial, audience: audience, from: query.from, to: query.to)
                         let report = StatsReport(
                             records: records, from: query.from, to: query.to, bucket: query.bucket,
                             zone: definition.timeZone, banners: banners, shares: shares)
                         let (type, body) =
                             query.csv
                             ? ("text/csv; charset=utf-8", report.csv())
-                            : (ReadViews.jsonContentType.value, report.json(carousel: live.name))
+                            : (ReadViews.jsonContentType.value, report.json(carousel: live.name, audience: audience))
                         return PreparedResponse(
                             Response(
                                 status: 200,

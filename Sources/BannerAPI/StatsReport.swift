@@ -148,10 +148,11 @@ struct StatsReport: Equatable {
 
     // MARK: Answers
 
-    /// `{"carousel", "timeZone", "bucket", "from", "to", "rows": […]}`.
-    func json(carousel: String) -> [UInt8] {
+    /// `{"carousel", "audience" (when asked for), "timeZone", "bucket", "from", "to", "rows": […]}`.
+    func json(carousel: String, audience: String? = nil) -> [UInt8] {
         var object = JSONObject()
         object.add("carousel", carousel)
+        if let audience { object.add("audience", audience) }
         object.add("timeZone", zone.name)
         object.add("bucket", bucket.rawValue)
         object.add("from", from.rfc3339)

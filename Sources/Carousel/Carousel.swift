@@ -172,6 +172,12 @@ public struct Carousel: Sendable, Hashable {
         return state
     }
 
+    /// `audience` when the banners name it (its screens see its own state), else nil (they see the
+    /// state of no audience): what their plays, views and clicks count under (docs/STATS.md).
+    public func audienceWithOwnState(_ audience: String?) -> String? {
+        audience.flatMap { audienceStates[$0] == nil ? nil : $0 }
+    }
+
     /// The anchor an audience starts from when it appears (an edit names it for the first time, or
     /// a row stored before it was named): the carousel's, at the first turn of the banner it shows
     /// (or the next one the audience has), with the carousel's `version`, which its screens have
@@ -249,8 +255,9 @@ public struct Carousel: Sendable, Hashable {
         audienceStates.values.reduce(ownNextChangeAt) { earliest($0, $1.ownNextChangeAt) }
     }
 
-    /// `nextChangeAt` of this state alone, without the audiences'.
-    private var ownNextChangeAt: Timestamp? {
+    /// `nextChangeAt` of this state alone, without the audiences': until when what screens of no
+    /// audience see holds.
+    public var ownNextChangeAt: Timestamp? {
         earliest(nextAdvanceAt, otherChangeAt)
     }
 

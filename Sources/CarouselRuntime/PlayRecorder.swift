@@ -25,8 +25,9 @@ public struct ReportedView: Sendable, Equatable {
 /// read, and at stop. What a flush could not store is kept for the next one.
 ///
 /// Plays come from the carousels' published states (`observe`, inside each engine); a play is
-/// the current banner from the moment it became current. Every replica sees the same plays with
-/// the same starts (the anchor is shared), and the store keeps each once.
+/// the current banner from the moment it became current, for the screens of one audience (each
+/// audience's state plays apart, docs/AUDIENCES.md). Every replica sees the same plays with the
+/// same starts (the anchor is shared), and the store keeps each once.
 public final class PlayRecorder: Sendable {
     private let store: any CarouselStore
     private let metrics: ServiceMetrics
@@ -41,8 +42,10 @@ public final class PlayRecorder: Sendable {
     private let flushInterval: DispatchTimeInterval
 
     private struct Counts {
-        /// The play going on in each carousel (by serial).
-        var current: [Int64: CurrentPlay] = [:]
+        /// The play going on for the screens of each audience of each carousel.
+        var current: [PlayingFor: CurrentPlay] = [:]
+        /// The audiences with a play going on, of each carousel whose banners name some.
+        var audiences: [Int64: [String]] = [:]
         /// Plays that ended since the last flush.
         var ended: [PlayRecord] = []
         var engagement: [EngagementCount.Key: (views: Int64, clicks: Int64)] = [:]
@@ -52,6 +55,12 @@ public final class PlayRecorder: Sendable {
         /// The flush that will take what is counted from now: counted with generation g, a view
         /// is stored once a flush of generation g or later has been written.
         var generation: UInt64 = 1
+    }
+
+    /// A carousel (by serial) and an audience (nil: screens of none).
+    private struct PlayingFor: Hashable {
+        let carousel: Int64
+        let audience: String?
     }
 
     private struct CurrentPlay {
@@ -102,39 +111,68 @@ public final class PlayRecorder: Sendable {
 
     // MARK: Counting
 
-    /// A state `carousel` (serial) published: a new play when its current banner changed.
+    /// A state `carousel` (serial) published: a new play for each audience whose current banner
+    /// changed; the play of an audience the state no longer has ends (its screens now see the
+    /// state of no audience, which plays on).
     func observe(_ state: Carousel, carousel: Int64) {
-        let banner = state.currentBanner?.id
         let began = counts.withLock { counts in
-            let previous = counts.current[carousel]
-            if var previous, previous.record.banner == banner {
-                previous.until = state.nextChangeAt
-                counts.current[carousel] = previous
-                return false
+            // Screens of no audience see the state itself (holding until its own next change).
+            var began =
+                Self.observe(state, audience: nil, until: state.ownNextChangeAt, carousel: carousel, in: &counts)
+                ? 1 : 0
+            for (audience, seen) in state.audienceStates
+            where Self.observe(seen, audience: audience, until: seen.nextChangeAt, carousel: carousel, in: &counts) {
+                began += 1
             }
-            if let previous { counts.ended.append(Self.ending(previous.record, at: state.changedAt)) }
-            counts.current[carousel] = banner.map { banner in
-                CurrentPlay(
-                    record: PlayRecord(carousel: carousel, banner: banner, startedAt: state.changedAt, shown: .zero),
-                    until: state.nextChangeAt, checked: previous != nil)
+            guard !state.audienceStates.isEmpty || counts.audiences[carousel] != nil else { return began }
+            for audience in counts.audiences[carousel] ?? [] where state.audienceStates[audience] == nil {
+                let dropped = counts.current.removeValue(forKey: PlayingFor(carousel: carousel, audience: audience))
+                if let dropped { counts.ended.append(Self.ending(dropped.record, at: state.changedAt)) }
             }
-            return banner != nil && previous != nil
+            counts.audiences[carousel] = state.audienceStates.isEmpty ? nil : Array(state.audienceStates.keys)
+            return began
         }
-        if began { metrics.played() }
+        if began > 0 { metrics.played(began) }
     }
 
-    /// `carousel` (serial) is no longer served here: its play ends for this process at `time`.
+    /// `state`, which the screens of `audience` see until `until`, in `plays`: true when a play
+    /// began that follows another seen here (a first one may have begun in another process).
+    private static func observe(
+        _ state: Carousel, audience: String?, until: Timestamp?, carousel: Int64, in counts: inout Counts
+    ) -> Bool {
+        let banner = state.currentBanner?.id
+        let key = PlayingFor(carousel: carousel, audience: audience)
+        let previous = counts.current[key]
+        if var previous, previous.record.banner == banner {
+            previous.until = until
+            counts.current[key] = previous
+            return false
+        }
+        if let previous { counts.ended.append(ending(previous.record, at: state.changedAt)) }
+        counts.current[key] = banner.map { banner in
+            CurrentPlay(
+                record: PlayRecord(
+                    carousel: carousel, audience: audience, banner: banner, startedAt: state.changedAt, shown: .zero),
+                until: until, checked: previous != nil)
+        }
+        return banner != nil && previous != nil
+    }
+
+    /// `carousel` (serial) is no longer served here: its plays end for this process at `time`.
     func end(carousel: Int64, at time: Timestamp) {
         counts.withLock { counts in
-            guard let play = counts.current.removeValue(forKey: carousel) else { return }
-            counts.ended.append(Self.ending(play.record, at: time))
+            let audiences = [nil] + (counts.audiences.removeValue(forKey: carousel) ?? [])
+            for audience in audiences {
+                let play = counts.current.removeValue(forKey: PlayingFor(carousel: carousel, audience: audience))
+                if let play { counts.ended.append(Self.ending(play.record, at: time)) }
+            }
         }
     }
 
-    /// Views screens reported: one each, in the quarter hour of its time; one with an id only if
-    /// the store does not know its id yet (the metric counts what was reported).
-    public func countViews(_ views: [ReportedView], carousel: Int64) {
-        _ = count(views, carousel: carousel)
+    /// Views screens of `audience` reported: one each, in the quarter hour of its time; one with an
+    /// id only if the store does not know its id yet (the metric counts what was reported).
+    public func countViews(_ views: [ReportedView], carousel: Int64, audience: String?) {
+        _ = count(views, carousel: carousel, audience: audience)
     }
 
     /// `countViews`, returning once the store has them: a view acknowledged then survives a crash
@@ -142,8 +180,8 @@ public final class PlayRecorder: Sendable {
     /// each flush takes everything counted before it. Throws when the store refuses the write;
     /// the views stay counted in memory for a later flush, and a screen sending them again with
     /// their ids does not count them twice.
-    public func storeViews(_ views: [ReportedView], carousel: Int64) throws(StoreError) {
-        let generation = count(views, carousel: carousel)
+    public func storeViews(_ views: [ReportedView], carousel: Int64, audience: String?) throws(StoreError) {
+        let generation = count(views, carousel: carousel, audience: audience)
         try flushing.withLock { state throws(StoreError) in
             guard state.stored < generation else { return }  // a flush that began after them wrote them
             try flush(in: &state)
@@ -151,7 +189,7 @@ public final class PlayRecorder: Sendable {
     }
 
     /// Counts `views`; the generation of the flush that will take them.
-    private func count(_ views: [ReportedView], carousel: Int64) -> UInt64 {
+    private func count(_ views: [ReportedView], carousel: Int64, audience: String?) -> UInt64 {
         metrics.viewed(views.count)
         let now = clock()
         return counts.withLock { counts in
@@ -159,22 +197,22 @@ public final class PlayRecorder: Sendable {
                 let quarter = EngagementCount.quarter(of: view.at)
                 if let id = view.id {
                     let identified = IdentifiedView(
-                        carousel: carousel, id: id, banner: view.banner, quarter: quarter, reportedAt: now)
+                        carousel: carousel, id: id, audience: audience, banner: view.banner, quarter: quarter,
+                        reportedAt: now)
                     if counts.identified[identified.key] == nil { counts.identified[identified.key] = identified }
                 } else {
-                    counts.engagement[
-                        EngagementCount.Key(carousel: carousel, banner: view.banner, quarter: quarter), default: (0, 0)
-                    ]
-                    .views += 1
+                    let key = EngagementCount.Key(
+                        carousel: carousel, audience: audience, banner: view.banner, quarter: quarter)
+                    counts.engagement[key, default: (0, 0)].views += 1
                 }
             }
             return counts.generation
         }
     }
 
-    public func countClick(banner: String, carousel: Int64, at time: Timestamp) {
+    public func countClick(banner: String, carousel: Int64, audience: String?, at time: Timestamp) {
         metrics.clicked()
-        let key = EngagementCount.Key(carousel: carousel, banner: banner, at: time)
+        let key = EngagementCount.Key(carousel: carousel, audience: audience, banner: banner, at: time)
         counts.withLock { $0.engagement[key, default: (0, 0)].clicks += 1 }
     }
 
@@ -186,10 +224,13 @@ public final class PlayRecorder: Sendable {
 
     // MARK: Flushing
 
-    /// What the store has of carousel `serial` over `from..<to`, this process's counts included.
-    public func records(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+    /// What the store has of carousel `serial`'s screens of `audience` over `from..<to`, this
+    /// process's counts included.
+    public func records(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
         try flushOrThrow()
-        return try store.stats(of: serial, from: from, to: to)
+        return try store.stats(of: serial, audience: audience, from: from, to: to)
     }
 
     /// Hands what was counted to the store; on failure keeps it for the next flush and logs it
@@ -249,7 +290,7 @@ public final class PlayRecorder: Sendable {
         for play in unchecked {
             let last: PlayRecord?
             do {
-                last = try store.lastPlay(of: play.carousel)
+                last = try store.lastPlay(of: play.carousel, audience: play.audience)
             } catch {
                 continue  // asked again at the next flush
             }
@@ -259,10 +300,11 @@ public final class PlayRecorder: Sendable {
                 }
                 ?? false
             counts.withLock { counts in
-                guard var current = counts.current[play.carousel], current.record == play else { return }
+                let key = PlayingFor(carousel: play.carousel, audience: play.audience)
+                guard var current = counts.current[key], current.record == play else { return }
                 if continued, let last { current.record.startedAt = last.startedAt }
                 current.checked = true
-                counts.current[play.carousel] = current
+                counts.current[key] = current
             }
         }
     }

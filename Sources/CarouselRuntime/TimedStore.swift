@@ -90,12 +90,16 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.record) { () throws(StoreError) in try store.record(batch) }
     }
 
-    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
-        try metrics.timing(.stats) { () throws(StoreError) in try store.stats(of: serial, from: from, to: to) }
+    func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
+        try metrics.timing(.stats) { () throws(StoreError) in
+            try store.stats(of: serial, audience: audience, from: from, to: to)
+        }
     }
 
-    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
-        try metrics.timing(.stats) { () throws(StoreError) in try store.lastPlay(of: serial) }
+    func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord? {
+        try metrics.timing(.stats) { () throws(StoreError) in try store.lastPlay(of: serial, audience: audience) }
     }
 
     func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {

@@ -45,7 +45,7 @@ public final class ServiceMetrics: Sendable {
         counts.withLock { $0.lateness.observe(lateness.seconds) }
     }
 
-    public func played() { counts.withLock { $0.plays += 1 } }
+    public func played(_ count: Int = 1) { counts.withLock { $0.plays += UInt64(count) } }
     public func viewed(_ count: Int) { counts.withLock { $0.views += UInt64(count) } }
     public func clicked() { counts.withLock { $0.clicks += 1 } }
 

@@ -772,7 +772,9 @@ public final class PostgresStore: CarouselStore {
         guard !batch.isEmpty else { return }
         // Rows in one order on every replica: two flushes of the same rows wait for each other
         // rather than deadlock.
-        let plays = batch.plays.sorted { ($0.carousel, $0.startedAt) < ($1.carousel, $1.startedAt) }
+        let plays = batch.plays.sorted {
+            ($0.carousel, $0.audience ?? "", $0.startedAt) < ($1.carousel, $1.audience ?? "", $1.startedAt)
+        }
         let identifiedViews = batch.identifiedViews.sorted { ($0.carousel, $0.id) < ($1.carousel, $1.id) }
         try on(commands) { connection throws(PostgresError) in
             try Self.transaction(connection) { () throws(PostgresError) in
@@ -794,79 +796,87 @@ public final class PostgresStore: CarouselStore {
                         "DELETE FROM view_reports WHERE reported_at < $1", [String(cutoff.nanosecondsSinceEpoch)])
                 }
                 let engagement = EngagementCount.added(counts).sorted {
-                    ($0.carousel, $0.quarter, $0.banner) < ($1.carousel, $1.quarter, $1.banner)
+                    ($0.carousel, $0.audience ?? "", $0.quarter, $0.banner)
+                        < ($1.carousel, $1.audience ?? "", $1.quarter, $1.banner)
                 }
                 for play in plays {
                     try connection.execute(
                         """
-                        INSERT INTO plays (carousel, started_at, banner, last_shown_at) VALUES ($1, $2, $3, $4)
-                        ON CONFLICT (carousel, started_at) DO UPDATE SET
+                        INSERT INTO plays (carousel, audience, started_at, banner, last_shown_at)
+                        VALUES ($1, $2, $3, $4, $5)
+                        ON CONFLICT (carousel, audience, started_at) DO UPDATE SET
                             last_shown_at = GREATEST(plays.last_shown_at, excluded.last_shown_at)
                         """,
                         [
-                            String(play.carousel), String(play.startedAt.nanosecondsSinceEpoch), play.banner,
-                            String(play.lastShownAt.nanosecondsSinceEpoch),
+                            String(play.carousel), play.audience ?? "", String(play.startedAt.nanosecondsSinceEpoch),
+                            play.banner, String(play.lastShownAt.nanosecondsSinceEpoch),
                         ])
                 }
                 for count in engagement {
                     try connection.execute(
                         """
-                        INSERT INTO engagement (carousel, quarter, banner, views, clicks) VALUES ($1, $2, $3, $4, $5)
-                        ON CONFLICT (carousel, quarter, banner) DO UPDATE SET
+                        INSERT INTO engagement (carousel, audience, quarter, banner, views, clicks)
+                        VALUES ($1, $2, $3, $4, $5, $6)
+                        ON CONFLICT (carousel, audience, quarter, banner) DO UPDATE SET
                             views = engagement.views + excluded.views, clicks = engagement.clicks + excluded.clicks
                         """,
                         [
-                            String(count.carousel), String(count.quarter), count.banner, String(count.views),
-                            String(count.clicks),
+                            String(count.carousel), count.audience ?? "", String(count.quarter), count.banner,
+                            String(count.views), String(count.clicks),
                         ])
                 }
             }
         }
     }
 
-    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+    public func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
         try on(admin) { connection throws(PostgresError) in
+            let span = [
+                String(serial), audience ?? "", String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch),
+            ]
             let plays = try connection.execute(
                 """
-                SELECT carousel, banner, started_at, last_shown_at FROM plays
-                WHERE carousel = $1 AND last_shown_at >= $2 AND started_at < $3 ORDER BY started_at
-                """, [String(serial), String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch)])
+                SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                WHERE carousel = $1 AND audience = $2 AND last_shown_at >= $3 AND started_at < $4
+                ORDER BY started_at
+                """, span)
             let counts = try connection.execute(
                 """
                 SELECT carousel, banner, quarter, views, clicks FROM engagement
-                WHERE carousel = $1 AND quarter * 1000000000 >= $2 AND quarter * 1000000000 < $3
+                WHERE carousel = $1 AND audience = $2 AND quarter * 1000000000 >= $3 AND quarter * 1000000000 < $4
                 ORDER BY quarter, banner
-                """,
-                [String(serial), String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch)])
+                """, span)
             return StatsRecords(
                 plays: plays.map(Self.play),
                 engagement: counts.map { row in
                     let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
                     return EngagementCount(
-                        carousel: integer(0), banner: row[1] ?? "", quarter: integer(2), views: integer(3),
-                        clicks: integer(4))
+                        carousel: integer(0), audience: audience, banner: row[1] ?? "", quarter: integer(2),
+                        views: integer(3), clicks: integer(4))
                 })
         }
     }
 
-    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+    public func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord? {
         try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
-                SELECT carousel, banner, started_at, last_shown_at FROM plays
-                WHERE carousel = $1 ORDER BY started_at DESC LIMIT 1
-                """, [String(serial)]
+                SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                WHERE carousel = $1 AND audience = $2 ORDER BY started_at DESC LIMIT 1
+                """, [String(serial), audience ?? ""]
             ).first.map(Self.play)
         }
     }
 
-    /// A row of `carousel, banner, started_at, last_shown_at`.
+    /// A row of `carousel, audience, banner, started_at, last_shown_at`.
     private static func play(_ row: [String?]) -> PlayRecord {
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
-        let startedAt = Timestamp(nanosecondsSinceEpoch: integer(2))
+        let startedAt = Timestamp(nanosecondsSinceEpoch: integer(3))
         return PlayRecord(
-            carousel: integer(0), banner: row[1] ?? "", startedAt: startedAt,
-            shown: Timestamp(nanosecondsSinceEpoch: integer(3)) - startedAt)
+            carousel: integer(0), audience: row[1].flatMap { $0.isEmpty ? nil : $0 }, banner: row[2] ?? "",
+            startedAt: startedAt, shown: Timestamp(nanosecondsSinceEpoch: integer(4)) - startedAt)
     }
 
     // MARK: The fleet
@@ -1253,6 +1263,16 @@ public final class PostgresStore: CarouselStore {
         "ALTER TABLE carousels ADD COLUMN turn bigint;",
         // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
         "ALTER TABLE carousels ADD COLUMN audiences text;",
+        // Stats by audience (docs/AUDIENCES.md): plays and counts of each audience's screens apart;
+        // '' for screens of no audience, which every row before was.
+        """
+        ALTER TABLE plays ADD COLUMN audience text NOT NULL DEFAULT '';
+        ALTER TABLE plays DROP CONSTRAINT plays_pkey, ADD PRIMARY KEY (carousel, audience, started_at);
+        DROP INDEX plays_by_last_shown;
+        CREATE INDEX plays_by_last_shown ON plays (carousel, audience, last_shown_at);
+        ALTER TABLE engagement ADD COLUMN audience text NOT NULL DEFAULT '';
+        ALTER TABLE engagement DROP CONSTRAINT engagement_pkey, ADD PRIMARY KEY (carousel, audience, quarter, banner);
+        """,
     ]
 
     /// Brings the database to `schemaVersion`, in one transaction under an advisory lock (so that

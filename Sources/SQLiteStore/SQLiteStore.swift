@@ -648,12 +648,14 @@ public final class SQLiteStore: CarouselStore {
                 for play in batch.plays {
                     try connection.statement(
                         """
-                        INSERT INTO plays (carousel, started_at, banner, last_shown_at) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT (carousel, started_at) DO UPDATE SET
+                        INSERT INTO plays (carousel, audience, started_at, banner, last_shown_at)
+                        VALUES (?1, ?2, ?3, ?4, ?5)
+                        ON CONFLICT (carousel, audience, started_at) DO UPDATE SET
                             last_shown_at = max(last_shown_at, excluded.last_shown_at)
                         """
                     ).bind(
-                        .integer(play.carousel), .integer(play.startedAt.nanosecondsSinceEpoch), .text(play.banner),
+                        .integer(play.carousel), .text(play.audience ?? ""),
+                        .integer(play.startedAt.nanosecondsSinceEpoch), .text(play.banner),
                         .integer(play.lastShownAt.nanosecondsSinceEpoch)
                     ).run()
                 }
@@ -679,68 +681,77 @@ public final class SQLiteStore: CarouselStore {
                 for count in EngagementCount.added(counts) {
                     try connection.statement(
                         """
-                        INSERT INTO engagement (carousel, quarter, banner, views, clicks) VALUES (?1, ?2, ?3, ?4, ?5)
-                        ON CONFLICT (carousel, quarter, banner) DO UPDATE SET
+                        INSERT INTO engagement (carousel, audience, quarter, banner, views, clicks)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                        ON CONFLICT (carousel, audience, quarter, banner) DO UPDATE SET
                             views = views + excluded.views, clicks = clicks + excluded.clicks
                         """
                     ).bind(
-                        .integer(count.carousel), .integer(count.quarter), .text(count.banner), .integer(count.views),
-                        .integer(count.clicks)
+                        .integer(count.carousel), .text(count.audience ?? ""), .integer(count.quarter),
+                        .text(count.banner), .integer(count.views), .integer(count.clicks)
                     ).run()
                 }
             }
         }
     }
 
-    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+    public func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
         try on(admin) { connection throws(SQLiteError) in
             let plays = try Self.plays(
                 connection.statement(
                     """
-                    SELECT carousel, banner, started_at, last_shown_at FROM plays
-                    WHERE carousel = ?1 AND last_shown_at >= ?2 AND started_at < ?3 ORDER BY started_at
+                    SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                    WHERE carousel = ?1 AND audience = ?2 AND last_shown_at >= ?3 AND started_at < ?4
+                    ORDER BY started_at
                     """
-                ).bind(.integer(serial), .integer(from.nanosecondsSinceEpoch), .integer(to.nanosecondsSinceEpoch)))
+                ).bind(
+                    .integer(serial), .text(audience ?? ""), .integer(from.nanosecondsSinceEpoch),
+                    .integer(to.nanosecondsSinceEpoch)))
             let counts = try connection.statement(
                 """
                 SELECT carousel, banner, quarter, views, clicks FROM engagement
-                WHERE carousel = ?1 AND quarter * 1000000000 >= ?2 AND quarter * 1000000000 < ?3
+                WHERE carousel = ?1 AND audience = ?2 AND quarter * 1000000000 >= ?3 AND quarter * 1000000000 < ?4
                 ORDER BY quarter, banner
                 """
-            ).bind(.integer(serial), .integer(from.nanosecondsSinceEpoch), .integer(to.nanosecondsSinceEpoch))
+            ).bind(
+                .integer(serial), .text(audience ?? ""), .integer(from.nanosecondsSinceEpoch),
+                .integer(to.nanosecondsSinceEpoch))
             var engagement: [EngagementCount] = []
             while try counts.step() {
                 engagement.append(
                     EngagementCount(
-                        carousel: counts.integer(0) ?? 0, banner: counts.text(1) ?? "", quarter: counts.integer(2) ?? 0,
-                        views: counts.integer(3) ?? 0, clicks: counts.integer(4) ?? 0))
+                        carousel: counts.integer(0) ?? 0, audience: audience, banner: counts.text(1) ?? "",
+                        quarter: counts.integer(2) ?? 0, views: counts.integer(3) ?? 0, clicks: counts.integer(4) ?? 0))
             }
             return StatsRecords(plays: plays, engagement: engagement)
         }
     }
 
-    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+    public func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord? {
         try on(admin) { connection throws(SQLiteError) in
             try Self.plays(
                 connection.statement(
                     """
-                    SELECT carousel, banner, started_at, last_shown_at FROM plays
-                    WHERE carousel = ?1 ORDER BY started_at DESC LIMIT 1
+                    SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                    WHERE carousel = ?1 AND audience = ?2 ORDER BY started_at DESC LIMIT 1
                     """
-                ).bind(.integer(serial))
+                ).bind(.integer(serial), .text(audience ?? ""))
             ).first
         }
     }
 
-    /// The rows of a query of `carousel, banner, started_at, last_shown_at`.
+    /// The rows of a query of `carousel, audience, banner, started_at, last_shown_at`.
     private static func plays(_ statement: SQLiteStatement) throws(SQLiteError) -> [PlayRecord] {
         var plays: [PlayRecord] = []
         while try statement.step() {
-            let startedAt = Timestamp(nanosecondsSinceEpoch: statement.integer(2) ?? 0)
+            let startedAt = Timestamp(nanosecondsSinceEpoch: statement.integer(3) ?? 0)
             plays.append(
                 PlayRecord(
-                    carousel: statement.integer(0) ?? 0, banner: statement.text(1) ?? "", startedAt: startedAt,
-                    shown: Timestamp(nanosecondsSinceEpoch: statement.integer(3) ?? 0) - startedAt))
+                    carousel: statement.integer(0) ?? 0, audience: statement.text(1).flatMap { $0.isEmpty ? nil : $0 },
+                    banner: statement.text(2) ?? "", startedAt: startedAt,
+                    shown: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0) - startedAt))
         }
         return plays
     }
@@ -1162,6 +1173,34 @@ public final class SQLiteStore: CarouselStore {
         "ALTER TABLE carousels ADD COLUMN turn INTEGER;",
         // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
         "ALTER TABLE carousels ADD COLUMN audiences TEXT;",
+        // Stats by audience (docs/AUDIENCES.md): plays and counts of each audience's screens apart;
+        // '' for screens of no audience, which every row before was.
+        """
+        CREATE TABLE plays_by_audience (
+            carousel INTEGER NOT NULL,
+            audience TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            banner TEXT NOT NULL,
+            last_shown_at INTEGER NOT NULL,
+            PRIMARY KEY (carousel, audience, started_at)
+        );
+        INSERT INTO plays_by_audience SELECT carousel, '', started_at, banner, last_shown_at FROM plays;
+        DROP TABLE plays;
+        ALTER TABLE plays_by_audience RENAME TO plays;
+        CREATE INDEX plays_by_last_shown ON plays (carousel, audience, last_shown_at);
+        CREATE TABLE engagement_by_audience (
+            carousel INTEGER NOT NULL,
+            audience TEXT NOT NULL,
+            quarter INTEGER NOT NULL,
+            banner TEXT NOT NULL,
+            views INTEGER NOT NULL,
+            clicks INTEGER NOT NULL,
+            PRIMARY KEY (carousel, audience, quarter, banner)
+        );
+        INSERT INTO engagement_by_audience SELECT carousel, '', quarter, banner, views, clicks FROM engagement;
+        DROP TABLE engagement;
+        ALTER TABLE engagement_by_audience RENAME TO engagement;
+        """,
     ]
 
     /// Brings the store to `schemaVersion`; returns its identity.

@@ -118,13 +118,15 @@ public protocol CarouselStore: AnyObject, Sendable {
     /// transaction that survives the process being killed before it returns.
     func record(_ batch: StatsBatch) throws(StoreError)
 
-    /// The plays of carousel `serial` shown at some time in `from..<to`, and its views and clicks
-    /// of the quarter hours that start in it.
-    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords
+    /// The plays of carousel `serial` for the screens of `audience` (nil: of none) shown at some
+    /// time in `from..<to`, and their views and clicks of the quarter hours that start in it.
+    func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
 
-    /// The play of carousel `serial` that started last: a process that finds a banner current
-    /// goes on with it when it is that banner's and was still being shown then.
-    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord?
+    /// The play of carousel `serial` for the screens of `audience` that started last: a process
+    /// that finds a banner current goes on with it when it is that banner's and was still being
+    /// shown then.
+    func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord?
 
     /// The fleet (docs/SCREENS.md): merges each sighting into its screen's row by
     /// `ScreenSighting.merged(into:timeout:)`, in one transaction that survives the process being

@@ -383,16 +383,20 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
-    public func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
+    public func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
         contents.withLock { contents in
             StatsRecords.select(
-                plays: contents.plays.values, engagement: contents.engagement.values, of: serial, from: from, to: to)
+                plays: contents.plays.values, engagement: contents.engagement.values, of: serial, audience: audience,
+                from: from, to: to)
         }
     }
 
-    public func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? {
+    public func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord? {
         contents.withLock { contents in
-            contents.plays.values.filter { $0.carousel == serial }.max { $0.startedAt < $1.startedAt }
+            contents.plays.values.filter { $0.carousel == serial && $0.audience == audience }
+                .max { $0.startedAt < $1.startedAt }
         }
     }
 

@@ -4,16 +4,19 @@ import TimeZones
 // What a store keeps of proof of play (docs/STATS.md): each play once, whichever process saw it;
 // views and clicks as counts per banner and quarter hour, which every process adds to.
 
-/// One play: `banner` current in carousel `carousel` (its serial) from `startedAt`, shown for
-/// `shown` so far. A process reports a play again as it goes on; the store keeps the longest.
+/// One play: `banner` current in carousel `carousel` (its serial) for the screens of `audience`
+/// (nil: screens of no audience, docs/AUDIENCES.md) from `startedAt`, shown for `shown` so far. A
+/// process reports a play again as it goes on; the store keeps the longest.
 public struct PlayRecord: Sendable, Hashable {
     public var carousel: Int64
+    public var audience: String?
     public var banner: String
     public var startedAt: Timestamp
     public var shown: Duration
 
-    public init(carousel: Int64, banner: String, startedAt: Timestamp, shown: Duration) {
+    public init(carousel: Int64, audience: String? = nil, banner: String, startedAt: Timestamp, shown: Duration) {
         self.carousel = carousel
+        self.audience = audience
         self.banner = banner
         self.startedAt = startedAt
         self.shown = shown
@@ -25,24 +28,30 @@ public struct PlayRecord: Sendable, Hashable {
     /// What identifies a play, whoever reports it.
     public struct Key: Hashable, Sendable {
         public let carousel: Int64
+        public let audience: String?
         public let startedAt: Timestamp
     }
 
-    public var key: Key { Key(carousel: carousel, startedAt: startedAt) }
+    public var key: Key { Key(carousel: carousel, audience: audience, startedAt: startedAt) }
 }
 
-/// Views and clicks of one banner in one quarter hour (UTC, which every time zone's hours and
-/// days are made of: offsets are whole quarter hours), to add to what the store has.
+/// Views and clicks of one banner by the screens of one audience (nil: of none) in one quarter hour
+/// (UTC, which every time zone's hours and days are made of: offsets are whole quarter hours), to
+/// add to what the store has.
 public struct EngagementCount: Sendable, Hashable {
     public var carousel: Int64
+    public var audience: String?
     public var banner: String
     /// Seconds since the epoch; a multiple of 900.
     public var quarter: Int64
     public var views: Int64
     public var clicks: Int64
 
-    public init(carousel: Int64, banner: String, quarter: Int64, views: Int64, clicks: Int64) {
+    public init(
+        carousel: Int64, audience: String? = nil, banner: String, quarter: Int64, views: Int64, clicks: Int64
+    ) {
         self.carousel = carousel
+        self.audience = audience
         self.banner = banner
         self.quarter = quarter
         self.views = views
@@ -52,25 +61,30 @@ public struct EngagementCount: Sendable, Hashable {
     /// Counts of the same key add up.
     public struct Key: Hashable, Sendable {
         public let carousel: Int64
+        public let audience: String?
         public let banner: String
         public let quarter: Int64
 
         /// The key of `banner`'s counts of the quarter hour holding `time`.
-        public init(carousel: Int64, banner: String, at time: Timestamp) {
-            self.init(carousel: carousel, banner: banner, quarter: EngagementCount.quarter(of: time))
+        public init(carousel: Int64, audience: String?, banner: String, at time: Timestamp) {
+            self.init(
+                carousel: carousel, audience: audience, banner: banner, quarter: EngagementCount.quarter(of: time))
         }
 
-        public init(carousel: Int64, banner: String, quarter: Int64) {
+        public init(carousel: Int64, audience: String?, banner: String, quarter: Int64) {
             self.carousel = carousel
+            self.audience = audience
             self.banner = banner
             self.quarter = quarter
         }
     }
 
-    public var key: Key { Key(carousel: carousel, banner: banner, quarter: quarter) }
+    public var key: Key { Key(carousel: carousel, audience: audience, banner: banner, quarter: quarter) }
 
     public init(_ key: Key, views: Int64, clicks: Int64) {
-        self.init(carousel: key.carousel, banner: key.banner, quarter: key.quarter, views: views, clicks: clicks)
+        self.init(
+            carousel: key.carousel, audience: key.audience, banner: key.banner, quarter: key.quarter, views: views,
+            clicks: clicks)
     }
 
     public static let quarterSeconds: Int64 = 900
@@ -98,15 +112,20 @@ public struct EngagementCount: Sendable, Hashable {
 public struct IdentifiedView: Sendable, Hashable {
     public var carousel: Int64
     public var id: String
+    /// The audience of the screen that saw it (nil: none).
+    public var audience: String?
     public var banner: String
     /// The quarter hour it counts in (`EngagementCount.quarter`).
     public var quarter: Int64
     /// When the service was told of it: the id is kept from then.
     public var reportedAt: Timestamp
 
-    public init(carousel: Int64, id: String, banner: String, quarter: Int64, reportedAt: Timestamp) {
+    public init(
+        carousel: Int64, id: String, audience: String? = nil, banner: String, quarter: Int64, reportedAt: Timestamp
+    ) {
         self.carousel = carousel
         self.id = id
+        self.audience = audience
         self.banner = banner
         self.quarter = quarter
         self.reportedAt = reportedAt
@@ -122,7 +141,7 @@ public struct IdentifiedView: Sendable, Hashable {
 
     /// The one view it adds when its id is new.
     public var count: EngagementCount {
-        EngagementCount(carousel: carousel, banner: banner, quarter: quarter, views: 1, clicks: 0)
+        EngagementCount(carousel: carousel, audience: audience, banner: banner, quarter: quarter, views: 1, clicks: 0)
     }
 
     /// How long a store keeps a view's id: twice the age a view may have when reported, so that a
@@ -153,7 +172,7 @@ public struct StatsBatch: Sendable, Equatable {
     public var isEmpty: Bool { plays.isEmpty && engagement.isEmpty && identifiedViews.isEmpty }
 }
 
-/// What a store has of one carousel over a span of time.
+/// What a store has of one carousel's screens of one audience (or of none) over a span of time.
 public struct StatsRecords: Sendable, Equatable {
     /// Plays shown at some time in the span, by start.
     public var plays: [PlayRecord]
@@ -174,17 +193,19 @@ extension PlayRecord {
 }
 
 extension StatsRecords {
-    /// `plays` and `engagement` kept in memory (MemoryStore), narrowed to `from..<to` and sorted
-    /// as a store answers.
+    /// `plays` and `engagement` kept in memory (MemoryStore), narrowed to `audience` and
+    /// `from..<to` and sorted as a store answers.
     static func select(
         plays: some Sequence<PlayRecord>, engagement: some Sequence<EngagementCount>, of carousel: Int64,
-        from: Timestamp, to: Timestamp
+        audience: String?, from: Timestamp, to: Timestamp
     ) -> StatsRecords {
         StatsRecords(
-            plays: plays.filter { $0.carousel == carousel && $0.startedAt < to && $0.lastShownAt >= from }
-                .sorted { $0.startedAt < $1.startedAt },
+            plays: plays.filter {
+                $0.carousel == carousel && $0.audience == audience && $0.startedAt < to && $0.lastShownAt >= from
+            }
+            .sorted { $0.startedAt < $1.startedAt },
             engagement: engagement.filter {
-                $0.carousel == carousel && Timestamp(secondsSinceEpoch: $0.quarter) >= from
+                $0.carousel == carousel && $0.audience == audience && Timestamp(secondsSinceEpoch: $0.quarter) >= from
                     && Timestamp(secondsSinceEpoch: $0.quarter) < to
             }.sorted { ($0.quarter, $0.banner) < ($1.quarter, $1.banner) })
     }

@@ -109,6 +109,63 @@ struct AudienceAPITests {
         }
     }
 
+    /// Stats by audience (docs/STATS.md): views, clicks and plays of de's screens apart from those
+    /// of screens of no audience, each with its own banners and planned shares; screens of an
+    /// audience no banner names count with those of no audience.
+    @Test(arguments: Transport.allCases)
+    func statsAreKeptPerAudience(_ transport: Transport) async throws {
+        let service = try await transport.start()
+        let shop = Self.shop.replacingOccurrences(
+            of: #""id": "b", "image": "https://cdn.example.com/b.png""#,
+            with: #""id": "b", "image": "https://cdn.example.com/b.png", "link": "https://shop.example.com/b""#)
+        #expect(try await WeightAPITests.send(service, "POST", "/carousels", shop).status == 201)
+        let now = try await ProofOfPlayAPITests.now(service)
+        func report(_ query: String, _ banners: [String]) async throws -> Int {
+            let list = banners.map { #"{"banner": "\#($0)", "at": "\#(now.rfc3339)", "ms": 1500}"# }
+            return try await WeightAPITests.send(
+                service, "POST", "/carousels/shop/views\(query)", #"{"views": [\#(list.joined(separator: ","))]}"#
+            ).status
+        }
+        #expect(try await report("?audience=de", ["a", "b", "b"]) == 204)
+        #expect(try await report("", ["a"]) == 204)
+        #expect(try await report("?audience=it", ["a"]) == 204, "it: no banner names it, counted as no audience")
+        #expect(try await service.request("GET", "/carousels/shop/banners/b/click?audience=de").status == 302)
+        /// Each banner's row, summed over the buckets.
+        func rows(_ query: String) async throws -> [String: [String: Any]] {
+            let stats = try await service.request("GET", "/carousels/shop/stats\(query)")
+            #expect(stats.status == 200, "\(query)")
+            var rows: [String: [String: Any]] = [:]
+            for row in try stats.json["rows"] as? [[String: Any]] ?? [] {
+                let banner = row["banner"] as? String ?? ""
+                var sum = rows[banner] ?? ["views": 0, "clicks": 0, "plays": 0]
+                for field in ["views", "clicks", "plays"] {
+                    sum[field] = (sum[field] as? Int ?? 0) + (row[field] as? Int ?? 0)
+                }
+                sum["plannedShare"] = row["plannedShare"]
+                rows[banner] = sum
+            }
+            return rows
+        }
+        let de = try await rows("?audience=de")
+        #expect(Set(de.keys) == ["a", "b", "d"], "de's banners")
+        #expect(de["a"]?["views"] as? Int == 1 && de["b"]?["views"] as? Int == 2 && de["b"]?["clicks"] as? Int == 1)
+        #expect(de["a"]?["plays"] as? Int == 1, "de's screens have played a since the carousel began")
+        #expect(de["b"]?["plannedShare"] as? Double == 0.3333)
+        let none = try await rows("")
+        #expect(Set(none.keys) == ["a"], "screens of no audience: the banners meant for all")
+        #expect(none["a"]?["views"] as? Int == 2 && none["a"]?["clicks"] as? Int == 0)
+        #expect(none["a"]?["plannedShare"] as? Double == 1)
+        let fr = try await rows("?audience=fr")
+        #expect(fr["c"]?["views"] as? Int == 0 && fr["a"]?["views"] as? Int == 0)
+        let answer = try await service.request("GET", "/carousels/shop/stats?audience=de").json
+        #expect(answer["audience"] as? String == "de")
+        for path in ["/carousels/shop/stats?audience=DE", "/carousels/shop/banners/b/click?audience=-"] {
+            #expect(try await service.request("GET", path).status == 400, "\(path)")
+        }
+        #expect(try await report("?audience=de%20x", ["a"]) == 400)
+        #expect(try await rows("?audience=de")["a"]?["views"] as? Int == 1, "refused requests counted nothing")
+    }
+
     @Test(arguments: Transport.allCases)
     func badAudienceNamesAre400AndChangeNothing(_ transport: Transport) async throws {
         let service = try await transport.start()

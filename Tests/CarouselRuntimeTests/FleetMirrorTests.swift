@@ -187,11 +187,15 @@ final class SharedMemoryStore: CarouselStore {
 
     func record(_ batch: StatsBatch) throws(StoreError) { try store.record(batch) }
 
-    func stats(of serial: Int64, from: Timestamp, to: Timestamp) throws(StoreError) -> StatsRecords {
-        try store.stats(of: serial, from: from, to: to)
+    func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+    {
+        try store.stats(of: serial, audience: audience, from: from, to: to)
     }
 
-    func lastPlay(of serial: Int64) throws(StoreError) -> PlayRecord? { try store.lastPlay(of: serial) }
+    func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord? {
+        try store.lastPlay(of: serial, audience: audience)
+    }
 
     func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError) {
         try store.saveScreens(sightings, timeout: timeout)

@@ -215,17 +215,61 @@ struct StoreContractTests {
                     EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 3, clicks: 0),
                     EngagementCount(carousel: 4, banner: "a", quarter: quarter, views: 9, clicks: 9),
                 ]))
-        let all = try store.stats(of: 3, from: t0 + .seconds(-3600), to: t0 + .seconds(3600))
+        let all = try store.stats(of: 3, audience: nil, from: t0 + .seconds(-3600), to: t0 + .seconds(3600))
         #expect(all.plays == [first, longer])
         #expect(all.engagement == [EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 5, clicks: 1)])
         // A span after the first play ended and before the second began: nothing shown in it.
-        let between = try store.stats(of: 3, from: t0 + .seconds(5), to: t0 + .seconds(10))
+        let between = try store.stats(of: 3, audience: nil, from: t0 + .seconds(5), to: t0 + .seconds(10))
         #expect(between.plays.isEmpty)
-        #expect(try store.stats(of: 3, from: t0 + .seconds(4), to: t0 + .seconds(10)).plays == [first])
+        #expect(try store.stats(of: 3, audience: nil, from: t0 + .seconds(4), to: t0 + .seconds(10)).plays == [first])
         // Quarters that start in the span: the one holding t0 starts before t0 + 1 s.
-        #expect(try store.stats(of: 3, from: t0 + .seconds(1), to: t0 + .seconds(3600)).engagement.isEmpty)
-        #expect(try store.lastPlay(of: 3) == longer)
-        #expect(try store.lastPlay(of: 5) == nil)
+        #expect(
+            try store.stats(of: 3, audience: nil, from: t0 + .seconds(1), to: t0 + .seconds(3600)).engagement.isEmpty)
+        #expect(try store.lastPlay(of: 3, audience: nil) == longer)
+        #expect(try store.lastPlay(of: 5, audience: nil) == nil)
+    }
+
+    /// Each audience's screens have their own plays, views and clicks (docs/AUDIENCES.md): a play
+    /// of de starting with one of the screens of no audience is another play; counts add up per
+    /// audience; a view with an id counts in its audience.
+    @Test(arguments: StoreKind.allCases)
+    func playsAndCountsAreKeptPerAudience(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let quarter = EngagementCount.quarter(of: t0)
+        let everyone = PlayRecord(carousel: 3, banner: "a", startedAt: t0, shown: .seconds(4))
+        let de = PlayRecord(carousel: 3, audience: "de", banner: "b", startedAt: t0, shown: .seconds(2))
+        let deLater = PlayRecord(
+            carousel: 3, audience: "de", banner: "a", startedAt: t0 + .seconds(2), shown: .seconds(2))
+        try store.record(
+            StatsBatch(
+                plays: [everyone, de, deLater],
+                engagement: [
+                    EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 1, clicks: 0),
+                    EngagementCount(carousel: 3, audience: "de", banner: "a", quarter: quarter, views: 2, clicks: 1),
+                ],
+                identifiedViews: [
+                    IdentifiedView(
+                        carousel: 3, id: "v-1", audience: "de", banner: "a", quarter: quarter, reportedAt: t0)
+                ]))
+        try store.record(
+            StatsBatch(engagement: [
+                EngagementCount(carousel: 3, audience: "de", banner: "a", quarter: quarter, views: 1, clicks: 0)
+            ]))
+        let span = (from: t0 - .seconds(3600), to: t0 + .seconds(3600))
+        let ofDe = try store.stats(of: 3, audience: "de", from: span.from, to: span.to)
+        #expect(ofDe.plays == [de, deLater])
+        #expect(
+            ofDe.engagement == [
+                EngagementCount(carousel: 3, audience: "de", banner: "a", quarter: quarter, views: 4, clicks: 1)
+            ])
+        let ofNone = try store.stats(of: 3, audience: nil, from: span.from, to: span.to)
+        #expect(ofNone.plays == [everyone])
+        #expect(ofNone.engagement == [EngagementCount(carousel: 3, banner: "a", quarter: quarter, views: 1, clicks: 0)])
+        #expect(
+            try store.stats(of: 3, audience: "fr", from: span.from, to: span.to)
+                == StatsRecords(plays: [], engagement: []))
+        #expect(try store.lastPlay(of: 3, audience: "de") == deLater)
+        #expect(try store.lastPlay(of: 3, audience: nil) == everyone)
     }
 
     /// A view reported with an id counts once, however often and by whichever process it is
@@ -240,7 +284,7 @@ struct StoreContractTests {
             IdentifiedView(carousel: carousel, id: id, banner: banner, quarter: quarter, reportedAt: reportedAt)
         }
         func views(of carousel: Int64) throws -> [EngagementCount] {
-            try store.stats(of: carousel, from: t0 - .seconds(3600), to: t0 + .seconds(3600)).engagement
+            try store.stats(of: carousel, audience: nil, from: t0 - .seconds(3600), to: t0 + .seconds(3600)).engagement
         }
         try store.record(
             StatsBatch(

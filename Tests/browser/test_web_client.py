@@ -163,10 +163,12 @@ class BannerServer:
     def state(self):
         return self.call("GET", "/banner")
 
-    def engagement(self):
-        """Views and clicks by banner, from the stats of the last day (docs/STATS.md)."""
+    def engagement(self, audience=None):
+        """Views and clicks by banner, from the stats of the last day (docs/STATS.md), of the
+        screens of `audience` (None: of none)."""
         views, clicks = {}, {}
-        for row in self.call("GET", "/carousels/default/stats")["rows"]:
+        query = f"?audience={audience}" if audience else ""
+        for row in self.call("GET", f"/carousels/default/stats{query}")["rows"]:
             views[row["banner"]] = views.get(row["banner"], 0) + row["views"]
             clicks[row["banner"]] = clicks.get(row["banner"], 0) + row["clicks"]
         return views, clicks
@@ -790,6 +792,19 @@ class Audiences(WebClientTest):
         self.wait_for_caption(CAPTIONS[4])
         self.assertEqual(self.service.call("GET", "/banner?audience=de")["banner"]["id"], "banner-4",
                          "the dot's index is in de's rotation")
+
+    def test_a_page_of_an_audience_counts_its_views_and_clicks_as_its_audiences(self):
+        self.browser.get(self.service.url + "/?audience=de")
+        self.wait(lambda: self.dot_ids() == ["banner-0", "banner-1", "banner-3", "banner-4"], 15, "de's rotation")
+        self.service.call("PUT", "/banner/index?audience=de", {"index": 1})
+        self.wait_for_caption(CAPTIONS[1])
+        self.assertEqual(self.find(".slide-link").get_attribute("href"),
+                         self.service.url + "/carousels/default/banners/banner-1/click?audience=de",
+                         "its clicks count as de's")
+        self.let_a_second_pass()
+        self.browser.get("about:blank")
+        self.wait(lambda: self.service.engagement("de")[0].get("banner-1") == 1, 10, "the beacon brings de's view")
+        self.assertNotIn("banner-1", self.service.engagement()[0], "screens of no audience never see banner-1")
 
 
 class AnotherCarousel(WebClientTest):
@@ -1507,6 +1522,19 @@ class AdminEditor(AdminPageTest):
         self.preview_instant("DE", 1.5)
         self.wait(lambda: "audience 'DE' is invalid" in self.find("#instant-result").text, 10, "a bad name is said")
         self.assertIsNone(self.previewed_banner())
+        # The stats of de's screens: their banners (banner-1 among them), their views.
+        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self.service.call("POST", "/carousels/default/views?audience=de", {"views": [
+            {"banner": "banner-1", "at": now, "ms": 3000}]})
+        audiences = lambda: [option.get_attribute("value")
+                             for option in self.browser.find_elements(By.CSS_SELECTOR, "#stats-audience option")]
+        self.wait(lambda: audiences() == ["", "de", "store-berlin"], 10, "the stats offer each audience")
+        Select(self.find("#stats-audience")).select_by_value("de")
+        self.find("#stats-show").click()
+        views = lambda: self.browser.execute_script(
+            "const row = document.querySelector('#stats-table tbody tr[data-banner=\"banner-1\"]');"
+            " return row && row.querySelectorAll('td')[2].dataset.value")
+        self.wait(lambda: views() == "1", 10, "de's view of banner-1")
 
     def test_a_weight_out_of_range_is_shown_beside_the_field(self):
         self.banner_button("Edit banner-1").click()

@@ -9,9 +9,15 @@ export function renderBanners() {
     const banners = session.editing.definition.banners;
     ui.banners.replaceChildren(...banners.map((banner, position) => bannerItem(banner, position, banners.length)));
     markRotation();
-    // The audiences the banners name, offered by the preview of an instant.
+    // The audiences the banners name, offered by the preview of an instant and by the stats
+    // (each audience's screens are counted apart, docs/STATS.md).
     const audiences = [...new Set(banners.flatMap((banner) => banner.audiences ?? []))].sort();
     ui.instantAudiences.replaceChildren(...audiences.map((name) => Object.assign(document.createElement("option"), {value: name})));
+    const chosen = ui.statsAudience.value;
+    ui.statsAudience.replaceChildren(
+        Object.assign(document.createElement("option"), {value: "", textContent: "of no audience"}),
+        ...audiences.map((name) => Object.assign(document.createElement("option"), {value: name, textContent: `of ${name}`})));
+    ui.statsAudience.value = audiences.includes(chosen) ? chosen : "";
 }
 
 /** Banners out of the rotation now (disabled, or scheduled for another time) say so. */

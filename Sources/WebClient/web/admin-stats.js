@@ -5,7 +5,9 @@ import {cell, send, session, svgElement, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail} from "./admin-api.js";
 
 export function statsPath() {
-    return `${carouselPath(session.editing.name)}/stats?bucket=${ui.statsPeriod.value}`;
+    const audience = ui.statsAudience.value;
+    return `${carouselPath(session.editing.name)}/stats?bucket=${ui.statsPeriod.value}`
+        + (audience ? `&audience=${encodeURIComponent(audience)}` : "");
 }
 
 export async function showStats() {
@@ -24,9 +26,11 @@ export async function showStats() {
 }
 
 ui.statsShow.addEventListener("click", showStats);
-ui.statsPeriod.addEventListener("change", () => {
-    if (!ui.statsResult.hidden) showStats();
-});
+for (const control of [ui.statsPeriod, ui.statsAudience]) {
+    control.addEventListener("change", () => {
+        if (!ui.statsResult.hidden) showStats();
+    });
+}
 
 /** Views per bucket over the period, all banners together. */
 export function drawBuckets(report) {
@@ -101,7 +105,8 @@ ui.statsCsv.addEventListener("click", async () => {
     }
     if (ui.statsDownload.href) URL.revokeObjectURL(ui.statsDownload.href);
     ui.statsDownload.href = URL.createObjectURL(await response.blob());
-    ui.statsDownload.download = `${session.editing.name}-stats-by-${ui.statsPeriod.value}.csv`;
+    const audience = ui.statsAudience.value ? `-of-${ui.statsAudience.value}` : "";
+    ui.statsDownload.download = `${session.editing.name}-stats${audience}-by-${ui.statsPeriod.value}.csv`;
     ui.statsDownload.click();
     ui.statsStatus.textContent = `Downloaded ${ui.statsDownload.download}.`;
 });

@@ -43,6 +43,7 @@ export const ui = {
     instantAudiences: document.getElementById("instant-audiences"),
     instantResult: document.getElementById("instant-result"),
     statsPeriod: document.getElementById("stats-period"),
+    statsAudience: document.getElementById("stats-audience"),
     statsShow: document.getElementById("stats-show"),
     statsCsv: document.getElementById("stats-csv"),
     statsStatus: document.getElementById("stats-status"),

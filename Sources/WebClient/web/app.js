@@ -65,7 +65,7 @@
         audience,
     });
     // Views wait in IndexedDB until the service has them (docs/STATS.md): none lost offline.
-    const views = new ViewReporter(carouselURL, clock, ui.stage, {keepIn: "banner-carousel-reports"});
+    const views = new ViewReporter(carouselURL, clock, ui.stage, {keepIn: "banner-carousel-reports", audience});
     // Offline play (docs/SCREENS.md): the next hours planned, kept for a reload; their images
     // cached by the service worker.
     const plan = new TimelinePlan(carouselURL, {current: () => state, audience,
@@ -181,7 +181,8 @@
         ui.caption.textContent = banner.caption;
         ui.caption.hidden = banner.caption === "";
         if (banner.link) {
-            ui.link.href = `${carouselURL}/banners/${encodeURIComponent(banner.id)}/click`; // counted, then there
+            // Counted (as its audience's click), then there.
+            ui.link.href = `${carouselURL}/banners/${encodeURIComponent(banner.id)}/click${queryOf({audience})}`;
         } else {
             ui.link.removeAttribute("href");
         }

@@ -196,7 +196,7 @@ class BannerCarouselElement extends HTMLElement {
         };
         document.addEventListener("visibilitychange", this.onVisible);
         this.feed.start();
-        this.views = new ViewReporter(this.carouselURL, this.clock, this);
+        this.views = new ViewReporter(this.carouselURL, this.clock, this, {audience: this.audience});
         this.views.start();
         this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock, {audience: this.audience});
         this.receipts.start();
@@ -406,7 +406,9 @@ class BannerCarouselElement extends HTMLElement {
             return;
         }
         slide.hidden = false;
-        const href = banner.link ? `${this.carouselURL}/banners/${encodeURIComponent(banner.id)}/click` : null;
+        const href = banner.link
+            ? `${this.carouselURL}/banners/${encodeURIComponent(banner.id)}/click${queryOf({audience: this.audience})}`
+            : null;
         // A library image's path (`/media/ID`) is the service's, not this page's.
         const source = this.serviceURL(banner.image);
         const srcset = (banner.srcset ?? "").split(", ").filter(Boolean)

@@ -505,14 +505,15 @@ class CarouselFeed {
  * the service has taken it: sent to `${base}/views` (a carousel's URL) every 10 s, and with
  * `navigator.sendBeacon` when the page is hidden or left. A view sent twice counts once (the
  * service keeps ids 48 hours). With `keepIn` (the built-in page), the queue survives a reload.
+ * With `audience`, the views count as that audience's screens' (docs/AUDIENCES.md).
  */
 class ViewReporter {
-    constructor(base, clock, element, {keepIn = null, everyMs = 10000} = {}) {
+    constructor(base, clock, element, {keepIn = null, everyMs = 10000, audience = null} = {}) {
         this.clock = clock;
         this.element = element;
         this.everyMs = everyMs;
         // The service takes views of the last day: older ones can never count.
-        this.reports = new ReportQueue(`${base}/views`, "views", {keepIn, maxAgeMs: 23 * 3600 * 1000,
+        this.reports = new ReportQueue(`${base}/views${queryOf({audience})}`, "views", {keepIn, maxAgeMs: 23 * 3600 * 1000,
             timeOf: (view) => view.at});
         this.bannerId = null; // shown now
         this.visibleSince = null; // performance.now() since when it has been visible

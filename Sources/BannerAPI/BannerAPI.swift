@@ -210,7 +210,8 @@ public struct BannerAPI: HTTPHandler {
                 }
                 let held: ScreenRecord.Key
                 do throws(ScreenRefusal) {
-                    held = try fleet.hold(screen, on: live, userAgent: request.header("User-Agent"))
+                    held = try fleet.hold(
+                        screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
                 } catch {
                     throw ScreenRequests.problem(error)
                 }
@@ -223,7 +224,12 @@ public struct BannerAPI: HTTPHandler {
             case .allScreens, .carouselScreens:
                 try access.authorizeAdmin(request, carousel: route.action == .allScreens ? nil : route.carousel)
                 let name = route.action == .allScreens ? nil : try carousel(route).name
-                return .response(ScreenRequests.list(fleet.entries(of: name), headers: cors.headers(for: origin)))
+                // `?audience=`: the screens that declared it (docs/AUDIENCES.md).
+                var entries = fleet.entries(of: name)
+                if let audience = try QueryValues.audience(of: request) {
+                    entries.removeAll { $0.record.audience != audience }
+                }
+                return .response(ScreenRequests.list(entries, headers: cors.headers(for: origin)))
             case .receipts(let screenText):
                 let live = try carousel(route)
                 let screen = try ScreenRequests.screen(inPath: screenText)
@@ -742,8 +748,9 @@ public struct BannerAPI: HTTPHandler {
     /// A poll from `screen`: heard, or 429 when it is new and its carousel has all the screens it may.
     private func hear(_ screen: ScreenID, on route: Route, request: borrowing Request) throws(Problem) {
         let live = try carousel(route)
+        let audience = try QueryValues.audience(of: request)
         do throws(ScreenRefusal) {
-            try fleet.hear(screen, on: live, userAgent: request.header("User-Agent"))
+            try fleet.hear(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
         } catch {
             throw ScreenRequests.problem(error)
         }

@@ -134,6 +134,7 @@ enum ScreenRequests {
         object.add("lastSeen", record.lastSeen.rfc3339)
         object.add("via", record.via.rawValue)
         object.add("userAgent", record.userAgent)
+        object.add("audience", record.audience)
         if let receipt = record.receipt {
             var shown = JSONObject()
             shown.add("banner", receipt.banner)

@@ -51,23 +51,27 @@ extension ShowHistory {
         return .wrongBanner(expected: shown.banner?.id)
     }
 
-    /// True when the carousel changed what it shows twice after a screen's latest receipt
-    /// (`lastShownAt`) and no receipt came: the screen is not flipping. Changes in the last
-    /// `grace` before `now` do not count yet: receipts come in batches, a few seconds late.
-    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
-        transitions(after: lastShownAt, through: now - grace, limit: 2).count == 2
+    /// True when the carousel changed what screens of `audience` show twice after a screen's
+    /// latest receipt (`lastShownAt`) and no receipt came: the screen is not flipping. Changes in
+    /// the last `grace` before `now` do not count yet: receipts come in batches, a few seconds late.
+    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration, audience: String? = nil) -> Bool {
+        transitions(after: lastShownAt, through: now - grace, limit: 2, audience: audience).count == 2
     }
 
-    /// `isFrozen` for many screens at once, whose latest receipts are all at `earliest` or after:
-    /// one walk over the carousel's changes, where asking screen by screen walks again each time.
-    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration) -> FrozenCheck {
-        let (found, complete) = walk(after: earliest, through: now - grace, limit: FrozenCheck.changesWalked)
+    /// `isFrozen` for many screens of `audience` at once, whose latest receipts are all at
+    /// `earliest` or after: one walk over the changes, where asking screen by screen walks again
+    /// each time.
+    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration, audience: String? = nil)
+        -> FrozenCheck
+    {
+        let (found, complete) = walk(
+            after: earliest, through: now - grace, limit: FrozenCheck.changesWalked, audience: audience)
         return FrozenCheck(earliest: earliest, changes: found.map(\.at), complete: complete)
     }
 }
 
-/// The carousel's changes after an instant (`ShowHistory.frozenCheck`), to tell screen after
-/// screen whether it is frozen with a binary search.
+/// The carousel's changes for the screens of one audience after an instant
+/// (`ShowHistory.frozenCheck`), to tell screen after screen whether it is frozen with a binary search.
 public struct FrozenCheck: Sendable {
     /// A bound on one walk; screens it leaves undecided are asked of the history one by one.
     static let changesWalked = 1000

@@ -120,6 +120,14 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     private struct StreamHold {
         var count: Int
         var userAgent: String
+        var audience: String?
+    }
+
+    /// The screens of one audience (nil: of none) of a carousel (by serial): whom one walk over
+    /// the changes judges frozen or not.
+    private struct Viewers: Hashable {
+        let carousel: Int64
+        let audience: String?
     }
 
     private struct TickState {
@@ -150,29 +158,35 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     // MARK: Hearing screens
 
-    /// A request from screen `id` of `live` (a poll, or a report).
-    public func hear(_ id: ScreenID, on live: Live, userAgent: String?) throws(ScreenRefusal) {
+    /// A request from screen `id` of `live`, a screen of `audience` (a poll, or a report).
+    public func hear(_ id: ScreenID, on live: Live, userAgent: String?, audience: String?) throws(ScreenRefusal) {
         let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
         let now = clock()
         try state.withLock { state throws(ScreenRefusal) in
             try admit(key, of: live.name, in: &state)
             let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
             Self.note(
-                ScreenSighting(key: key, heardAt: now, via: via, userAgent: userAgent ?? "", receipt: nil), in: &state)
+                ScreenSighting(
+                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "", audience: audience, receipt: nil),
+                in: &state)
         }
     }
 
-    /// Screen `id` of `live` opened an event stream: it is heard all the while it is held (every
-    /// third of the timeout), until `release`.
-    public func hold(_ id: ScreenID, on live: Live, userAgent: String?) throws(ScreenRefusal) -> ScreenRecord.Key {
+    /// Screen `id` of `live`, a screen of `audience`, opened an event stream: it is heard all the
+    /// while it is held (every third of the timeout), until `release`.
+    public func hold(_ id: ScreenID, on live: Live, userAgent: String?, audience: String?) throws(ScreenRefusal)
+        -> ScreenRecord.Key
+    {
         let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
         let now = clock()
         try state.withLock { state throws(ScreenRefusal) in
             try admit(key, of: live.name, in: &state)
             state.streams[key, default: StreamHold(count: 0, userAgent: "")].count += 1
             state.streams[key]?.userAgent = userAgent ?? ""
+            state.streams[key]?.audience = audience
             Self.note(
-                ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: userAgent ?? "", receipt: nil),
+                ScreenSighting(
+                    key: key, heardAt: now, via: .stream, userAgent: userAgent ?? "", audience: audience, receipt: nil),
                 in: &state)
         }
         return key
@@ -185,8 +199,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             guard let hold = state.streams[key] else { return }
             if hold.count > 1 { state.streams[key]?.count -= 1 } else { state.streams[key] = nil }
             Self.note(
-                ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
-                in: &state)
+                ScreenSighting(
+                    key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, audience: hold.audience,
+                    receipt: nil), in: &state)
         }
     }
 
@@ -241,7 +256,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
             Self.note(
                 ScreenSighting(
-                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "",
+                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "", audience: audience,
                     receipt: judged.max { $0.shownAt < $1.shownAt }), in: &state)
         }
     }
@@ -420,21 +435,23 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         func heard(_ row: ScreenRecord) -> Bool {
             ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: timeout)
         }
-        // Whether a screen is frozen matters only while it is heard from; one walk over each
-        // carousel's changes tells every such screen of it.
+        // Whether a screen is frozen matters only while it is heard from; one walk over the
+        // changes of each carousel's audience tells every such screen of it (docs/AUDIENCES.md).
         let (appeared, earliest) = state.withLock { state in
             let appeared = Self.apply(change, to: &state, carousels: carousels, timeout: timeout, now: now)
-            var earliest: [Int64: Timestamp] = [:]
+            var earliest: [Viewers: Timestamp] = [:]
             for entry in state.entries.values where heard(entry.record) {
                 guard let shownAt = entry.record.receipt?.shownAt else { continue }
-                earliest[entry.record.carousel] = min(earliest[entry.record.carousel] ?? shownAt, shownAt)
+                let viewers = Viewers(carousel: entry.record.carousel, audience: entry.record.audience)
+                earliest[viewers] = min(earliest[viewers] ?? shownAt, shownAt)
             }
             return (appeared, earliest)
         }
         let grace = FleetSettings.frozenGrace
-        var checks: [Int64: FrozenCheck] = [:]
-        for (serial, instant) in earliest {
-            checks[serial] = carousels[serial]?.frozenCheck(earliest: instant, now: now, grace: grace)
+        var checks: [Viewers: FrozenCheck] = [:]
+        for (viewers, instant) in earliest {
+            checks[viewers] = carousels[viewers.carousel]?.frozenCheck(
+                earliest: instant, now: now, grace: grace, audience: viewers.audience)
         }
         let (changed, observers) = state.withLock { state in
             var changed: [ScreenEntry] = []
@@ -449,8 +466,8 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 var frozen = false
                 if heard(row), let shownAt = row.receipt?.shownAt {
                     frozen =
-                        checks[row.carousel]?.isFrozen(lastShownAt: shownAt)
-                        ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace)
+                        checks[Viewers(carousel: row.carousel, audience: row.audience)]?.isFrozen(lastShownAt: shownAt)
+                        ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace, audience: row.audience)
                 }
                 let judged = ScreenState.of(
                     lastSeen: row.lastSeen, now: now, timeout: timeout, outOfStep: row.receipt?.outOfStep,

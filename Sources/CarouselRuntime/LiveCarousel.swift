@@ -329,14 +329,14 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         return history.withLock { $0.shown(at: instant, audience: audience)?.banner?.id == id }
     }
 
-    /// Whether a screen whose latest receipt was for `lastShownAt` has stopped flipping.
-    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration) -> Bool {
-        history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace) }
+    /// Whether a screen of `audience` whose latest receipt was for `lastShownAt` has stopped flipping.
+    public func isFrozen(lastShownAt: Timestamp, now: Timestamp, grace: Duration, audience: String?) -> Bool {
+        history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace, audience: audience) }
     }
 
-    /// `isFrozen` for many screens whose latest receipts are at `earliest` or after.
-    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration) -> FrozenCheck {
-        history.withLock { $0.frozenCheck(earliest: earliest, now: now, grace: grace) }
+    /// `isFrozen` for many screens of `audience` whose latest receipts are at `earliest` or after.
+    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration, audience: String?) -> FrozenCheck {
+        history.withLock { $0.frozenCheck(earliest: earliest, now: now, grace: grace, audience: audience) }
     }
 
     /// Starts the timer; what is shown from now on is counted as played.

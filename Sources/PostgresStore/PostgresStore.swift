@@ -895,19 +895,21 @@ public final class PostgresStore: CarouselStore {
                     // `ScreenSighting.merged(into:timeout:)`, in SQL.
                     try connection.execute(
                         """
-                        INSERT INTO screens AS old (carousel, id, last_seen, heard_since, via, user_agent)
-                        SELECT $1, $2, $3, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
+                        INSERT INTO screens AS old (carousel, id, last_seen, heard_since, via, user_agent, audience)
+                        SELECT $1, $2, $3, $3, $4, $5, $7 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
                         ON CONFLICT (carousel, id) DO UPDATE SET
                             heard_since = CASE WHEN excluded.last_seen - old.last_seen > $6
                                 THEN excluded.last_seen ELSE old.heard_since END,
                             via = CASE WHEN excluded.last_seen >= old.last_seen THEN excluded.via ELSE old.via END,
                             user_agent = CASE WHEN excluded.last_seen >= old.last_seen
                                 THEN excluded.user_agent ELSE old.user_agent END,
+                            audience = CASE WHEN excluded.last_seen >= old.last_seen
+                                THEN excluded.audience ELSE old.audience END,
                             last_seen = GREATEST(old.last_seen, excluded.last_seen)
                         """,
                         key + [
                             String(sighting.heardAt.nanosecondsSinceEpoch), sighting.via.rawValue, sighting.userAgent,
-                            String(timeout.nanoseconds),
+                            String(timeout.nanoseconds), sighting.audience,
                         ])
                     guard let receipt = sighting.receipt else { continue }
                     try connection.execute(
@@ -1263,8 +1265,8 @@ public final class PostgresStore: CarouselStore {
         "ALTER TABLE carousels ADD COLUMN turn bigint;",
         // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
         "ALTER TABLE carousels ADD COLUMN audiences text;",
-        // Stats by audience (docs/AUDIENCES.md): plays and counts of each audience's screens apart;
-        // '' for screens of no audience, which every row before was.
+        // Audiences' screens (docs/AUDIENCES.md): plays and counts of each audience's screens apart
+        // ('' for screens of no audience, which every row before was), and a screen's audience.
         """
         ALTER TABLE plays ADD COLUMN audience text NOT NULL DEFAULT '';
         ALTER TABLE plays DROP CONSTRAINT plays_pkey, ADD PRIMARY KEY (carousel, audience, started_at);
@@ -1272,6 +1274,7 @@ public final class PostgresStore: CarouselStore {
         CREATE INDEX plays_by_last_shown ON plays (carousel, audience, last_shown_at);
         ALTER TABLE engagement ADD COLUMN audience text NOT NULL DEFAULT '';
         ALTER TABLE engagement DROP CONSTRAINT engagement_pkey, ADD PRIMARY KEY (carousel, audience, quarter, banner);
+        ALTER TABLE screens ADD COLUMN audience text;
         """,
     ]
 

@@ -768,19 +768,21 @@ public final class SQLiteStore: CarouselStore {
                     // `ScreenSighting.merged(into:timeout:)`, in SQL.
                     try connection.statement(
                         """
-                        INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent)
-                        SELECT ?1, ?2, ?3, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
+                        INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent, audience)
+                        SELECT ?1, ?2, ?3, ?3, ?4, ?5, ?7 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
                         ON CONFLICT (carousel, id) DO UPDATE SET
                             heard_since = CASE WHEN excluded.last_seen - last_seen > ?6
                                 THEN excluded.last_seen ELSE heard_since END,
                             via = CASE WHEN excluded.last_seen >= last_seen THEN excluded.via ELSE via END,
                             user_agent = CASE WHEN excluded.last_seen >= last_seen
                                 THEN excluded.user_agent ELSE user_agent END,
+                            audience = CASE WHEN excluded.last_seen >= last_seen
+                                THEN excluded.audience ELSE audience END,
                             last_seen = max(last_seen, excluded.last_seen)
                         """
                     ).bind(
                         carousel, id, .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
-                        .text(sighting.userAgent), .integer(timeout.nanoseconds)
+                        .text(sighting.userAgent), .integer(timeout.nanoseconds), sighting.audience.map { .text($0) }
                     ).run()
                     guard let receipt = sighting.receipt else { continue }
                     try connection.statement(
@@ -1173,8 +1175,8 @@ public final class SQLiteStore: CarouselStore {
         "ALTER TABLE carousels ADD COLUMN turn INTEGER;",
         // Each audience's anchor (docs/AUDIENCES.md), JSON; NULL: no audiences.
         "ALTER TABLE carousels ADD COLUMN audiences TEXT;",
-        // Stats by audience (docs/AUDIENCES.md): plays and counts of each audience's screens apart;
-        // '' for screens of no audience, which every row before was.
+        // Audiences' screens (docs/AUDIENCES.md): plays and counts of each audience's screens apart
+        // ('' for screens of no audience, which every row before was), and a screen's audience.
         """
         CREATE TABLE plays_by_audience (
             carousel INTEGER NOT NULL,
@@ -1200,6 +1202,7 @@ public final class SQLiteStore: CarouselStore {
         INSERT INTO engagement_by_audience SELECT carousel, '', quarter, banner, views, clicks FROM engagement;
         DROP TABLE engagement;
         ALTER TABLE engagement_by_audience RENAME TO engagement;
+        ALTER TABLE screens ADD COLUMN audience TEXT;
         """,
     ]
 

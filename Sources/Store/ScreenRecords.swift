@@ -16,12 +16,14 @@ public struct ScreenRecord: Sendable, Equatable {
     public var via: ScreenVia
     /// At most `ScreenRecord.userAgentLimit` characters.
     public var userAgent: String
+    /// The audience it declared when last heard (docs/AUDIENCES.md); nil: none.
+    public var audience: String?
     /// Its latest receipt (the one shown last), judged; nil before its first.
     public var receipt: JudgedReceipt?
 
     public init(
         carousel: Int64, id: ScreenID, lastSeen: Timestamp, heardSince: Timestamp, via: ScreenVia, userAgent: String,
-        receipt: JudgedReceipt? = nil
+        audience: String? = nil, receipt: JudgedReceipt? = nil
     ) {
         self.carousel = carousel
         self.id = id
@@ -29,6 +31,7 @@ public struct ScreenRecord: Sendable, Equatable {
         self.heardSince = heardSince
         self.via = via
         self.userAgent = userAgent
+        self.audience = audience
         self.receipt = receipt
     }
 
@@ -103,15 +106,21 @@ public struct ScreenSighting: Sendable, Equatable {
     public var heardAt: Timestamp
     public var via: ScreenVia
     public var userAgent: String
+    /// The audience it declared (nil: none).
+    public var audience: String?
     /// The latest receipt heard, if any; its `verdictSince` is its own arrival, which the store
     /// keeps older when the stored receipt said the same.
     public var receipt: JudgedReceipt?
 
-    public init(key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, receipt: JudgedReceipt?) {
+    public init(
+        key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, audience: String? = nil,
+        receipt: JudgedReceipt?
+    ) {
         self.key = key
         self.heardAt = heardAt
         self.via = via
         self.userAgent = String(userAgent.prefix(ScreenRecord.userAgentLimit))
+        self.audience = audience
         self.receipt = receipt
     }
 
@@ -121,13 +130,14 @@ public struct ScreenSighting: Sendable, Equatable {
         guard var row = stored else {
             return ScreenRecord(
                 carousel: key.carousel, id: key.id, lastSeen: heardAt, heardSince: heardAt, via: via,
-                userAgent: userAgent, receipt: receipt)
+                userAgent: userAgent, audience: audience, receipt: receipt)
         }
         if heardAt - row.lastSeen > timeout { row.heardSince = heardAt }
         if heardAt >= row.lastSeen {
             row.lastSeen = heardAt
             row.via = via
             row.userAgent = userAgent
+            row.audience = audience
         }
         row.receipt = JudgedReceipt.latest(kept: row.receipt, arriving: receipt)
         return row
@@ -140,6 +150,7 @@ public struct ScreenSighting: Sendable, Equatable {
             heardAt = other.heardAt
             via = other.via
             userAgent = other.userAgent
+            audience = other.audience
         }
         receipt = JudgedReceipt.latest(kept: receipt, arriving: other.receipt)
     }
@@ -152,7 +163,7 @@ extension ScreenRecord {
     /// stores share.
     public static let columns =
         "carousel, id, last_seen, heard_since, via, user_agent, banner, version, shown_at, lateness, out_of_step, "
-        + "verdict_since, offset_ms, rtt_ms"
+        + "verdict_since, offset_ms, rtt_ms, audience"
 
     /// A row read by column number (`columns`' order); nil for a row no process of this build
     /// wrote (an id or a name it does not know), which is skipped rather than shown wrong.
@@ -170,6 +181,6 @@ extension ScreenRecord {
         self.init(
             carousel: carousel, id: id, lastSeen: Timestamp(nanosecondsSinceEpoch: lastSeen),
             heardSince: Timestamp(nanosecondsSinceEpoch: heardSince), via: via, userAgent: text(5) ?? "",
-            receipt: receipt)
+            audience: text(14), receipt: receipt)
     }
 }

@@ -217,6 +217,17 @@ struct AudienceAPITests {
         let shown = try #require(listed["wall-de"]?["shown"] as? [String: Any])
         #expect(shown["banner"] as? String == "b" && shown["version"] as? Int == version)
         #expect(listed["wall-de"]?["reason"] as? String != "wrong-banner", "b is what de's screens showed")
+        #expect(listed["wall-de"]?["audience"] as? String == "de")
+        // A poll of a screen of no audience; the list by audience.
+        #expect(try await live.request("GET", "/carousels/shop/banner?screen=wall").status == 200)
+        #expect(try await eventually { try await ScreensAPITests.screens(live)["wall"] != nil })
+        #expect(try await ScreensAPITests.screens(live)["wall"]?["audience"] is NSNull)
+        #expect(try await Array(ScreensAPITests.screens(live, path: "/screens?audience=de").keys) == ["wall-de"])
+        #expect(
+            try await Array(ScreensAPITests.screens(live, path: "/carousels/shop/screens?audience=de").keys)
+                == ["wall-de"])
+        #expect(try await ScreensAPITests.screens(live, path: "/screens?audience=fr").isEmpty)
+        #expect(try await live.request("GET", "/screens?audience=DE").status == 400)
     }
 
     /// Each audience's screens hear of their own changes only; an audience an edit names for the

@@ -65,7 +65,9 @@ struct FleetMirrorTests {
     }
 
     func hear(_ id: String, on carousel: String) {
-        onBoth { side in try side.fleet.hear(ScreenID(id)!, on: side.carousel(carousel), userAgent: "Kiosk/\(id)") }
+        onBoth { side in
+            try side.fleet.hear(ScreenID(id)!, on: side.carousel(carousel), userAgent: "Kiosk/\(id)", audience: nil)
+        }
     }
 
     func report(_ id: String, on carousel: String, _ banner: String, at seconds: Double) {
@@ -94,7 +96,7 @@ struct FleetMirrorTests {
         hear("a", on: "lobby")
         report("c", on: "lobby", "b0", at: 0.01)
         let streams = [mirrored, readBack].map { side in
-            try! side.fleet.hold(ScreenID("b")!, on: side.carousel("hall"), userAgent: "TV")
+            try! side.fleet.hold(ScreenID("b")!, on: side.carousel("hall"), userAgent: "TV", audience: nil)
         }
         #expect(tick() == ["a": .online, "b": .online, "c": .online])
 

@@ -48,7 +48,7 @@ struct FleetTests {
 
     @Test func aScreenHeardIsOnlineUntilSilentForTheTimeout() throws {
         at(1)
-        try fleet.hear(ScreenID("wall-1")!, on: lobby, userAgent: "Kiosk/1")
+        try fleet.hear(ScreenID("wall-1")!, on: lobby, userAgent: "Kiosk/1", audience: nil)
         fleet.tick()
         let entry = try #require(fleet.entries().first)
         #expect(entry.state == .online && entry.since == t0 + .seconds(1))
@@ -119,7 +119,7 @@ struct FleetTests {
         // Flips at 8 and 12 unreported: frozen once the grace after the second has passed.
         for seconds in [12.0, 19.9] {
             at(seconds)
-            try fleet.hear(wall, on: lobby, userAgent: nil)
+            try fleet.hear(wall, on: lobby, userAgent: nil, audience: nil)
             fleet.tick()
             #expect(state(of: "wall-1") == .online)
         }
@@ -132,6 +132,35 @@ struct FleetTests {
         fleet.tick()
         #expect(state(of: "wall-1") == .online)
         #expect(fleet.entries().first?.since == t0 + .milliseconds(24_100))
+    }
+
+    /// A screen of an audience is frozen when its audience's state changed twice without it
+    /// (docs/AUDIENCES.md), whatever screens of no audience see; a screen of no audience is judged
+    /// by theirs.
+    @Test func aScreenOfAnAudienceIsJudgedFrozenByItsAudiencesChanges() throws {
+        // b0 for everyone, b1 for de: screens of no audience show b0 alone, de's b0 and b1 in turn.
+        var banners = sampleBanners(2)
+        banners[1].audiences = ["de"]
+        at(0)
+        let shop = try runtime.directory.create(CarouselDefinition(name: "shop", banners: banners), by: tester)
+        let (german, plain) = (ScreenID("wall-de")!, ScreenID("wall")!)
+        at(4.1)
+        try fleet.report([receipt("b1", at: 4)], from: german, on: shop, userAgent: nil, audience: "de")
+        try fleet.report([receipt("b0", at: 0)], from: plain, on: shop, userAgent: nil)
+        fleet.tick()
+        func state(of id: String) -> ScreenState? {
+            fleet.entries(of: "shop").first { $0.record.id.rawValue == id }?.state
+        }
+        #expect(fleet.entries(of: "shop").first { $0.record.id == german }?.record.audience == "de")
+        // de flips at 8 and 12 unreported: frozen once the grace after the second has passed.
+        for seconds in [12.0, 19.9, 20.1] {
+            at(seconds)
+            try fleet.hear(german, on: shop, userAgent: nil, audience: "de")
+            try fleet.hear(plain, on: shop, userAgent: nil, audience: nil)
+            fleet.tick()
+            #expect(state(of: "wall") == .online, "b0 is all screens of no audience have been shown")
+        }
+        #expect(state(of: "wall-de") == .outOfStep(.frozen))
     }
 
     @Test(arguments: [
@@ -156,16 +185,16 @@ struct FleetTests {
 
     @Test func aNewScreenPastTheLimitIsRefusedAndKnownOnesGoOn() throws {
         let (first, second, third) = (ScreenID("a")!, ScreenID("b")!, ScreenID("c")!)
-        try fleet.hear(first, on: lobby, userAgent: nil)
-        let stream = try fleet.hold(second, on: lobby, userAgent: "TV")
+        try fleet.hear(first, on: lobby, userAgent: nil, audience: nil)
+        let stream = try fleet.hold(second, on: lobby, userAgent: "TV", audience: nil)
         #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
-            try fleet.hear(third, on: lobby, userAgent: nil)
+            try fleet.hear(third, on: lobby, userAgent: nil, audience: nil)
         }
         fleet.tick()
         #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
             try fleet.report([], from: third, on: lobby, userAgent: nil)
         }
-        try fleet.hear(first, on: lobby, userAgent: nil)
+        try fleet.hear(first, on: lobby, userAgent: nil, audience: nil)
         #expect(fleet.entries().map(\.record.id) == [first, second])
         // A stream held is heard for as long as it is, and silent from its end.
         at(100)

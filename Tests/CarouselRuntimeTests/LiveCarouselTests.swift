@@ -70,8 +70,8 @@ struct LiveCarouselTests {
         #expect(lobby.check(receipt("b1", 1_020), tolerance: tolerance) == .inStep(lateness: .milliseconds(20)))
         #expect(lobby.check(receipt("b0", 1_200), tolerance: tolerance) == .wrongBanner(expected: "b1"))
         #expect(lobby.check(receipt("b2", 5_000), tolerance: tolerance) == .inStep(lateness: .zero))
-        #expect(!lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(9), grace: .zero))
-        #expect(lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(13), grace: .zero))
+        #expect(!lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(9), grace: .zero, audience: nil))
+        #expect(lobby.isFrozen(lastShownAt: t0 + .seconds(5), now: t0 + .seconds(13), grace: .zero, audience: nil))
     }
 
     @Test func aCommandTheRulesRefuseChangesNothingAndSaysWhy() async throws {

@@ -1437,6 +1437,7 @@ class AdminScreens(AdminPageTest):
         return self.browser.execute_script(
             "return Array.from(document.querySelectorAll('#screens tbody tr'), (row) => ({screen: row.dataset.screen,"
             " state: row.querySelector('.state').textContent, image: row.querySelector('.shows img')?.src ?? null,"
+            " carousel: row.querySelector('.carousel').textContent,"
             " lateness: row.querySelector('.lateness').textContent}))")
 
     def test_lists_screens_out_of_step_first_with_what_they_show(self):
@@ -1457,6 +1458,11 @@ class AdminScreens(AdminPageTest):
         # A screen heard from now appears without a reload.
         urllib.request.urlopen(self.service.url + "/banner?screen=lobby-3", timeout=5).close()
         self.wait(lambda: "lobby-3" in [row["screen"] for row in self.rows()], 20, "a new screen appears")
+        self.assertEqual(desk["carousel"], "default")
+        # A screen of an audience (docs/AUDIENCES.md) says so beside its carousel.
+        urllib.request.urlopen(self.service.url + "/banner?screen=hall-de&audience=de", timeout=5).close()
+        self.wait(lambda: {row["screen"]: row["carousel"] for row in self.rows()}.get("hall-de") == "default · de", 20,
+                  "the screen's audience")
         self.browser.save_screenshot(str(ARTIFACTS / "admin-screens.png"))
 
 

@@ -93,7 +93,8 @@ async function draw() {
         row.insertCell().outerHTML = `<th scope="row"></th>`;
         row.cells[0].textContent = entry.id;
         row.cells[0].title = entry.userAgent;
-        cell(row, entry.carousel);
+        // A screen of an audience (docs/AUDIENCES.md) is judged by that audience's rotation.
+        cell(row, entry.audience ? `${entry.carousel} · ${entry.audience}` : entry.carousel, "carousel");
         const state = cell(row, entry.reason ? `${entry.state}: ${entry.reason}` : entry.state, "state");
         state.title = `since ${new Date(entry.since).toLocaleString()}`;
         const shows = cell(row, "", "shows");

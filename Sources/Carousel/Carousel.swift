@@ -54,7 +54,11 @@ public struct Carousel: Sendable, Hashable {
     /// Timed pauses and takeovers the carousel accepts: more than zero, at most a year.
     public static let pauseDurations: ClosedRange<Duration> = .nanoseconds(1) ... .seconds(31_536_000)
 
-    public let lineup: Lineup
+    /// The banners and their settings, behind one reference shared by every audience's state: a
+    /// `Carousel` is copied into several places per carousel (the engine, the read views, the
+    /// history), so its large and rarely changed parts are kept out of line (docs/PERFORMANCE.md).
+    public var lineup: Lineup { sharedLineup.value }
+    private let sharedLineup: Boxed<Lineup>
     /// The audience whose screens this state is for; nil for screens that declare none.
     public let audience: String?
     /// The state of each audience the banners name, by name; empty in an audience's own state.
@@ -65,7 +69,12 @@ public struct Carousel: Sendable, Hashable {
     /// The positions in `banners` of the rotating banners, in list order.
     public private(set) var rotation: [Int]
     public private(set) var playback: Playback
-    public private(set) var takeover: Takeover?
+    public private(set) var takeover: Takeover? {
+        get { boxedTakeover?.value }
+        set { boxedTakeover = newValue.map(Boxed.init) }
+    }
+    /// Out of line as `lineup` is (a takeover holds a whole banner, and is rare).
+    private var boxedTakeover: Boxed<Takeover>?
     public private(set) var version: UInt64
     /// When the state last changed; it holds from then until `nextChangeAt`.
     public private(set) var changedAt: Timestamp
@@ -77,17 +86,19 @@ public struct Carousel: Sendable, Hashable {
     /// A carousel showing the first rotating banner at `now`, playing from `now` when `autoplay`,
     /// else paused. Banner durations and the interval must lie in `Carousel.intervals`.
     public init(lineup: Lineup, autoplay: Bool = true, now: Timestamp, version: UInt64 = 1) {
-        self.init(lineup: lineup, audience: nil, autoplay: autoplay, now: now, version: version)
+        let shared = Boxed(lineup)
+        self.init(lineup: shared, audience: nil, autoplay: autoplay, now: now, version: version)
         for name in lineup.audiences {
             audienceStates[name] = Carousel(
-                lineup: lineup, audience: name, autoplay: autoplay, now: now, version: version)
+                lineup: shared, audience: name, autoplay: autoplay, now: now, version: version)
         }
     }
 
-    private init(lineup: Lineup, audience: String?, autoplay: Bool, now: Timestamp, version: UInt64) {
+    private init(lineup shared: Boxed<Lineup>, audience: String?, autoplay: Bool, now: Timestamp, version: UInt64) {
+        let lineup = shared.value
         precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
         precondition(lineup.banners.allSatisfy { $0.duration.map(Self.intervals.contains) ?? true })
-        self.lineup = lineup
+        sharedLineup = shared
         self.audience = audience
         audienceStates = [:]
         schedule = Derived(value: ScheduleCursor(lineup, at: now))
@@ -95,7 +106,7 @@ public struct Carousel: Sendable, Hashable {
         cycle = Derived(value: Self.cycle(of: rotation, in: lineup.banners))
         turn = rotation.isEmpty ? nil : 0
         playback = autoplay ? .playing(since: now) : .paused(until: nil)
-        takeover = nil
+        boxedTakeover = nil
         self.version = version
         changedAt = now
     }
@@ -104,17 +115,20 @@ public struct Carousel: Sendable, Hashable {
     /// removed, or no longer eligible) gives way to the next rotating one, as an edit would. An
     /// audience the anchor does not know starts as a new one does (`joining`).
     public init(lineup: Lineup, anchor: CarouselAnchor) {
-        self.init(lineup: lineup, audience: nil, anchor: anchor)
+        let shared = Boxed(lineup)
+        self.init(lineup: shared, audience: nil, anchor: anchor)
         for name in lineup.audiences {
             var own = anchor.audiences[name] ?? Self.joining(anchor)
             own.takeover = anchor.takeover  // one takeover holds every audience; stored once
-            audienceStates[name] = Carousel(lineup: lineup, audience: name, anchor: own)
+            audienceStates[name] = Carousel(lineup: shared, audience: name, anchor: own)
+            audienceStates[name]?.boxedTakeover = boxedTakeover
         }
     }
 
-    private init(lineup: Lineup, audience: String?, anchor: CarouselAnchor) {
+    private init(lineup shared: Boxed<Lineup>, audience: String?, anchor: CarouselAnchor) {
+        let lineup = shared.value
         precondition(Self.intervals.contains(lineup.interval), "interval outside Carousel.intervals")
-        self.lineup = lineup
+        sharedLineup = shared
         self.audience = audience
         audienceStates = [:]
         // Under a takeover the rotation is the one it froze.
@@ -134,7 +148,7 @@ public struct Carousel: Sendable, Hashable {
                 position.flatMap { turns.firstIndex(of: $0) }
             }
         playback = anchor.playback
-        takeover = anchor.takeover
+        boxedTakeover = anchor.takeover.map(Boxed.init)
         version = anchor.version
         changedAt = anchor.changedAt
     }
@@ -353,8 +367,9 @@ public struct Carousel: Sendable, Hashable {
     public mutating func redefine(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
         advance(to: now)
         let before = audienceStates
+        let newLineup = Boxed(newLineup)
         redefineOwn(newLineup, autoplay: autoplay, at: now)
-        let names = newLineup.audiences
+        let names = newLineup.value.audiences
         if let dropped = before.filter({ !names.contains($0.key) }).values.map(\.version).max(), dropped >= version {
             version = dropped + 1
         }
@@ -369,7 +384,8 @@ public struct Carousel: Sendable, Hashable {
         }
     }
 
-    private mutating func redefineOwn(_ newLineup: Lineup, autoplay: Bool?, at now: Timestamp) {
+    private mutating func redefineOwn(_ shared: Boxed<Lineup>, autoplay: Bool?, at now: Timestamp) {
+        let newLineup = shared.value
         precondition(Self.intervals.contains(newLineup.interval), "interval outside Carousel.intervals")
         let cursor = ScheduleCursor(newLineup, at: now)
         let newRotation = cursor.rotation(of: newLineup, for: audience)
@@ -378,7 +394,7 @@ public struct Carousel: Sendable, Hashable {
         var frozen = takeover
         frozen?.frozenAt = now  // the edit's rotation replaces the frozen one
         var revised = Carousel(
-            lineup: newLineup, audience: audience,
+            lineup: shared, audience: audience,
             anchor: CarouselAnchor(
                 index: newPosition, playback: playback, version: version + 1, takeover: frozen, changedAt: now))
         // The same turns (by id) keep the current turn: an edit of a caption does not restart the

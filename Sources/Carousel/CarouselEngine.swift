@@ -11,7 +11,7 @@ public actor CarouselEngine {
     private let clock: @Sendable () -> Timestamp
     private let onChange: @Sendable (Carousel, ChangeCause) -> Void
     private let published: Lock<Carousel>
-    private let ticker = Ticker(label: "carousel.ticker")
+    private let ticker = Ticker()
     /// When something outside the carousel's own schedule is due (a scheduled change), and what
     /// to call then: the same one timer wakes for it.
     private var due: (at: Timestamp, call: @Sendable () -> Void)?

@@ -9,9 +9,13 @@ final class Ticker: Sendable {
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
     private let armedFor = Lock<Timestamp?>(nil)
+    /// Where every ticker's handler runs: one queue for all of them rather than one each (a queue
+    /// per carousel is memory at 10,000 carousels, docs/PERFORMANCE.md). Concurrent: a handler
+    /// only reads its armed time and hands the tick on, and one carousel's never waits for another's.
+    private static let queue = DispatchQueue(label: "carousel.ticker", attributes: .concurrent)
 
-    init(label: String) {
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
+    init() {
+        timer = DispatchSource.makeTimerSource(queue: Self.queue)
         timer.schedule(wallDeadline: .distantFuture)
         // Resumed at once, unarmed: Dispatch aborts when a source is released while suspended.
         timer.resume()

@@ -124,12 +124,14 @@ public final class PlayRecorder: Sendable {
             where Self.observe(seen, audience: audience, until: seen.nextChangeAt, carousel: carousel, in: &counts) {
                 began += 1
             }
-            guard !state.audienceStates.isEmpty || counts.audiences[carousel] != nil else { return began }
-            for audience in counts.audiences[carousel] ?? [] where state.audienceStates[audience] == nil {
+            let named = state.audienceStates
+            let known = counts.audiences[carousel] ?? []
+            guard known.count != named.count || !known.allSatisfy({ named[$0] != nil }) else { return began }
+            for audience in known where named[audience] == nil {
                 let dropped = counts.current.removeValue(forKey: PlayingFor(carousel: carousel, audience: audience))
                 if let dropped { counts.ended.append(Self.ending(dropped.record, at: state.changedAt)) }
             }
-            counts.audiences[carousel] = state.audienceStates.isEmpty ? nil : Array(state.audienceStates.keys)
+            counts.audiences[carousel] = named.isEmpty ? nil : Array(named.keys)
             return began
         }
         if began > 0 { metrics.played(began) }

@@ -62,7 +62,14 @@ public final class SQLiteStore: CarouselStore {
     // MARK: CarouselStore
 
     public func loadAll() throws(StoreError) -> [StoredCarousel] {
-        try on(admin) { connection throws(SQLiteError) in try Self.read(connection) }.map {
+        try on(admin) { connection throws(SQLiteError) in
+            defer {
+                // Every row was read once, at a start or a reload: the pages it cached are not read
+                // again soon (up to 2 MiB, docs/PERFORMANCE.md).
+                try? connection.execute("PRAGMA shrink_memory")
+            }
+            return try Self.read(connection)
+        }.map {
             (row) throws(StoreError) in try decoded(row)
         }
     }

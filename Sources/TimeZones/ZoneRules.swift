@@ -8,23 +8,40 @@
 /// (docs/SCHEDULES.md, "Time zones").
 public struct ZoneRules: Sendable, CustomStringConvertible {
     /// The IANA name, `Europe/Berlin`.
-    public let name: String
+    public var name: String { storage.name }
     /// When the offset changed, ascending.
-    let transitions: [Int64]
+    var transitions: [Int64] { storage.transitions }
     /// The offset from `transitions[i]` on.
-    let offsets: [Int32]
+    var offsets: [Int32] { storage.offsets }
     /// The offset before the first transition (or always, when there are none and no rule).
-    let initialOffset: Int32
+    var initialOffset: Int32 { storage.initialOffset }
     /// The offsets after the last transition.
-    let rule: PosixRule?
+    var rule: PosixRule? { storage.rule }
+
+    /// Behind one reference: every carousel's definition and state holds its zone, most of them
+    /// the same one (a pointer each rather than about 140 bytes, docs/PERFORMANCE.md).
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let name: String
+        let transitions: [Int64]
+        let offsets: [Int32]
+        let initialOffset: Int32
+        let rule: PosixRule?
+
+        init(name: String, transitions: [Int64], offsets: [Int32], initialOffset: Int32, rule: PosixRule?) {
+            self.name = name
+            self.transitions = transitions
+            self.offsets = offsets
+            self.initialOffset = initialOffset
+            self.rule = rule
+        }
+    }
 
     init(name: String, transitions: [Int64], offsets: [Int32], initialOffset: Int32, rule: PosixRule?) {
         precondition(transitions.count == offsets.count)
-        self.name = name
-        self.transitions = transitions
-        self.offsets = offsets
-        self.initialOffset = initialOffset
-        self.rule = rule
+        storage = Storage(
+            name: name, transitions: transitions, offsets: offsets, initialOffset: initialOffset, rule: rule)
     }
 
     /// UTC, which needs no tzdata: the default zone works on a system without any.

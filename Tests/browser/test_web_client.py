@@ -1372,6 +1372,24 @@ class AdminPage(AdminPageTest):
         link = self.find('#carousels tr[data-carousel="lobby"] a')
         self.assertEqual(link.get_attribute("href"), self.service.url + "/carousels/lobby/", "a preview link")
 
+    def test_the_list_is_read_a_page_of_100_at_a_time(self):
+        # default and 104 more: two pages, by name.
+        names = sorted(["default"] + [f"store-{n:03d}" for n in range(104)])
+        for name in names[1:]:
+            self.service.call("POST", "/carousels", {"name": name, "banners": []}, token=self.admin_token)
+        self.browser.refresh()
+        self.wait(lambda: self.listed() == names[:100], 15, "the first page: the first 100 by name")
+        self.assertEqual(self.find("#list-page").text, f"Page 1: {names[0]} to {names[99]}")
+        self.assertFalse(self.find("#list-previous").is_enabled())
+        self.find("#list-next").click()
+        self.wait(lambda: self.listed() == names[100:], 15, "the second page: the rest")
+        self.assertFalse(self.find("#list-next").is_enabled(), "the last page")
+        # Emptied by deletions meanwhile: the page before is shown.
+        for name in names[100:]:
+            self.service.call("DELETE", f"/carousels/{name}", token=self.admin_token)
+        self.wait(lambda: self.listed() == names[:100], 20, "back to the first page")
+        self.assertFalse(self.find("#list-pages").is_displayed(), "one page: no page buttons")
+
     def test_the_list_says_what_each_carousel_shows_now(self):
         now = lambda: self.browser.execute_script("""
             const cell = document.querySelector('#carousels tr[data-carousel="default"] td.now');

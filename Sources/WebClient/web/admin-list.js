@@ -1,12 +1,19 @@
-// The list of carousels: read every few seconds, created and deleted here.
+// The list of carousels: read every few seconds, a page at a time, created and deleted here.
 
 import {badge, button, cell, clearErrors, confirmDeletion, send, session, showProblem, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail, read, typedNumber} from "./admin-api.js";
 
+// A page of the list at a time (`GET /carousels?limit=&after=`, docs/API.md): a chain's 10,000
+// carousels are not one table. The `after` of each page from the first to the one shown.
+const pageSize = 100;
+const pageStarts = [null];
+let nextPage = null;
+
 export async function refresh() {
+    const after = pageStarts[pageStarts.length - 1];
     let response;
     try {
-        response = await read("/carousels");
+        response = await read(`/carousels?limit=${pageSize}${after === null ? "" : `&after=${encodeURIComponent(after)}`}`);
     } catch {
         ui.listStatus.textContent = "The carousel service cannot be reached — retrying…";
         return;
@@ -15,8 +22,18 @@ export async function refresh() {
         ui.listStatus.textContent = await problemDetail(response);
         return;
     }
-    const {carousels} = await response.json();
+    const {carousels, next} = await response.json();
+    if (carousels.length === 0 && pageStarts.length > 1) {
+        // Deleted meanwhile down to nothing on this page: the one before.
+        pageStarts.pop();
+        return refresh();
+    }
     if (carousels.length === 0) ui.listStatus.textContent = "No carousel yet.";
+    nextPage = next;
+    ui.listPages.hidden = pageStarts.length === 1 && next === null;
+    ui.listPrevious.disabled = pageStarts.length === 1;
+    ui.listNext.disabled = next === null;
+    ui.listPage.textContent = `Page ${pageStarts.length}: ${carousels[0]?.name ?? ""} to ${carousels.at(-1)?.name ?? ""}`;
     // Rows are rebuilt only when something changed: a focused button stays focused.
     const listed = JSON.stringify(carousels);
     if (listed === lastListed) return;
@@ -25,6 +42,17 @@ export async function refresh() {
 }
 
 let lastListed = null;
+
+ui.listNext.addEventListener("click", () => {
+    if (nextPage === null) return;
+    pageStarts.push(nextPage);
+    refresh();
+});
+ui.listPrevious.addEventListener("click", () => {
+    if (pageStarts.length === 1) return;
+    pageStarts.pop();
+    refresh();
+});
 
 export function row(carousel) {
     const tr = document.createElement("tr");

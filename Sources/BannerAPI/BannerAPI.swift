@@ -601,20 +601,23 @@ public struct BannerAPI: HTTPHandler {
                 // Resolving the host blocks: off the request thread, as the store's work is.
                 return .deferred { [directory, clock, logger, webhookAllowPrivate] in
                     do throws(Problem) {
-                        let known = try Problem.storeResult { () throws(StoreError) in try directory.webhooks() }
-                        guard known.count < WebhookRequests.maxWebhooks else {
-                            throw Problem(
-                                status: 409,
-                                detail:
-                                    "there are \(known.count) webhooks, the most kept; DELETE /webhooks/{id} one first")
-                        }
                         try WebhookRequests.resolve(asked, allowPrivate: webhookAllowPrivate)
                         let now = clock()
                         let record = WebhookRecord(
                             url: asked.url.description, events: asked.events, secret: asked.secret, createdAt: now,
                             createdBy: requester.actor)
+                        // The store counts them in the write's transaction: creations racing each
+                        // other never pass the limit.
                         let stored = try Problem.storeResult { () throws(StoreError) in
-                            try directory.saveWebhook(record, by: Attribution(by: requester, at: now))
+                            try directory.saveWebhook(
+                                record, by: Attribution(by: requester, at: now),
+                                keepingAtMost: WebhookRequests.maxWebhooks)
+                        }
+                        guard let stored else {
+                            throw Problem(
+                                status: 409,
+                                detail: "there are \(WebhookRequests.maxWebhooks) webhooks, the most kept; "
+                                    + "DELETE /webhooks/{id} one first")
                         }
                         logger.notice(
                             "\(label) → webhook \(stored.id) to \(stored.url) created by \(requester.actor): "

@@ -75,8 +75,10 @@ public final class CarouselDirectory<Outlets: CarouselOutlets>: Sendable {
     }
 
     /// Webhooks (docs/WEBHOOKS.md), as the store keeps them.
-    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
-        try store.saveWebhook(webhook, by: attribution)
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
+    {
+        try store.saveWebhook(webhook, by: attribution, keepingAtMost: limit)
     }
 
     public func webhooks() throws(StoreError) -> [WebhookRecord] {

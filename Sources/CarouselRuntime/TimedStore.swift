@@ -150,8 +150,12 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.load) { () throws(StoreError) in try store.pendingChanges() }
     }
 
-    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
-        try metrics.timing(.admin) { () throws(StoreError) in try store.saveWebhook(webhook, by: attribution) }
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
+    {
+        try metrics.timing(.admin) { () throws(StoreError) in
+            try store.saveWebhook(webhook, by: attribution, keepingAtMost: limit)
+        }
     }
 
     func webhooks() throws(StoreError) -> [WebhookRecord] {

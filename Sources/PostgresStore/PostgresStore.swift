@@ -355,11 +355,16 @@ public final class PostgresStore: CarouselStore {
 
     // MARK: Webhooks
 
-    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
-        -> WebhookRecord
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
     {
-        try on(admin) { connection throws(PostgresError) -> WebhookRecord in
-            try Self.transaction(connection) { () throws(PostgresError) -> WebhookRecord in
+        try on(admin) { connection throws(PostgresError) -> WebhookRecord? in
+            try Self.transaction(connection) { () throws(PostgresError) -> WebhookRecord? in
+                // Creations wait for each other (on every replica) from the count to the commit;
+                // reads and deliveries do not.
+                try connection.run("LOCK TABLE webhooks IN SHARE ROW EXCLUSIVE MODE")
+                let count = try connection.run("SELECT count(*) FROM webhooks")
+                guard (count.first?[0].flatMap { Int($0) } ?? 0) < limit else { return nil }
                 let rows = try connection.execute(
                     """
                     INSERT INTO webhooks (url, events, secret, created_at, created_by)

@@ -286,11 +286,16 @@ public final class SQLiteStore: CarouselStore {
 
     // MARK: Webhooks
 
-    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
-        -> WebhookRecord
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
     {
-        try on(admin) { connection throws(SQLiteError) -> WebhookRecord in
-            try connection.transaction { () throws(SQLiteError) -> WebhookRecord in
+        try on(admin) { connection throws(SQLiteError) -> WebhookRecord? in
+            // BEGIN IMMEDIATE: no other writer between the count and the insert.
+            try connection.transaction { () throws(SQLiteError) -> WebhookRecord? in
+                let count = try connection.statement("SELECT count(*) FROM webhooks")
+                let kept = try count.step() ? count.integer(0) ?? 0 : 0
+                count.reset()
+                guard kept < limit else { return nil }
                 let insert = try connection.statement(
                     """
                     INSERT INTO webhooks (url, events, secret, created_at, created_by)

@@ -171,8 +171,11 @@ public protocol CarouselStore: AnyObject, Sendable {
     func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool
 
     /// Webhooks (docs/WEBHOOKS.md): stores `webhook` (its id is the store's), durable before it
-    /// returns, with its audit entry (`webhook.create` by `attribution`, target its id and URL).
-    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord
+    /// returns, with its audit entry (`webhook.create` by `attribution`, target its id and URL);
+    /// nil, storing nothing, when `limit` webhooks are kept already: counted in the same
+    /// transaction, so that requests racing each other (on any replica) never pass it.
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
 
     /// Every webhook, by id.
     func webhooks() throws(StoreError) -> [WebhookRecord]

@@ -244,10 +244,11 @@ public final class MemoryStore: CarouselStore {
         }
     }
 
-    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError)
-        -> WebhookRecord
+    public func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
     {
         contents.withLock { contents in
+            guard contents.webhooks.count < limit else { return nil }
             contents.lastWebhookID += 1
             let stored = webhook.stored(as: contents.lastWebhookID)
             contents.webhooks[stored.id] = stored

@@ -236,8 +236,10 @@ final class SharedMemoryStore: CarouselStore {
 
     func pendingChanges() throws(StoreError) -> [PendingChange] { try store.pendingChanges() }
 
-    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution) throws(StoreError) -> WebhookRecord {
-        try store.saveWebhook(webhook, by: attribution)
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
+    {
+        try store.saveWebhook(webhook, by: attribution, keepingAtMost: limit)
     }
 
     func webhooks() throws(StoreError) -> [WebhookRecord] { try store.webhooks() }

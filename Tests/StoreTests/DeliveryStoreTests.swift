@@ -19,9 +19,10 @@ struct DeliveryStoreTests {
     static func at(_ seconds: Int64) -> Timestamp { t0 + .seconds(seconds) }
 
     static func hook(_ store: any CarouselStore, _ url: String, _ events: [WebhookEvent]) throws -> WebhookRecord {
-        try store.saveWebhook(
-            WebhookRecord(url: url, events: events, secret: "0123456789abcdef", createdAt: t0, createdBy: "alice"),
-            by: byTests)
+        try #require(
+            try store.saveWebhook(
+                WebhookRecord(url: url, events: events, secret: "0123456789abcdef", createdAt: t0, createdBy: "alice"),
+                by: byTests, keepingAtMost: 100))
     }
 
     /// The JSON body of a delivery as a dictionary.

@@ -483,18 +483,20 @@ def audience_banners(count):
                        "caption": f"For audience a{n}", "audiences": [f"a{n}"]} for n in range(count)]
 
 
-def banner_only_configuration(port):
-    """A configuration file for a server under valgrind: the shipped banners, autoplay off."""
+def banner_only_configuration(port, banners=None):
+    """A configuration file for a server under valgrind: `banners` (by default the shipped ones),
+    autoplay off."""
     path = OUT / "valgrind.json"
-    path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False,
-                                "banners": json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]}))
+    banners = banners or json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]
+    path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False, "banners": banners}))
     return path
 
 
-def read_banner(connection, times):
-    """`times` keep-alive GET /banner on `connection`, one after another, each answer read whole."""
+def read_banner(connection, times, path="/banner"):
+    """`times` keep-alive GET `path` on `connection`, one after another, each answer read whole."""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
     for _ in range(times):
-        connection.sendall(b"GET /banner HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        connection.sendall(request)
         received = b""
         while not received.endswith(b"}\n"):
             received += connection.recv(65536)
@@ -562,22 +564,23 @@ def instructions_per_read(requests, headers):
     return {"service": service, "reference": reference, "requests": requests}
 
 
-def heap_blocks_per_read(requests, warm_up=20):
-    """Heap allocations per keep-alive GET /banner, counted by valgrind's dhat: the difference
-    between a run with `warm_up` + `requests` reads and one with `warm_up` (what the first reads
-    make once — a worker thread's copies of the responses, docs/ARCHITECTURE.md — is not per
-    read). Exact, unlike any timing."""
+def heap_blocks_per_read(requests, warm_up=20, path="/banner", banners=None):
+    """Heap allocations per keep-alive GET `path` of a carousel of `banners` (the shipped ones by
+    default), counted by valgrind's dhat: the difference between a run with `warm_up` +
+    `requests` reads and one with `warm_up` (what the first reads make once — a worker thread's
+    copies of the responses, docs/ARCHITECTURE.md — is not per read). Exact, unlike any timing."""
     totals = []
     for count in (warm_up, warm_up + requests):
         port = free_port()
         log = OUT / f"dhat-{count}.log"
         process = subprocess.Popen(["valgrind", "--tool=dhat", f"--dhat-out-file={OUT / 'dhat.out'}", str(SERVICE),
-                                    "--config", str(banner_only_configuration(port)), "--store", fresh_store("dhat"),
+                                    "--config", str(banner_only_configuration(port, banners)),
+                                    "--store", fresh_store("dhat"),
                                     "--threads", "1"],
                                    stdout=subprocess.DEVNULL, stderr=open(log, "w"))
         wait_for_port(port, process, "banner-server under valgrind", seconds=60)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-            read_banner(connection, count)
+            read_banner(connection, count, path)
         process.terminate()
         process.wait(timeout=60)
         totals.append(int(re.search(r"Total:\s+[\d,]+ bytes in ([\d,]+) blocks", log.read_text())

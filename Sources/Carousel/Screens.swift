@@ -7,8 +7,10 @@ public struct ScreenID: Hashable, Sendable, CustomStringConvertible {
 
     /// Nil when `text` is not a screen id.
     public init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard (1...64).contains(bytes.count), Self.isLeading(bytes[0]), bytes.dropFirst().allSatisfy(Self.isAllowed)
+        // Checked in place: an audience's read checks its name, and must not allocate for it.
+        let bytes = text.utf8
+        guard (1...64).contains(bytes.count), let first = bytes.first, Self.isLeading(first),
+            bytes.dropFirst().allSatisfy(Self.isAllowed)
         else { return nil }
         rawValue = text
     }

@@ -121,6 +121,11 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         var count: Int
         var userAgent: String
         var audience: String?
+
+        /// The screen heard at `now` through the stream it holds.
+        func sighting(of key: ScreenRecord.Key, at now: Timestamp) -> ScreenSighting {
+            ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: userAgent, audience: audience, receipt: nil)
+        }
     }
 
     /// The screens of one audience (nil: of none) of a carousel (by serial): whom one walk over
@@ -198,10 +203,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         state.withLock { state in
             guard let hold = state.streams[key] else { return }
             if hold.count > 1 { state.streams[key]?.count -= 1 } else { state.streams[key] = nil }
-            Self.note(
-                ScreenSighting(
-                    key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, audience: hold.audience,
-                    receipt: nil), in: &state)
+            Self.note(hold.sighting(of: key, at: now), in: &state)
         }
     }
 
@@ -316,9 +318,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         let now = clock()
         state.withLock { state in
             for (key, hold) in state.streams {
-                Self.note(
-                    ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
-                    in: &state)
+                Self.note(hold.sighting(of: key, at: now), in: &state)
             }
             state.streams = [:]
         }
@@ -371,9 +371,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
                 state.streamsHeardAt = now
                 for (key, hold) in state.streams {
-                    Self.note(
-                        ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: hold.userAgent, receipt: nil),
-                        in: &state)
+                    Self.note(hold.sighting(of: key, at: now), in: &state)
                 }
             }
             defer { state.pending = [:] }

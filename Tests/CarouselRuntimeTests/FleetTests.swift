@@ -152,14 +152,17 @@ struct FleetTests {
             fleet.entries(of: "shop").first { $0.record.id.rawValue == id }?.state
         }
         #expect(fleet.entries(of: "shop").first { $0.record.id == german }?.record.audience == "de")
+        // Heard through its stream from now on, which the fleet hears again as its own (with its
+        // audience) every third of the timeout.
+        _ = try fleet.hold(german, on: shop, userAgent: nil, audience: "de")
         // de flips at 8 and 12 unreported: frozen once the grace after the second has passed.
         for seconds in [12.0, 19.9, 20.1] {
             at(seconds)
-            try fleet.hear(german, on: shop, userAgent: nil, audience: "de")
             try fleet.hear(plain, on: shop, userAgent: nil, audience: nil)
             fleet.tick()
             #expect(state(of: "wall") == .online, "b0 is all screens of no audience have been shown")
         }
+        #expect(fleet.entries(of: "shop").first { $0.record.id == german }?.record.audience == "de")
         #expect(state(of: "wall-de") == .outOfStep(.frozen))
     }
 

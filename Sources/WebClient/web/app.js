@@ -171,7 +171,7 @@
     // Shows `banner` and announces it (docs/SCREENS.md): `frameTime` is the frame that shows it.
     function showBanner(banner, movement, {frameTime = performance.now(), foreseen = false} = {}) {
         shown = banner;
-        views.shown(banner.id);
+        views.shown(banner.id, frameTime);
         document.dispatchEvent(new CustomEvent("banner-carousel:shown", {detail: {id: banner.id, frameTime, foreseen,
             serviceTime: clock.ready ? clock.at(frameTime) : null}}));
         ui.slide.classList.remove("missing-image", "enter-forward", "enter-backward", "enter-jump");

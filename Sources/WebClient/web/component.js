@@ -365,7 +365,7 @@ class BannerCarouselElement extends HTMLElement {
             }
             this.fill(ui.slides.current, banner, move);
             this.shown = banner;
-            this.views.shown(banner.id);
+            this.views.shown(banner.id, frameTime);
             this.dispatchEvent(new CustomEvent("banner-carousel:shown", {bubbles: true, composed: true,
                 detail: {id: banner.id, frameTime, foreseen, live: this.pinned === null,
                     serviceTime: this.clock.ready ? this.clock.at(frameTime) : null}}));

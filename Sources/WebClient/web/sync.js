@@ -553,27 +553,30 @@ class ViewReporter {
         this.onLeave();
     }
 
-    /** The banner `id` is shown now (null: none). */
-    shown(id) {
+    /**
+     * The banner `id` is shown from `frameTime` (null: none), the frame that painted it: a view's
+     * stretch runs from frame to frame, as the screen showed it, however late the callback that
+     * tells of it runs on a busy page.
+     */
+    shown(id, frameTime = performance.now()) {
         if (id === this.bannerId) return;
-        this.end();
+        this.end(frameTime);
         this.bannerId = id;
-        this.update();
+        this.update(frameTime);
     }
 
     get visible() {
         return this.bannerId !== null && this.onScreen && document.visibilityState === "visible";
     }
 
-    update() {
-        if (this.visible && this.visibleSince === null) this.visibleSince = performance.now();
-        else if (!this.visible) this.end();
+    update(now = performance.now()) {
+        if (this.visible && this.visibleSince === null) this.visibleSince = now;
+        else if (!this.visible) this.end(now);
     }
 
-    /** The visible stretch ends: a view when it lasted a second. */
-    end() {
+    /** The visible stretch ends (at `now`): a view when it lasted a second. */
+    end(now = performance.now()) {
         if (this.visibleSince === null) return;
-        const now = performance.now();
         if (now - this.visibleSince >= 1000) {
             const at = this.clock.ready ? this.clock.at(this.visibleSince) : Date.now() - (now - this.visibleSince);
             this.reports.add({id: reportId(), banner: this.bannerId, at: new Date(Math.floor(at)).toISOString(),

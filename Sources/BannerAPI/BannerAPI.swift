@@ -174,12 +174,12 @@ public struct BannerAPI: HTTPHandler {
             if route.action.needsAdmin { origin = nil }  // CORS never grants admin routes
             switch route.action {
             case .read(let resource):
-                if let screen = try ScreenRequests.screen(of: request) {
-                    try hear(screen, on: route, request: request)
-                }
+                let screen = try ScreenRequests.screen(of: request)
+                let audience = try QueryValues.audience(of: request)
+                if let screen { try hear(screen, of: audience, on: route, request: request) }
                 guard
                     let response = views.readResponse(
-                        carousel: route.carousel, audience: try QueryValues.audience(of: request), resource,
+                        carousel: route.carousel, audience: audience, resource,
                         origin: origin, ifNoneMatch: request.header("If-None-Match"),
                         find: { directory.carousel(named: $0)?.outlet })
                 else { throw Problem.notFound(carousel: route.carousel) }
@@ -748,10 +748,12 @@ public struct BannerAPI: HTTPHandler {
         "\(request.method) \(request.path)" + (requestID.map { " [\($0)]" } ?? "")
     }
 
-    /// A poll from `screen`: heard, or 429 when it is new and its carousel has all the screens it may.
-    private func hear(_ screen: ScreenID, on route: Route, request: borrowing Request) throws(Problem) {
+    /// A poll from `screen` of `audience`: heard, or 429 when it is new and its carousel has all the
+    /// screens it may.
+    private func hear(_ screen: ScreenID, of audience: String?, on route: Route, request: borrowing Request)
+        throws(Problem)
+    {
         let live = try carousel(route)
-        let audience = try QueryValues.audience(of: request)
         do throws(ScreenRefusal) {
             try fleet.hear(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
         } catch {

@@ -174,8 +174,7 @@ public struct BannerAPI: HTTPHandler {
             if route.action.needsAdmin { origin = nil }  // CORS never grants admin routes
             switch route.action {
             case .read(let resource):
-                let screen = try ScreenRequests.screen(of: request)
-                let audience = try QueryValues.audience(of: request)
+                let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
                 if let screen { try hear(screen, of: audience, on: route, request: request) }
                 guard
                     let response = views.readResponse(
@@ -204,8 +203,8 @@ public struct BannerAPI: HTTPHandler {
                 return .prepared(web.response(path, ifNoneMatch: request.header("If-None-Match")))
             case .events:
                 let live = try carousel(route)
-                let audience = try QueryValues.audience(of: request)
-                guard let screen = try ScreenRequests.screen(of: request) else {
+                let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
+                guard let screen else {
                     return .stream(live.subscribe(audience, headers: cors.headers(for: origin)))
                 }
                 let held: ScreenRecord.Key

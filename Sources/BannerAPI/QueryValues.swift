@@ -26,7 +26,12 @@ enum QueryValues {
     /// The screen's audience (`?audience=NAME`, docs/AUDIENCES.md): nil when absent, a 400 when
     /// not a name (an empty one included: a page that has no audience leaves the parameter out).
     static func audience(of request: borrowing Request) throws(Problem) -> String? {
-        guard let text = request.queryParameter("audience") else { return nil }
+        try audience(request.queryParameter("audience"))
+    }
+
+    /// `text` of `?audience=` checked as `audience(of:)` checks it.
+    static func audience(_ text: String?) throws(Problem) -> String? {
+        guard let text else { return nil }
         guard Audiences.isValidName(text) else {
             throw Problem.badRequest("audience '\(text.prefix(80))' is invalid: \(Audiences.rule)")
         }

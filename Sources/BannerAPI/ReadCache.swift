@@ -68,33 +68,43 @@ private final class ThreadCopies {
     /// `default` apart: the bare v1 paths, the busiest, find it without hashing its name.
     private var defaultCarousel: CarouselCopies?
     private var carousels: [String: CarouselCopies] = [:]
-    /// By carousel, then audience: an audience's own copies, or the default's for an audience the
-    /// banners do not name. At most `audienceLimit` in all, as strangers choose the names.
-    private var audiences: [String: [String: CarouselCopies]] = [:]
-    private var audienceCount = 0
+    /// An audience's own copies, or the default's for an audience the banners do not name, keyed
+    /// by both names at once (one hash a read). At most `audienceLimit`, as strangers choose names.
+    private var audiences: [AudienceKey: CarouselCopies] = [:]
     private static let audienceLimit = 4096
+    /// The audience copies this thread found last: screens of one audience poll again and again,
+    /// and comparing two short names costs a fraction of hashing them.
+    private var lastAudience: (key: AudienceKey, copies: CarouselCopies)?
+
+    private struct AudienceKey: Hashable {
+        let carousel: String
+        let audience: String
+    }
 
     func forget(at membership: UInt64) {
         self.membership = membership
         defaultCarousel = nil
         carousels.removeAll()
         audiences.removeAll()
-        audienceCount = 0
+        lastAudience = nil
     }
 
     func carousel(named name: String, audience: String, views: (String, String?) -> (views: ReadViews, own: Bool)?)
         -> CarouselCopies?
     {
-        if let found = audiences[name]?[audience] { return found }
-        guard let (found, own) = views(name, audience) else { return nil }
-        let made = own ? CarouselCopies(found) : carousel(named: name) { _ in found }!
-        if audienceCount == Self.audienceLimit {
-            audiences.removeAll()
-            audienceCount = 0
+        let key = AudienceKey(carousel: name, audience: audience)
+        if let last = lastAudience, last.key == key { return last.copies }
+        let copies: CarouselCopies
+        if let found = audiences[key] {
+            copies = found
+        } else {
+            guard let (found, own) = views(name, audience) else { return nil }
+            copies = own ? CarouselCopies(found) : carousel(named: name) { _ in found }!
+            if audiences.count == Self.audienceLimit { audiences.removeAll() }
+            audiences[key] = copies
         }
-        audiences[name, default: [:]][audience] = made
-        audienceCount += 1
-        return made
+        lastAudience = (key, copies)
+        return copies
     }
 
     func carousel(named name: String, views: (String) -> ReadViews?) -> CarouselCopies? {

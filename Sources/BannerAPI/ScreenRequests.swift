@@ -12,15 +12,17 @@ import TimeZones
 enum ScreenRequests {
     static let header = "X-Screen-Id"
 
-    /// The screen a request names (`X-Screen-Id`, else `?screen=`); nil when it names none, 400
-    /// when it names an invalid one.
-    static func screen(of request: borrowing Request) throws(Problem) -> ScreenID? {
-        // Both checked when both are given: an invalid one is refused, not hidden by the other.
+    /// The screen a read or a subscription names (`X-Screen-Id`, else `?screen=`; nil when none)
+    /// and the audience it declares (`?audience=`), the query scanned once for both. 400 for an
+    /// invalid one, the screen checked first; both names are checked when both are given, so an
+    /// invalid one is refused, not hidden by the other.
+    static func screenAndAudience(of request: borrowing Request) throws(Problem) -> (
+        screen: ScreenID?, audience: String?
+    ) {
+        let (screenText, audienceText) = request.queryParameters("screen", "audience")
         let byHeader = try request.header(header).map { text throws(Problem) in try screen(text, from: header) }
-        let byQuery = try request.queryParameter("screen").map { text throws(Problem) in
-            try screen(text, from: "screen")
-        }
-        return byHeader ?? byQuery
+        let byQuery = try screenText.map { text throws(Problem) in try screen(text, from: "screen") }
+        return (byHeader ?? byQuery, try QueryValues.audience(audienceText))
     }
 
     private static func screen(_ text: String, from source: String) throws(Problem) -> ScreenID {

@@ -8,11 +8,13 @@ public struct ScreenID: Hashable, Sendable, CustomStringConvertible {
     /// Nil when `text` is not a screen id.
     public init?(_ text: String) {
         // Checked in place: an audience's read checks its name, and must not allocate for it.
-        let bytes = text.utf8
-        guard (1...64).contains(bytes.count), let first = bytes.first, Self.isLeading(first),
-            bytes.dropFirst().allSatisfy(Self.isAllowed)
-        else { return nil }
+        guard text.utf8.withContiguousStorageIfAvailable(Self.isValid) ?? Self.isValid(text.utf8) else { return nil }
         rawValue = text
+    }
+
+    private static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
+        guard (1...64).contains(bytes.count), let first = bytes.first, isLeading(first) else { return false }
+        return bytes.dropFirst().allSatisfy(isAllowed)
     }
 
     public var description: String { rawValue }

@@ -126,21 +126,31 @@ public struct Request: ~Copyable {
         }
     }
 
-    /// The first query parameter named exactly `name`: libmicrohttpd's own lookup ignores case,
-    /// which a query's names do not (RFC 3986), and the fast paths do not.
-    private static func queryParameter(_ name: String, of connection: OpaquePointer) -> String? {
-        var search = (name: name, value: String?.none)
+    /// The first query parameters named exactly `first` and `second`, in one pass: libmicrohttpd's
+    /// own lookup ignores case, which a query's names do not (RFC 3986), and the fast paths do not.
+    private static func queryParameters(_ first: String, _ second: String, of connection: OpaquePointer)
+        -> (String?, String?)
+    {
+        typealias Search = (names: (String, String), found: (String??, String??))
+        var search: Search = ((first, second), (nil, nil))
         withUnsafeMutablePointer(to: &search) { context in
             _ = MHD_get_connection_values(
                 connection, MHD_ValueKind.GET_ARGUMENT_KIND,
                 { context, _, key, value in
-                    let search = context!.assumingMemoryBound(to: (name: String, value: String?).self)
-                    guard let key, String(cString: key) == search.pointee.name else { return .YES }
-                    search.pointee.value = value.map { String(cString: $0) }
-                    return .NO  // the first one
+                    let search = context!.assumingMemoryBound(to: Search.self)
+                    guard let key else { return .YES }
+                    let name = String(cString: key)
+                    if search.pointee.found.0 == nil && name == search.pointee.names.0 {
+                        search.pointee.found.0 = .some(value.map { String(cString: $0) })
+                    }
+                    if search.pointee.found.1 == nil && name == search.pointee.names.1 {
+                        search.pointee.found.1 = .some(value.map { String(cString: $0) })
+                    }
+                    let done = search.pointee.found.0 != nil && search.pointee.found.1 != nil
+                    return done ? .NO : .YES
                 }, context)
         }
-        return search.value
+        return (search.found.0 ?? nil, search.found.1 ?? nil)
     }
 
     /// libmicrohttpd 0.9.75 drops the spaces and tabs before a header's value but keeps those
@@ -156,13 +166,19 @@ public struct Request: ~Copyable {
 
     /// The first query parameter with this name (`?position=2`), percent-decoded; names compare exactly.
     public func queryParameter(_ name: String) -> String? {
+        queryParameters(name, name).0
+    }
+
+    /// The first query parameters named `first` and `second`, found in one pass over the query (a
+    /// screen's read names its screen and its audience).
+    public func queryParameters(_ first: String, _ second: String) -> (String?, String?) {
         switch headers {
         case .connection(let connection):
-            Self.queryParameter(name, of: connection)
+            Self.queryParameters(first, second, of: connection)
         case .list(_, let query, _):
-            query.first { $0.name == name }?.value ?? nil
+            (query.first { $0.name == first }?.value ?? nil, query.first { $0.name == second }?.value ?? nil)
         case .peeked(let head, _):
-            head.queryParameter(name)
+            head.queryParameters(first, second)
         }
     }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The head of a request peeked at by the `Acceptor` or a `ReadLoop`, as far as they need it:
 /// enough to tell a request this server answers outside libmicrohttpd (a subscription to an event
 /// stream, a read answered at once) from anything else, which goes to libmicrohttpd untouched
@@ -174,27 +176,47 @@ struct RequestHead {
         }
     }
 
-    /// The first query parameter named `name` (`a=1&b=2`); the target needs no decoding. One
-    /// without `=` (`?a`, and the empty one of `?&a=1`) has no value: nil, as libmicrohttpd
-    /// answers it.
+    /// The first query parameter named `name`, as `queryParameters` reads it.
     func queryParameter(_ name: String) -> String? {
+        queryParameters(name, name).0
+    }
+
+    /// The first query parameters named `first` and `second` (`a=1&b=2`), in one pass; the target
+    /// needs no decoding. One without `=` (`?a`, and the empty one of `?&a=1`) has no value: nil,
+    /// as libmicrohttpd answers it.
+    func queryParameters(_ first: String, _ second: String) -> (String?, String?) {
         // Scanned in place: a read with `?audience=` allocates only the value, when not short.
+        var found: (String??, String??) = (nil, nil)  // .some(nil): named, without a value
         var start = query.lowerBound
-        while start < query.upperBound {
+        while start < query.upperBound && (found.0 == nil || found.1 == nil) {
             var end = start
             while end < query.upperBound && bytes[end] != UInt8(ascii: "&") { end += 1 }
             var equals = start
             while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
-            if UnsafeRawBufferPointer(rebasing: bytes[start..<equals]).elementsEqual(name.utf8) {
-                guard equals < end else { return nil }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)..<end]), as: UTF8.self)
+            let name = UnsafeRawBufferPointer(rebasing: bytes[start..<equals])
+            let value = {
+                equals < end
+                    ? String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)..<end]), as: UTF8.self)
+                    : nil
             }
+            if found.0 == nil && Self.equals(name, first) { found.0 = .some(value()) }
+            if found.1 == nil && Self.equals(name, second) { found.1 = .some(value()) }
             start = end + 1
         }
-        return nil
+        return (found.0 ?? nil, found.1 ?? nil)
     }
 
     // MARK: Bytes
+
+    /// Whether `bytes` are `name`'s: lengths first, then one `memcmp` (a read with `?audience=`
+    /// compares two names, and a generic walk of the UTF-8 view cost it a visible share).
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard bytes.count == utf8.count else { return false }
+        guard bytes.count > 0 else { return true }
+        return utf8.withContiguousStorageIfAvailable { memcmp(bytes.baseAddress!, $0.baseAddress!, bytes.count) == 0 }
+            ?? bytes.elementsEqual(utf8)
+    }
 
     /// Whether a header asks for more than a plain read: a body, or a change of protocol.
     private static func asksForMore(_ name: UnsafeRawBufferPointer) -> Bool {

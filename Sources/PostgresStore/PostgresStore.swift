@@ -453,7 +453,7 @@ public final class PostgresStore: CarouselStore {
 
     public func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError) {
         let at = String(attempt.at.nanosecondsSinceEpoch)
-        try on(commands) { connection throws(PostgresError) in
+        _ = try on(commands) { connection throws(PostgresError) in
             try connection.execute(
                 """
                 UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = $2, last_status = $3,

@@ -45,6 +45,8 @@ struct RequestHeadTests {
             #expect(head.queryParameter("x") == "1")
             #expect(head.queryParameter("y") == nil, "no value, as libmicrohttpd reads it")
             #expect(head.queryParameter("z") == nil)
+            #expect(head.queryParameters("z", "x") == (nil, "1"), "two names found in one pass")
+            #expect(head.queryParameters("x", "y") == ("1", nil))
             #expect(head.header("last-event-id") == "7")
             #expect(head.header("HOST") == "screens")
             #expect(head.header("Accept") == nil)
@@ -59,6 +61,19 @@ struct RequestHeadTests {
 
     /// libmicrohttpd keeps a record per header and query parameter in its pool: a head that might
     /// not fit is its to answer (it refuses one that does not), never the fast paths'.
+    @Test func twoQueryParametersAreTheFirstOfEachName() {
+        let text = "GET /banner?audience&screen=s1&audience=de&screen=s2 HTTP/1.1\r\nHost: screens\r\n\r\n"
+        Self.withParsed(text) { head in
+            guard let head else {
+                Issue.record("not plain: \(Self.parsing(text))")
+                return
+            }
+            #expect(head.queryParameters("screen", "audience") == ("s1", nil), "the first audience has no value")
+            #expect(head.queryParameters("screen", "screen") == ("s1", "s1"))
+            #expect(head.queryParameters("lang", "screen") == (nil, "s1"))
+        }
+    }
+
     @Test func aHeadThatMightNotFitLibmicrohttpdsPoolIsLeftToIt() {
         func head(parameters: Int) -> String {
             "GET /banner?" + Array(repeating: "a", count: parameters).joined(separator: "&")

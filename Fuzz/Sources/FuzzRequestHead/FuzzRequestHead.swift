@@ -17,6 +17,8 @@ private final class Reading: HTTPHandler, @unchecked Sendable {
         var path = ""
         var headers: [String?] = []
         var query: [String?] = []
+        /// Each name looked up with the one at the mirrored position, in one pass.
+        var queryPairs: [String?] = []
         var body: [UInt8] = []
     }
 
@@ -28,7 +30,11 @@ private final class Reading: HTTPHandler, @unchecked Sendable {
         let (headers, query) = asked.withLock { $0 }
         let seen = Seen(
             method: request.method, path: request.path, headers: headers.map { request.header($0) },
-            query: query.map { request.queryParameter($0) }, body: request.body)
+            query: query.map { request.queryParameter($0) },
+            queryPairs: zip(query, query.reversed()).flatMap { first, second in
+                let (one, other) = request.queryParameters(first, second)
+                return [one, other]
+            }, body: request.body)
         self.seen.withLock { $0.append(seen) }
         return .response(Response(status: 200))
     }
@@ -94,6 +100,10 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var expected = Reading.Seen(method: head.method.rawValue, path: head.pathText, body: head.bodyBytes)
     expected.headers = names.map { name in headers.first { $0.name.lowercased() == name.lowercased() }?.value }
     expected.query = queryNames.map { head.queryParameter($0) }
+    expected.queryPairs = zip(queryNames, queryNames.reversed()).flatMap { first, second in
+        let (one, other) = head.queryParameters(first, second)
+        return [one, other]
+    }
     reading.asked.withLock { $0 = (names, queryNames) }
     reading.seen.withLock { $0.removeAll() }
     exchange(Array(bytes[..<head.length]) + next)

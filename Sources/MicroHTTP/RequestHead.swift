@@ -254,9 +254,12 @@ struct RequestHead {
 
     /// Where the CR of the first CRLF at or after `start` is.
     private static func lineEnd(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        // memchr finds each CR: a head is mostly long lines, and this runs over every byte of each.
         var index = start
         while index + 1 < bytes.count {
-            if bytes[index] == 0x0D && bytes[index + 1] == 0x0A { return index }
+            guard let cr = memchr(bytes.baseAddress! + index, 0x0D, bytes.count - 1 - index) else { return nil }
+            index = bytes.baseAddress!.distance(to: UnsafeRawPointer(cr))
+            if bytes[index + 1] == 0x0A { return index }
             index += 1
         }
         return nil

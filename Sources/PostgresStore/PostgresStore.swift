@@ -778,7 +778,9 @@ public final class PostgresStore: CarouselStore {
         // Rows in one order on every replica: two flushes of the same rows wait for each other
         // rather than deadlock.
         let plays = batch.plays.sorted {
-            ($0.carousel, $0.audience ?? "", $0.startedAt) < ($1.carousel, $1.audience ?? "", $1.startedAt)
+            ($0.carousel, AudienceKeyColumn.text($0.audience), $0.startedAt) < (
+                $1.carousel, AudienceKeyColumn.text($1.audience), $1.startedAt
+            )
         }
         let identifiedViews = batch.identifiedViews.sorted { ($0.carousel, $0.id) < ($1.carousel, $1.id) }
         try on(commands) { connection throws(PostgresError) in
@@ -801,8 +803,8 @@ public final class PostgresStore: CarouselStore {
                         "DELETE FROM view_reports WHERE reported_at < $1", [String(cutoff.nanosecondsSinceEpoch)])
                 }
                 let engagement = EngagementCount.added(counts).sorted {
-                    ($0.carousel, $0.audience ?? "", $0.quarter, $0.banner)
-                        < ($1.carousel, $1.audience ?? "", $1.quarter, $1.banner)
+                    ($0.carousel, AudienceKeyColumn.text($0.audience), $0.quarter, $0.banner)
+                        < ($1.carousel, AudienceKeyColumn.text($1.audience), $1.quarter, $1.banner)
                 }
                 for play in plays {
                     try connection.execute(
@@ -813,7 +815,8 @@ public final class PostgresStore: CarouselStore {
                             last_shown_at = GREATEST(plays.last_shown_at, excluded.last_shown_at)
                         """,
                         [
-                            String(play.carousel), play.audience ?? "", String(play.startedAt.nanosecondsSinceEpoch),
+                            String(play.carousel), AudienceKeyColumn.text(play.audience),
+                            String(play.startedAt.nanosecondsSinceEpoch),
                             play.banner, String(play.lastShownAt.nanosecondsSinceEpoch),
                         ])
                 }
@@ -826,7 +829,8 @@ public final class PostgresStore: CarouselStore {
                             views = engagement.views + excluded.views, clicks = engagement.clicks + excluded.clicks
                         """,
                         [
-                            String(count.carousel), count.audience ?? "", String(count.quarter), count.banner,
+                            String(count.carousel), AudienceKeyColumn.text(count.audience), String(count.quarter),
+                            count.banner,
                             String(count.views), String(count.clicks),
                         ])
                 }
@@ -839,7 +843,8 @@ public final class PostgresStore: CarouselStore {
     {
         try on(admin) { connection throws(PostgresError) in
             let span = [
-                String(serial), audience ?? "", String(from.nanosecondsSinceEpoch), String(to.nanosecondsSinceEpoch),
+                String(serial), AudienceKeyColumn.text(audience), String(from.nanosecondsSinceEpoch),
+                String(to.nanosecondsSinceEpoch),
             ]
             let plays = try connection.execute(
                 """
@@ -870,7 +875,7 @@ public final class PostgresStore: CarouselStore {
                 """
                 SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
                 WHERE carousel = $1 AND audience = $2 ORDER BY started_at DESC LIMIT 1
-                """, [String(serial), audience ?? ""]
+                """, [String(serial), AudienceKeyColumn.text(audience)]
             ).first.map(Self.play)
         }
     }
@@ -880,7 +885,7 @@ public final class PostgresStore: CarouselStore {
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
         let startedAt = Timestamp(nanosecondsSinceEpoch: integer(3))
         return PlayRecord(
-            carousel: integer(0), audience: row[1].flatMap { $0.isEmpty ? nil : $0 }, banner: row[2] ?? "",
+            carousel: integer(0), audience: AudienceKeyColumn.audience(row[1]), banner: row[2] ?? "",
             startedAt: startedAt, shown: Timestamp(nanosecondsSinceEpoch: integer(4)) - startedAt)
     }
 

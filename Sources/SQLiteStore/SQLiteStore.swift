@@ -666,7 +666,7 @@ public final class SQLiteStore: CarouselStore {
                             last_shown_at = max(last_shown_at, excluded.last_shown_at)
                         """
                     ).bind(
-                        .integer(play.carousel), .text(play.audience ?? ""),
+                        .integer(play.carousel), .text(AudienceKeyColumn.text(play.audience)),
                         .integer(play.startedAt.nanosecondsSinceEpoch), .text(play.banner),
                         .integer(play.lastShownAt.nanosecondsSinceEpoch)
                     ).run()
@@ -699,7 +699,8 @@ public final class SQLiteStore: CarouselStore {
                             views = views + excluded.views, clicks = clicks + excluded.clicks
                         """
                     ).bind(
-                        .integer(count.carousel), .text(count.audience ?? ""), .integer(count.quarter),
+                        .integer(count.carousel), .text(AudienceKeyColumn.text(count.audience)),
+                        .integer(count.quarter),
                         .text(count.banner), .integer(count.views), .integer(count.clicks)
                     ).run()
                 }
@@ -719,7 +720,7 @@ public final class SQLiteStore: CarouselStore {
                     ORDER BY started_at
                     """
                 ).bind(
-                    .integer(serial), .text(audience ?? ""), .integer(from.nanosecondsSinceEpoch),
+                    .integer(serial), .text(AudienceKeyColumn.text(audience)), .integer(from.nanosecondsSinceEpoch),
                     .integer(to.nanosecondsSinceEpoch)))
             let counts = try connection.statement(
                 """
@@ -728,7 +729,7 @@ public final class SQLiteStore: CarouselStore {
                 ORDER BY quarter, banner
                 """
             ).bind(
-                .integer(serial), .text(audience ?? ""), .integer(from.nanosecondsSinceEpoch),
+                .integer(serial), .text(AudienceKeyColumn.text(audience)), .integer(from.nanosecondsSinceEpoch),
                 .integer(to.nanosecondsSinceEpoch))
             var engagement: [EngagementCount] = []
             while try counts.step() {
@@ -749,7 +750,7 @@ public final class SQLiteStore: CarouselStore {
                     SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
                     WHERE carousel = ?1 AND audience = ?2 ORDER BY started_at DESC LIMIT 1
                     """
-                ).bind(.integer(serial), .text(audience ?? ""))
+                ).bind(.integer(serial), .text(AudienceKeyColumn.text(audience)))
             ).first
         }
     }
@@ -761,7 +762,7 @@ public final class SQLiteStore: CarouselStore {
             let startedAt = Timestamp(nanosecondsSinceEpoch: statement.integer(3) ?? 0)
             plays.append(
                 PlayRecord(
-                    carousel: statement.integer(0) ?? 0, audience: statement.text(1).flatMap { $0.isEmpty ? nil : $0 },
+                    carousel: statement.integer(0) ?? 0, audience: AudienceKeyColumn.audience(statement.text(1)),
                     banner: statement.text(2) ?? "", startedAt: startedAt,
                     shown: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0) - startedAt))
         }

@@ -35,6 +35,13 @@ public struct PlayRecord: Sendable, Hashable {
     public var key: Key { Key(carousel: carousel, audience: audience, startedAt: startedAt) }
 }
 
+/// How the SQL stores keep the audience of a play or a count: in a column of the row's key, which
+/// cannot be NULL, so '' stands for screens of no audience (no audience's name is empty).
+public enum AudienceKeyColumn {
+    public static func text(_ audience: String?) -> String { audience ?? "" }
+    public static func audience(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
+}
+
 /// Views and clicks of one banner by the screens of one audience (nil: of none) in one quarter hour
 /// (UTC, which every time zone's hours and days are made of: offsets are whole quarter hours), to
 /// add to what the store has.

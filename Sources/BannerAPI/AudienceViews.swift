@@ -26,25 +26,21 @@ final class AudienceViews: Sendable {
     private let members: Lock<Members>
     private let root: ReadViews
     private let rootEvents: EventHub
-    private let makeViews: @Sendable (_ audience: String, Carousel) -> ReadViews
-    private let makeHub:
-        @Sendable (_ audience: String, _ current: @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub
-    /// Called when an audience gains or loses read views of its own: readers' copies of the old
-    /// ones are stale.
-    private let audiencesChanged: @Sendable () -> Void
+    /// The carousel's ETag instance and stream group, which an audience's extend with its name.
+    private let instance: String
+    private let group: String
+    private let maker: AudienceMaker
 
     init(
-        initial: Carousel, root: ReadViews, rootEvents: EventHub,
-        makeViews: @escaping @Sendable (String, Carousel) -> ReadViews,
-        makeHub: @escaping @Sendable (String, @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub,
-        audiencesChanged: @escaping @Sendable () -> Void
+        initial: Carousel, root: ReadViews, rootEvents: EventHub, instance: String, group: String,
+        maker: AudienceMaker
     ) {
         members = Lock(Members(states: initial.audienceStates))
         self.root = root
         self.rootEvents = rootEvents
-        self.makeViews = makeViews
-        self.makeHub = makeHub
-        self.audiencesChanged = audiencesChanged
+        self.instance = instance
+        self.group = group
+        self.maker = maker
     }
 
     /// The read views of `audience`'s screens, and whether they are its own (else the default's).
@@ -53,7 +49,7 @@ final class AudienceViews: Sendable {
         return members.withLock { members in
             if let views = members.views[audience] { return (views, true) }
             guard let state = members.states[audience] else { return (root, false) }
-            let views = makeViews(audience, state)
+            let views = maker.views(of: audience, state, instance: instance)
             members.views[audience] = views
             return (views, true)
         }
@@ -65,7 +61,8 @@ final class AudienceViews: Sendable {
         let hub = members.withLock { members in
             members.arriving[audience, default: 0] += 1
             if let hub = members.hubs[audience] { return hub }
-            let hub = makeHub(audience) { [weak self, root] in self?.views(for: audience).views.current ?? root.current
+            let hub = maker.hub(of: audience, group: group) { [weak self, root] in
+                self?.views(for: audience).views.current ?? root.current
             }
             members.hubs[audience] = hub
             return hub
@@ -92,7 +89,7 @@ final class AudienceViews: Sendable {
             return (members.views, members.hubs, joined || !dropped.isEmpty)
         }
         for (name, views) in views { views.publish(state.audienceStates[name]!) }
-        if changed { audiencesChanged() }
+        if changed { maker.audiencesChanged() }
         for (name, hub) in hubs {
             let version = state.state(for: name).version
             hub.publish(version: version) { self.views(for: name).views.stateJSON }
@@ -102,5 +99,35 @@ final class AudienceViews: Sendable {
     /// Ends every audience's streams: the carousel is gone.
     func close() {
         for hub in members.withLock({ Array($0.hubs.values) }) { hub.finishAll() }
+    }
+}
+
+/// What every carousel's audiences are made with, one for the service: a carousel keeps no
+/// closures of its own for audiences it may never have (docs/PERFORMANCE.md, memory per carousel).
+final class AudienceMaker: Sendable {
+    private let cors: CORSPolicy
+    private let streams: StreamRegistry
+    private let sourceSet: @Sendable (String) -> String?
+    /// Called when an audience gains or loses read views of its own: readers' copies of the old
+    /// ones are stale.
+    let audiencesChanged: @Sendable () -> Void
+
+    init(
+        cors: CORSPolicy, streams: StreamRegistry, sourceSet: @escaping @Sendable (String) -> String?,
+        audiencesChanged: @escaping @Sendable () -> Void
+    ) {
+        self.cors = cors
+        self.streams = streams
+        self.sourceSet = sourceSet
+        self.audiencesChanged = audiencesChanged
+    }
+
+    /// An audience's read views: its ETags name it, as its versions are its own (docs/AUDIENCES.md).
+    func views(of audience: String, _ state: Carousel, instance: String) -> ReadViews {
+        ReadViews(initial: state, cors: cors, instance: "\(instance)~\(audience)", sourceSet: sourceSet)
+    }
+
+    func hub(of audience: String, group: String, current: @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub {
+        EventHub(group: "\(group)~\(audience)", streams: streams, current: current)
     }
 }

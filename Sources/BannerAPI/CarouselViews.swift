@@ -9,30 +9,28 @@ import Store
 final class HTTPViews: CarouselOutlets {
     private let cors: CORSPolicy
     private let streams: StreamRegistry
-    private let reads = ReadCache()
-    private let media: MediaIndex?
+    private let reads: ReadCache
+    /// One closure for every carousel's views (none of a carousel's own: 10,000 carousels).
+    private let sourceSet: @Sendable (String) -> String?
+    private let audiences: AudienceMaker
 
     init(cors: CORSPolicy, streams: StreamRegistry, media: MediaIndex? = nil) {
         self.cors = cors
         self.streams = streams
-        self.media = media
+        let sourceSet: @Sendable (String) -> String? = { [media] in media?.sourceSet(forImage: $0) }
+        self.sourceSet = sourceSet
+        let reads = ReadCache()
+        self.reads = reads
+        audiences = AudienceMaker(
+            cors: cors, streams: streams, sourceSet: sourceSet, audiencesChanged: { reads.membershipChanged() })
     }
 
     func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
-        let sourceSet: @Sendable (String) -> String? = { [media] in media?.sourceSet(forImage: $0) }
         let views = ReadViews(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
         let group = "carousel-\(carousel.serial)"
         let events = EventHub(group: group, streams: streams) { [views] in views.current }
-        // An audience's ETags name it: its versions are its own (docs/AUDIENCES.md).
         let audiences = AudienceViews(
-            initial: state, root: views, rootEvents: events,
-            makeViews: { [cors] audience, state in
-                ReadViews(initial: state, cors: cors, instance: "\(instance)~\(audience)", sourceSet: sourceSet)
-            },
-            makeHub: { [streams] audience, current in
-                EventHub(group: "\(group)~\(audience)", streams: streams, current: current)
-            },
-            audiencesChanged: { [reads] in reads.membershipChanged() })
+            initial: state, root: views, rootEvents: events, instance: instance, group: group, maker: audiences)
         return CarouselViews(views: views, events: events, audiences: audiences)
     }
 

@@ -80,7 +80,7 @@ public final class PostgresStore: CarouselStore {
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute("SELECT \(Self.columns) FROM carousels ORDER BY name")
         }
-        return try rows.map { (row) throws(StoreError) in try decoded(row) }
+        return try rows.map { (row) throws(StoreError) in try decoded(row, keeping: false) }
     }
 
     public func load(named name: String) throws(StoreError) -> StoredCarousel? {
@@ -1434,11 +1434,12 @@ public final class PostgresStore: CarouselStore {
     }
 
     /// A row of `columns` as a stored carousel; its definition decoded once per revision.
-    private func decoded(_ row: [String?]) throws(StoreError) -> StoredCarousel {
+    private func decoded(_ row: [String?], keeping: Bool = true) throws(StoreError) -> StoredCarousel {
         let serial = row[0].flatMap { Int64($0) } ?? 0
         let revision = row[3].flatMap { UInt64($0) } ?? 0
         let definition = try definitions.definition(
-            serial: serial, revision: revision, name: row[1] ?? "", text: row[2] ?? "", store: description)
+            serial: serial, revision: revision, name: row[1] ?? "", text: row[2] ?? "", store: description,
+            keeping: keeping)
         let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
         let anchor = AnchorColumns(
             position: integer(4), playingSince: integer(5), pausedUntil: integer(6), version: integer(7) ?? 1,

@@ -70,7 +70,7 @@ public final class SQLiteStore: CarouselStore {
             }
             return try Self.read(connection)
         }.map {
-            (row) throws(StoreError) in try decoded(row)
+            (row) throws(StoreError) in try decoded(row, keeping: false)
         }
     }
 
@@ -1371,10 +1371,12 @@ public final class SQLiteStore: CarouselStore {
         }
     }
 
-    /// A row as a stored carousel; its definition decoded once per revision.
-    private func decoded(_ row: Row) throws(StoreError) -> StoredCarousel {
+    /// A row as a stored carousel; its definition decoded once per revision, and kept for the
+    /// next write when `keeping` (not when every row is read).
+    private func decoded(_ row: Row, keeping: Bool = true) throws(StoreError) -> StoredCarousel {
         let definition = try definitions.definition(
-            serial: row.serial, revision: row.revision, name: row.name, text: row.definition, store: path)
+            serial: row.serial, revision: row.revision, name: row.name, text: row.definition, store: path,
+            keeping: keeping)
         return StoredCarousel(
             definition: definition, revision: row.revision, anchor: row.anchor.anchor, serial: row.serial)
     }

@@ -11,13 +11,15 @@ public final class DecodedDefinitions: Sendable {
     public init() {}
 
     /// The definition stored as `text` for carousel `serial` at `revision`; `store` names the
-    /// store in the message when the text cannot be read.
-    public func definition(serial: Int64, revision: UInt64, name: String, text: String, store: String)
-        throws(StoreError) -> CarouselDefinition
-    {
+    /// store in the message when the text cannot be read. Kept for the next write unless
+    /// `keeping` is false: a read of every row (a start, a scan) would keep a copy of every
+    /// carousel that few writes will need (docs/PERFORMANCE.md, memory per carousel).
+    public func definition(
+        serial: Int64, revision: UInt64, name: String, text: String, store: String, keeping: Bool = true
+    ) throws(StoreError) -> CarouselDefinition {
         if let known = decoded.withLock({ $0[serial] }), known.revision == revision { return known.definition }
         let definition = try Self.decode(text, of: "the stored definition of carousel '\(name)'", store: store)
-        remember(definition, serial: serial, revision: revision)
+        if keeping { remember(definition, serial: serial, revision: revision) }
         return definition
     }
 

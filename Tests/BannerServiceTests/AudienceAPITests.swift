@@ -183,6 +183,12 @@ struct AudienceAPITests {
             #expect(refused.status == 400, "\(method) \(path)")
             #expect(refused.problemDetail?.contains("is invalid: an audience is 1 to 64 of a-z") == true, "\(path)")
         }
+        // A screen id and an audience both invalid: the screen's 400, on reads and streams alike.
+        for path in ["/carousels/shop/banner", "/carousels/shop/banner/events"] {
+            let refused = try await service.request("GET", path + "?audience=DE&screen=Lobby")
+            #expect(refused.status == 400, "\(path)")
+            #expect(refused.problemDetail?.contains("screen: screen id 'Lobby' is invalid") == true, "\(path)")
+        }
         #expect(try await service.request("GET", "/carousels/shop/banner?audience=de").body == before)
         // 62 more beside de, fr and store-berlin.
         let tooMany = (0..<62).map { "\"a\($0)\"" }.joined(separator: ", ")

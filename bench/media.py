@@ -13,15 +13,19 @@ A release banner-server on a fresh SQLite store, its images made by libvips' com
   Bar: ≥ 1.0×.
 - memory: the service's RSS sampled every 20 ms while four ~10 MiB uploads run at once, against
   its RSS before.
-- reads while uploading: GET /banner (wrk -c64) alone, then while uploads follow one another
-  without a pause, SERVING_ROUNDS rounds of each alternating (medians). Bar: unchanged (≥ 0.95×).
+- reads while uploading: GET /banner (wrk -c64) alone, while uploads follow one another without a
+  pause, and beside a spinner at SCHED_IDLE on every core (the control: what any use of the cycles
+  the reads leave costs them on this machine, with no work of the service's), SERVING_ROUNDS
+  rounds rotating (medians). Bar: unchanged (≥ 0.95× alone).
 Prints a Markdown table.
 """
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -30,6 +34,8 @@ from pathlib import Path
 import run
 
 OUT = run.OUT / "media"
+# A process that only spins, scheduled only when a core would otherwise idle, as the decoders are.
+SPINNER = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True: pass"
 
 
 def photo(path, width, height, seed, quality=90):
@@ -185,15 +191,19 @@ def main():
                      f"answers {statuses})", f"{before / 1024:.0f} → peak {peak[0] / 1024:.0f} MiB "
                      f"(+{(peak[0] - before) / 1024:.0f} MiB)", "bounded"))
 
-        # GET /banner alone and while uploads follow one another, rounds alternating. Each upload
-        # is other bytes of a photo made before (libvips' tools would take the cores the reads
-        # are measured on): a whole decode each time.
+        # GET /banner alone, while uploads follow one another, and beside spinners at SCHED_IDLE
+        # that take every cycle the reads leave (the control: what using idle cores at all costs
+        # reads on this machine, with no work of the service's), the order rotating each round.
+        # Each upload is other bytes of a photo made before (libvips' tools would take the cores
+        # the reads are measured on): a whole decode each time.
         run.wrk(service, "/banner", 1, 64)
         base = photo(OUT / "busy.jpg", 4000, 3000, seed=1000).read_bytes()
         uploaded = [0]
-        alone, busy = [], []
-        for round_number in range(arguments.serving_rounds):
-            alone.append(run.wrk(service, "/banner", arguments.seconds, 64)[0])
+
+        def reads():
+            return run.wrk(service, "/banner", arguments.seconds, 64)[0]
+
+        def during_uploads():
             stop = threading.Event()
 
             def keep_uploading():
@@ -204,15 +214,37 @@ def main():
             uploader = threading.Thread(target=keep_uploading)
             uploader.start()
             time.sleep(1)  # the first upload under way: a precondition, not a measurement
-            busy.append(run.wrk(service, "/banner", arguments.seconds, 64)[0])
-            stop.set()
-            uploader.join()
-            print(f"  round {round_number + 1} GET /banner alone {alone[-1]:>10,.0f} req/s, "
-                  f"during uploads {busy[-1]:>10,.0f} req/s", flush=True)
-        alone_rate, busy_rate = statistics.median(alone), statistics.median(busy)
-        rows.append((f"GET /banner req/s alone vs during uploads (median of {len(busy)} rounds; "
+            try:
+                return reads()
+            finally:
+                stop.set()
+                uploader.join()
+
+        def beside_spinners():
+            spinners = [subprocess.Popen([sys.executable, "-c", SPINNER]) for _ in range(os.cpu_count() or 1)]
+            try:
+                return reads()
+            finally:
+                for spinner in spinners:
+                    spinner.kill()
+                    spinner.wait()
+
+        conditions = {"alone": reads, "during uploads": during_uploads, "beside idle spinners": beside_spinners}
+        rates = {name: [] for name in conditions}
+        for round_number in range(arguments.serving_rounds):
+            names = list(conditions)
+            for name in names[round_number % len(names):] + names[:round_number % len(names)]:
+                rates[name].append(conditions[name]())
+            print(f"  round {round_number + 1} GET /banner " + ", ".join(
+                f"{name} {rates[name][-1]:,.0f}" for name in conditions) + " req/s", flush=True)
+        alone_rate, busy_rate, spun_rate = (statistics.median(rates[name]) for name in conditions)
+        rows.append((f"GET /banner req/s alone vs during uploads (median of {arguments.serving_rounds} rounds; "
                      f"{uploaded[0]} uploads)", f"{alone_rate:,.0f} vs {busy_rate:,.0f}: {busy_rate / alone_rate:.2f}×",
                      "≥ 0.95×"))
+        rows.append(("GET /banner req/s during uploads vs beside a spinner at SCHED_IDLE on every core (what "
+                     "using the cycles reads leave costs them on this machine)",
+                     f"{busy_rate:,.0f} vs {spun_rate:,.0f}: {busy_rate / spun_rate:.2f}× "
+                     f"(beside spinners vs alone: {spun_rate / alone_rate:.2f}×)", "—"))
     finally:
         service.stop()
         for scratch in OUT.glob("*.v"):  # libvips' raw images: hundreds of MB

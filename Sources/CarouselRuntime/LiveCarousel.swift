@@ -209,7 +209,7 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// (`change.skip`, `because` in its target), in one transaction. Throws
     /// `.store(.notPending)` when it is no longer pending.
     public func skip(_ change: PendingChange, because reason: String) async throws(ChangeError<Never>) {
-        try await engine.change { [self] carousel, now throws(ChangeError<Never>) in
+        _ = try await engine.change { [self] carousel, now throws(ChangeError<Never>) in
             try write(.admin(Attribution(by: change.requester, at: now)), &carousel, at: now) {
                 stored, _ throws(ChangeError<Never>) in
                 CarouselWrite(

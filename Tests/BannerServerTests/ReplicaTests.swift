@@ -209,7 +209,7 @@ struct ReplicaTests {
         #expect(scheduled.status == 202)
         for port in ports {
             #expect(
-                try await eventually {
+                await eventually {
                     (try? await httpRequest(port: port, "GET", "/carousels/default").json["interval"] as? Double) == 9
                 }, "made, as every replica shows")
         }

@@ -112,7 +112,7 @@ struct RouterReadTests {
     /// `hours` without `limit` lifts the default of 100 to all a timeline gives; `until` then says
     /// where the list stopped.
     @Test func aDayOfTheTimelineIsAsLongAsATimelineGives() async throws {
-        let day = try await RouterHarness(interval: .seconds(4)).send("GET", "/carousels/default/timeline?hours=24")
+        let day = await RouterHarness(interval: .seconds(4)).send("GET", "/carousels/default/timeline?hours=24")
         let entries = try #require(try day.json["entries"] as? [[String: Any]])
         #expect(entries.count == 10_000, "24 h of 4 s changes are 21,600")
         #expect(try day.json["until"] as? String == entries.last?["at"] as? String)

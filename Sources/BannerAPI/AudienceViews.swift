@@ -26,20 +26,12 @@ final class AudienceViews: Sendable {
     private let members: Lock<Members>
     private let root: ReadViews
     private let rootEvents: EventHub
-    /// The carousel's ETag instance and stream group, which an audience's extend with its name.
-    private let instance: String
-    private let group: String
-    private let maker: AudienceMaker
+    private let maker: ViewMaker
 
-    init(
-        initial: Carousel, root: ReadViews, rootEvents: EventHub, instance: String, group: String,
-        maker: AudienceMaker
-    ) {
+    init(initial: Carousel, root: ReadViews, rootEvents: EventHub, maker: ViewMaker) {
         members = Lock(Members(states: initial.audienceStates))
         self.root = root
         self.rootEvents = rootEvents
-        self.instance = instance
-        self.group = group
         self.maker = maker
     }
 
@@ -49,7 +41,8 @@ final class AudienceViews: Sendable {
         return members.withLock { members in
             if let views = members.views[audience] { return (views, true) }
             guard let state = members.states[audience] else { return (root, false) }
-            let views = maker.views(of: audience, state, instance: instance)
+            // An audience's ETags name it: its versions are its own (docs/AUDIENCES.md).
+            let views = maker.views(state, instance: "\(root.instance)~\(audience)")
             members.views[audience] = views
             return (views, true)
         }
@@ -61,7 +54,7 @@ final class AudienceViews: Sendable {
         let hub = members.withLock { members in
             members.arriving[audience, default: 0] += 1
             if let hub = members.hubs[audience] { return hub }
-            let hub = maker.hub(of: audience, group: group) { [weak self, root] in
+            let hub = maker.hub(group: "\(rootEvents.group)~\(audience)") { [weak self, root] in
                 self?.views(for: audience).views.current ?? root.current
             }
             members.hubs[audience] = hub
@@ -102,9 +95,10 @@ final class AudienceViews: Sendable {
     }
 }
 
-/// What every carousel's audiences are made with, one for the service: a carousel keeps no
-/// closures of its own for audiences it may never have (docs/PERFORMANCE.md, memory per carousel).
-final class AudienceMaker: Sendable {
+/// What every carousel's read views and event hubs are made with, its audiences' included, one
+/// for the service: a carousel keeps no closures of its own for audiences it may never have
+/// (docs/PERFORMANCE.md, memory per carousel).
+final class ViewMaker: Sendable {
     private let cors: CORSPolicy
     private let streams: StreamRegistry
     private let sourceSet: @Sendable (String) -> String?
@@ -122,12 +116,11 @@ final class AudienceMaker: Sendable {
         self.audiencesChanged = audiencesChanged
     }
 
-    /// An audience's read views: its ETags name it, as its versions are its own (docs/AUDIENCES.md).
-    func views(of audience: String, _ state: Carousel, instance: String) -> ReadViews {
-        ReadViews(initial: state, cors: cors, instance: "\(instance)~\(audience)", sourceSet: sourceSet)
+    func views(_ state: Carousel, instance: String) -> ReadViews {
+        ReadViews(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
     }
 
-    func hub(of audience: String, group: String, current: @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub {
-        EventHub(group: "\(group)~\(audience)", streams: streams, current: current)
+    func hub(group: String, current: @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub {
+        EventHub(group: group, streams: streams, current: current)
     }
 }

@@ -7,30 +7,22 @@ import Store
 /// service gets its read views and its event stream (`CarouselViews`); reads find them in their
 /// thread's copies (`ReadCache`), which hear here of every carousel added or removed.
 final class HTTPViews: CarouselOutlets {
-    private let cors: CORSPolicy
-    private let streams: StreamRegistry
     private let reads: ReadCache
-    /// One closure for every carousel's views (none of a carousel's own: 10,000 carousels).
-    private let sourceSet: @Sendable (String) -> String?
-    private let audiences: AudienceMaker
+    /// One for every carousel (none of a carousel's own closures: 10,000 carousels).
+    private let maker: ViewMaker
 
     init(cors: CORSPolicy, streams: StreamRegistry, media: MediaIndex? = nil) {
-        self.cors = cors
-        self.streams = streams
-        let sourceSet: @Sendable (String) -> String? = { [media] in media?.sourceSet(forImage: $0) }
-        self.sourceSet = sourceSet
         let reads = ReadCache()
         self.reads = reads
-        audiences = AudienceMaker(
-            cors: cors, streams: streams, sourceSet: sourceSet, audiencesChanged: { reads.membershipChanged() })
+        maker = ViewMaker(
+            cors: cors, streams: streams, sourceSet: { [media] in media?.sourceSet(forImage: $0) },
+            audiencesChanged: { reads.membershipChanged() })
     }
 
     func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
-        let views = ReadViews(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
-        let group = "carousel-\(carousel.serial)"
-        let events = EventHub(group: group, streams: streams) { [views] in views.current }
-        let audiences = AudienceViews(
-            initial: state, root: views, rootEvents: events, instance: instance, group: group, maker: audiences)
+        let views = maker.views(state, instance: instance)
+        let events = maker.hub(group: "carousel-\(carousel.serial)") { [views] in views.current }
+        let audiences = AudienceViews(initial: state, root: views, rootEvents: events, maker: maker)
         return CarouselViews(views: views, events: events, audiences: audiences)
     }
 

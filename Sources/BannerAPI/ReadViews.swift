@@ -32,7 +32,7 @@ final class ReadViews: Sendable {
     /// `cors.variants`, computed once: reads must not build it anew.
     private let variantOrigins: [String?]
     /// Distinguishes this process's ETags from those of an earlier run, whose versions restart at 1.
-    private let instance: String
+    let instance: String
     /// The `srcset` of a banner whose image is in the media library.
     private let sourceSet: @Sendable (String) -> String?
     /// The latest state, and its views once a read has asked for them.

@@ -72,6 +72,7 @@ let package = Package(
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP", "TimeZones"]),
         .executableTarget(name: "FuzzWebhookURL", dependencies: ["Webhooks"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Locking", "Platform"]),
+        .executableTarget(name: "FuzzQueryString", dependencies: ["CMicroHTTPD", "MicroHTTP"]),
         .executableTarget(
             name: "FuzzRequestLine",
             dependencies: ["BannerAPI", "Definitions", "Store", "Carousel", "Logging", "MicroHTTP"]),

@@ -24,6 +24,9 @@ final class ConnectionWatchdog: Sendable {
         /// client sent a NUL in it. -1 before the first request. Written and read on the
         /// connection's worker thread only.
         let targetLength = Atomic<Int>(-1)
+        /// The current request's query string, taken off its target before libmicrohttpd could
+        /// parse it (`QueryString`). Written and read on the connection's worker thread only.
+        let query = Mutex<QueryString>(QueryString(bytes: []))
 
         init(descriptor: Int32) {
             self.descriptor = descriptor

@@ -186,8 +186,10 @@ final class Dispatcher: Sendable {
                 body = exchange.body
             }
         }
+        var query = QueryString(bytes: [])
+        withWatch(of: connection) { query = $0.query.withLock { $0 } }
         let request = Request(
-            method: methodName(method), path: String(cString: path), body: body, connection: connection)
+            method: methodName(method), path: String(cString: path), body: body, connection: connection, query: query)
         switch handler.respond(to: request) {
         case .prepared(let prepared):
             return queue(prepared, on: connection)

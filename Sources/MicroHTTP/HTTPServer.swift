@@ -237,15 +237,31 @@ private let handleConnectionNotice: MHD_NotifyConnectionCallback = { context, co
     }
 }
 
-/// A request's target, as received: its length, for `Dispatcher.begin` to find a NUL the client
-/// sent in it (libmicrohttpd hands the target on as a C string, which ends at the first NUL).
+/// A request's target, as received, before libmicrohttpd splits off the query or decodes anything.
+/// Its length, for `Dispatcher.begin` to find a NUL the client sent in it (libmicrohttpd hands the
+/// target on as a C string, which ends at the first NUL). And its query: copied for `Request`, then
+/// cut to nothing in libmicrohttpd's buffer (a NUL after the `?`), so that libmicrohttpd parses no
+/// parameter — it would stall on more than its memory pool holds (`QueryString`,
+/// docs/ARCHITECTURE.md, "Query strings"). The target is in libmicrohttpd's read buffer, which is
+/// writable; it found the `?` before calling and parses what follows it after.
 /// Returns nil: the request's slot stays empty until the access handler's first call.
 private let noteTarget:
     @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) ->
         UnsafeMutableRawPointer? = { _, target, connection in
             guard let target, let connection, let context = cmhd_connection_context(connection) else { return nil }
-            Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(context)._withUnsafeGuaranteedRef {
-                $0.targetLength.store(strlen(target), ordering: .relaxed)
+            let length = strlen(target)
+            var query = QueryString(bytes: [])
+            if let mark = memchr(target, Int32(UInt8(ascii: "?")), length) {
+                let start = mark.assumingMemoryBound(to: CChar.self) + 1
+                let count = length - (UnsafePointer(start) - target)
+                if count > 0 {
+                    query = QueryString(bytes: Array(UnsafeRawBufferPointer(start: start, count: count)))
+                    start.pointee = 0
+                }
+            }
+            Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(context)._withUnsafeGuaranteedRef { watch in
+                watch.targetLength.store(length, ordering: .relaxed)
+                watch.query.withLock { $0 = query }
             }
             return nil
         }

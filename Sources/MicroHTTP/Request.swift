@@ -50,8 +50,9 @@ public struct Request: ~Copyable {
     }
 
     private enum Headers {
-        /// Valid for the duration of the handler call that receives the request.
-        case connection(OpaquePointer)
+        /// Valid for the duration of the handler call that receives the request; the query was
+        /// taken off the target before libmicrohttpd parsed it (`QueryString`).
+        case connection(OpaquePointer, query: QueryString)
         case list([HTTPHeader], query: [QueryParameter], fromLoopback: Bool)
         /// Read from the peeked bytes (`ReadLoop`), valid for the duration of the handler call.
         case peeked(RequestHead, fromLoopback: Bool)
@@ -78,12 +79,12 @@ public struct Request: ~Copyable {
         self.headers = .list(headers, query: query, fromLoopback: fromLoopback)
     }
 
-    init(method: String, path: String, body: [UInt8], connection: OpaquePointer) {
+    init(method: String, path: String, body: [UInt8], connection: OpaquePointer, query: QueryString) {
         self.method = method
         self.path = Self.originForm(path)
         self.body = body
         sending = .everything
-        self.headers = .connection(connection)
+        self.headers = .connection(connection, query: query)
     }
 
     /// A plain GET, HEAD or POST peeked at outside libmicrohttpd (`Acceptor`, `ReadLoop`).
@@ -114,7 +115,7 @@ public struct Request: ~Copyable {
     /// The first header with this name; names compare case-insensitively, as HTTP says.
     public func header(_ name: String) -> String? {
         switch headers {
-        case .connection(let connection):
+        case .connection(let connection, _):
             // withCString copies a short name to the stack; passing `name` as the argument
             // would convert it through a heap array on every read.
             name.withCString { MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, $0) }
@@ -124,33 +125,6 @@ public struct Request: ~Copyable {
         case .peeked(let head, _):
             head.header(name)
         }
-    }
-
-    /// The first query parameters named exactly `first` and `second`, in one pass: libmicrohttpd's
-    /// own lookup ignores case, which a query's names do not (RFC 3986), and the fast paths do not.
-    private static func queryParameters(_ first: String, _ second: String, of connection: OpaquePointer)
-        -> (String?, String?)
-    {
-        typealias Search = (names: (String, String), found: (String??, String??))
-        var search: Search = ((first, second), (nil, nil))
-        withUnsafeMutablePointer(to: &search) { context in
-            _ = MHD_get_connection_values(
-                connection, MHD_ValueKind.GET_ARGUMENT_KIND,
-                { context, _, key, value in
-                    let search = context!.assumingMemoryBound(to: Search.self)
-                    guard let key else { return .YES }
-                    let name = String(cString: key)
-                    if search.pointee.found.0 == nil && name == search.pointee.names.0 {
-                        search.pointee.found.0 = .some(value.map { String(cString: $0) })
-                    }
-                    if search.pointee.found.1 == nil && name == search.pointee.names.1 {
-                        search.pointee.found.1 = .some(value.map { String(cString: $0) })
-                    }
-                    let done = search.pointee.found.0 != nil && search.pointee.found.1 != nil
-                    return done ? .NO : .YES
-                }, context)
-        }
-        return (search.found.0 ?? nil, search.found.1 ?? nil)
     }
 
     /// libmicrohttpd 0.9.75 drops the spaces and tabs before a header's value but keeps those
@@ -173,8 +147,8 @@ public struct Request: ~Copyable {
     /// screen's read names its screen and its audience).
     public func queryParameters(_ first: String, _ second: String) -> (String?, String?) {
         switch headers {
-        case .connection(let connection):
-            Self.queryParameters(first, second, of: connection)
+        case .connection(_, let query):
+            query.values(first, second)
         case .list(_, let query, _):
             (query.first { $0.name == first }?.value ?? nil, query.first { $0.name == second }?.value ?? nil)
         case .peeked(let head, _):
@@ -185,7 +159,7 @@ public struct Request: ~Copyable {
     /// Whether the client connected from this host (a loopback address).
     public var isFromLoopback: Bool {
         switch headers {
-        case .connection(let connection): cmhd_client_is_loopback(connection) != 0
+        case .connection(let connection, _): cmhd_client_is_loopback(connection) != 0
         case .list(_, _, let fromLoopback): fromLoopback
         case .peeked(_, let fromLoopback): fromLoopback
         }

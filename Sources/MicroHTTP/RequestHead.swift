@@ -44,9 +44,10 @@ struct RequestHead {
         case plain(RequestHead)
     }
 
-    /// What a head costs libmicrohttpd's memory pool beyond its bytes: a record for each header and
-    /// each query parameter (measured on 0.9.75: a head is refused once its bytes plus 64 per
-    /// record pass about 300 bytes short of the pool), and room for the response's head after it.
+    /// What a head costs libmicrohttpd's memory pool beyond its bytes: a record for each header
+    /// (measured on 0.9.75: a head is refused once its bytes plus 64 per record pass about 300
+    /// bytes short of the pool; the query costs none, `QueryString`), and room for the response's
+    /// head after it.
     /// A head that might not fit is left to libmicrohttpd, which then answers it as it would any
     /// other: the fast paths never answer one that libmicrohttpd would refuse.
     static let recordCost = 64
@@ -78,17 +79,12 @@ struct RequestHead {
         else { return .other }
         let targetEnd = lineEnd - version.utf8CodeUnitCount
         var pathEnd = targetEnd
-        var records = 0  // libmicrohttpd's, for the query parameters and the headers
         for index in targetStart..<targetEnd {
             let byte = bytes[index]
             guard isPlainTargetByte(byte) else { return .other }
-            if byte == UInt8(ascii: "?") && pathEnd == targetEnd {
-                pathEnd = index
-                records += 1
-            } else if byte == UInt8(ascii: "&") && pathEnd != targetEnd {
-                records += 1
-            }
+            if byte == UInt8(ascii: "?") && pathEnd == targetEnd { pathEnd = index }
         }
+        var records = 0  // libmicrohttpd's, one per header (the query is read outside it: QueryString)
         var hasHost = false
         var contentLength: Int?
         var start = lineEnd + 2

@@ -274,6 +274,6 @@ struct AcceptorTests {
         defer { stopLater(server) }
         let silent = try HTTPConnection(port: server.port)
         #expect(await silent.waitForClose())
-        #expect(try await HTTPConnection(port: server.port).send("GET", "/other").status == 200)
+        #expect(try await onAFreshConnection(port: server.port) { try await $0.send("GET", "/other") }.status == 200)
     }
 }

@@ -300,8 +300,10 @@ struct ReadLoopTests {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler, timeout: 1)
         defer { stopLater(server) }
-        let connection = try HTTPConnection(port: server.port)
-        #expect(try await connection.send("GET", "/small").status == 200)
+        let (connection, answer) = try await onAFreshConnection(port: server.port) { connection in
+            (connection, try await connection.send("GET", "/small"))
+        }
+        #expect(answer.status == 200)
         #expect(await connection.waitForClose())
         #expect(await eventually { server.connectionsInReadLoops == 0 })
     }

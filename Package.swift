@@ -33,8 +33,10 @@ let package = Package(
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"]),
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
+        // SHA-256, for content addresses (media ids).
+        .target(name: "Digest"),
         // The store protocol and its records; the memory store.
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking"]),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking", "TimeZones"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -43,7 +45,8 @@ let package = Package(
         ),
         // The SQLite store, the embedded default; the only module that imports CSQLite.
         .target(
-            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
+            name: "SQLiteStore",
+            dependencies: ["CSQLite", "Carousel", "Definitions", "JSON", "Store", "Locking", "Platform", "TimeZones"]),
         // libpq from Debian (`libpq-dev`), found with pkg-config.
         .systemLibrary(
             name: "CPostgres",
@@ -53,9 +56,7 @@ let package = Package(
         // The PostgreSQL store, for several replicas; the only module that imports CPostgres.
         .target(
             name: "PostgresStore",
-            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"]),
-        // SHA-256, for content addresses (media ids).
-        .target(name: "Digest"),
+            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform", "TimeZones"]),
         // libvips from Debian (`libvips-dev`), found with pkg-config: decoding and resizing uploads.
         .systemLibrary(
             name: "CVips",
@@ -106,13 +107,13 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
 
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
-        .target(name: "TestSupport", dependencies: ["Carousel", "Locking"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Carousel", "Locking", "TimeZones"], path: "Tests/TestSupport"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones"]),
@@ -140,9 +141,11 @@ let package = Package(
             name: "BannerServiceTests",
             dependencies: [
                 "BannerService", "BannerAPI", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
-                "MicroHTTP", "WebClient", "TestSupport", "Metrics", "CarouselRuntime",
+                "MicroHTTP", "WebClient", "TestSupport", "Metrics", "CarouselRuntime", "TimeZones", "Locking", "Digest",
             ]
         ),
+        // The repository's documents held to the code (docs/ARCHITECTURE.md's module table).
+        .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "BannerServerTests",
             dependencies: ["banner-server", "Locking", "SQLiteStore", "TestSupport"]

@@ -62,7 +62,7 @@ public struct AccessPolicy: Sendable {
 
     /// Commands on carousel `carousel`: `env:admin`, `env:control`, a token's name, or
     /// `anonymous` (no control token is set, and none was sent).
-    func authorizeControl(_ request: borrowing Request, carousel: String) throws(Problem) -> String {
+    func authorizeControl(_ request: borrowing Request, carousel: String?) throws(Problem) -> String {
         switch bearer(request) {
         case .environmentAdmin: return "env:admin"
         case .environmentControl: return "env:control"
@@ -77,7 +77,7 @@ public struct AccessPolicy: Sendable {
     }
 
     /// Stats of carousel `carousel`: a stats token's, or the admin role's.
-    func authorizeStats(_ request: borrowing Request, carousel: String) throws(Problem) -> String {
+    func authorizeStats(_ request: borrowing Request, carousel: String?) throws(Problem) -> String {
         let presented = bearer(request)
         if case .named(let token) = presented { return try check(token, for: .stats, carousel: carousel) }
         return try authorizeAdmin(request, presenting: presented, carousel: carousel)
@@ -99,6 +99,12 @@ public struct AccessPolicy: Sendable {
         switch presented {
         case .environmentAdmin: return "env:admin"
         case .named(let token): return try check(token, for: .admin, carousel: carousel)
+        case .environmentControl where admin != nil:
+            // A token the service knows, of a lower role: refused as a named one would be.
+            throw Problem(
+                status: 403,
+                detail: "the control token (CAROUSEL_CONTROL_TOKEN) grants commands only; this request needs the "
+                    + "admin role: send Authorization: Bearer <CAROUSEL_ADMIN_TOKEN> or a named admin token")
         case .none, .unknown, .environmentControl: break
         }
         if admin != nil {

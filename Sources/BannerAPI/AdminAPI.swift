@@ -4,6 +4,13 @@ import JSON
 import MicroHTTP
 import Store
 
+/// The endpoints that change a carousel's definition or its banners (the admin role); a banner's
+/// write names its banner in the path.
+enum DefinitionWrite: Sendable, Equatable {
+    case replace, patch, delete, addBanner, reorder
+    case replaceBanner, patchBanner, deleteBanner
+}
+
 /// An admin request, checked on the calling thread (route, role, body syntax and field rules),
 /// ready to run in its carousel's engine. Bodies follow the configuration file's rules, with its
 /// messages: an invalid value is a 422 naming the field's path.
@@ -19,14 +26,16 @@ enum AdminRequest: Sendable {
     case deleteBanner(id: String)
     case reorder(ids: [String])
 
-    static func parse(_ route: AdminRoute?, carousel name: String, request: borrowing Request) throws(Problem)
-        -> AdminRequest
-    {
-        guard let route else {
+    /// The write `write` asks for (nil: a new carousel) of carousel `name`, or of its banner
+    /// `bannerID` for a banner's write.
+    static func parse(
+        _ write: DefinitionWrite?, carousel name: String, bannerID: String? = nil, request: borrowing Request
+    ) throws(Problem) -> AdminRequest {
+        guard let write else {
             let body = try required(request)
             return .create(try validating { () throws(FieldError) in try CarouselDefinition.decode(body) })
         }
-        switch route {
+        switch write {
         case .replace:
             let body = try required(request)
             return .replace(
@@ -47,13 +56,15 @@ enum AdminRequest: Sendable {
                 position = parsed
             }
             return .addBanner(banner, position: position)
-        case .replaceBanner(let id):
+        case .replaceBanner:
+            let id = bannerID!
             let body = try required(request)
             return .replaceBanner(id: id, try banner(body, id: id))
-        case .patchBanner(let id):
+        case .patchBanner:
+            let id = bannerID!
             return .patchBanner(id: id, try patch(request, fields: BannerDecoding.fieldNames))
-        case .deleteBanner(let id):
-            return .deleteBanner(id: id)
+        case .deleteBanner:
+            return .deleteBanner(id: bannerID!)
         case .reorder:
             let body = try required(request)
             let ids = try validating { () throws(FieldError) -> [String] in

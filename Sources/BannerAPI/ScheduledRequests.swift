@@ -15,9 +15,10 @@ enum ScheduledRequests {
     /// The `at` of a write: nil when it has none (made now). A 422 naming `at` when it cannot be
     /// read, is not after `now`, is more than a year ahead, or is given to a write that cannot be
     /// scheduled (deleting a carousel).
-    static func at(of request: borrowing Request, route: AdminRoute, now: Timestamp) throws(Problem) -> Timestamp? {
+    static func at(of request: borrowing Request, write: DefinitionWrite, now: Timestamp) throws(Problem) -> Timestamp?
+    {
         guard let text = request.queryParameter("at") else { return nil }
-        guard route != .delete else {
+        guard write != .delete else {
             throw Problem.unprocessable("at: deleting a carousel cannot be scheduled; delete it when it is time")
         }
         guard let at = Timestamp(rfc3339: text) else {
@@ -51,10 +52,11 @@ enum ScheduledRequests {
     /// request it keeps, with the parser of the request made now.
     static func asked(by change: PendingChange, carousel: String) throws(Problem) -> AdminRequest {
         let request = request(of: change)
-        guard case .admin(let route) = try Routes.resolve(method: request.method, path: request.path).action else {
+        let route = try Routes.resolve(method: request.method, path: request.path)
+        guard let write = route.endpoint.definitionWrite else {
             throw Problem.badRequest("\(change.method) \(change.path) is not a definition or banner write")
         }
-        return try AdminRequest.parse(route, carousel: carousel, request: request)
+        return try AdminRequest.parse(write, carousel: carousel, bannerID: route.first, request: request)
     }
 
     /// What `changes` (soonest first) will do to the state of `live` when each is made, as the

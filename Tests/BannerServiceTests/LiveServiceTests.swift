@@ -35,8 +35,11 @@ final class LiveService: Sendable {
         configuration.controlToken = token
         configuration.heartbeat = heartbeat
         configuration.corsOrigins = corsOrigins
-        // A loaded sanitizer run can leave a test's connection idle past the usual 15 s.
-        configuration.connectionTimeout = Int(15 * sanitizerAllowance)
+        // A test's client waits for a thread of the pool every test shares between two requests on
+        // one connection; a loaded run (every test at once on two cores, sanitizers) kept one
+        // waiting past the usual 15 s, and the server rightly closed the idle connection. Tests of
+        // the timeout itself start servers of their own (MicroHTTPTests, HardeningTests).
+        configuration.connectionTimeout = Int(60 * sanitizerAllowance)
         // Opening the store waits on the disk: not on the pool every test's tasks share.
         service = try await offThePool { [configuration] in
             try CarouselService.start(

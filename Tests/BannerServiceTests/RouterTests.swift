@@ -61,22 +61,6 @@ struct RouterReadTests {
         #expect(await harness.send("GET", "/time").text == "{\"epochMillis\":1795982400000.007}\n")
     }
 
-    /// The OpenAPI document names every route the table answers, with the same methods
-    /// (schemathesis then holds the answers to it: Tests/openapi).
-    @Test func theOpenAPIDocumentDescribesEveryRoute() async throws {
-        let response = await RouterHarness().send("GET", "/openapi.json")
-        #expect(response.status == 200)
-        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
-        let document = try response.json
-        #expect(document["openapi"] as? String == "3.1.0")
-        let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(Set(paths.keys) == Set(Routes.paths))
-        for (path, operations) in paths {
-            let documented = Set(operations.keys.map { $0.uppercased() })
-            #expect(documented == Set(Routes.methods(of: path)), "\(path)")
-        }
-    }
-
     @Test(arguments: ["/banner", "/banners", "/banner/index", "/healthz", "/time"])
     func headIsAllowedWhereGetIs(_ path: String) async {
         #expect(await RouterHarness().send("HEAD", path).status == 200)

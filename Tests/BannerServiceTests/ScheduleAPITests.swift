@@ -83,7 +83,7 @@ struct ScheduleAPITests {
         let control = try await live.request(
             "POST", "/carousels/default/takeover", headers: [json, ("Authorization", "Bearer control-secret")],
             body: body)
-        #expect(control.status == 401)
+        #expect(control.status == 403)
         let admin = try await live.request(
             "POST", "/carousels/default/takeover", headers: [json, ("Authorization", "Bearer admin-secret")], body: body
         )

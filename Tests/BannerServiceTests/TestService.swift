@@ -42,17 +42,22 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// A carousel of `banners` sample banners (an hour apart, so nothing advances by itself while
     /// the live one is checked).
-    func start(banners: Int = 5, token: String? = nil, corsOrigins: [String] = []) async throws -> any TestService {
+    func start(banners: Int = 5, token: String? = nil, adminToken: String? = nil, corsOrigins: [String] = [])
+        async throws -> any TestService
+    {
         switch self {
         case .router:
-            RouterHarness(banners: banners, interval: .seconds(3600), token: token, corsOrigins: corsOrigins)
+            RouterHarness(
+                banners: banners, interval: .seconds(3600), token: token, adminToken: adminToken,
+                corsOrigins: corsOrigins)
         case .live:
-            try await LiveService(banners: banners, token: token, corsOrigins: corsOrigins)
+            try await LiveService(banners: banners, token: token, adminToken: adminToken, corsOrigins: corsOrigins)
         case .libmicrohttpd:
-            try await LiveService(banners: banners, token: token, corsOrigins: corsOrigins, fastPaths: false)
+            try await LiveService(
+                banners: banners, token: token, adminToken: adminToken, corsOrigins: corsOrigins, fastPaths: false)
         case .postgres:
             try await LiveService(
-                banners: banners, token: token, corsOrigins: corsOrigins,
+                banners: banners, token: token, adminToken: adminToken, corsOrigins: corsOrigins,
                 store: .postgres(uri: await PostgresServer.shared().createDatabase()))
         }
     }

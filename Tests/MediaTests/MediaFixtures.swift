@@ -75,21 +75,27 @@ extension Array where Element == UInt8 {
 }
 
 /// What an independent decoder (libvips' command-line tools, another program) reads from a file.
+/// Each program is run and waited for on a thread of its own, not on the few every test shares
+/// (TestSupport's OffThePool.swift says why).
 enum Inspect {
     /// `vips getpoint`: the pixel's bands at (x, y).
-    static func pixel(_ bytes: [UInt8], x: Int, y: Int, suffix: String) throws -> [Int] {
+    static func pixel(_ bytes: [UInt8], x: Int, y: Int, suffix: String) async throws -> [Int] {
         let file = try temporaryDirectory().appendingPathComponent("image.\(suffix)")
-        try Data(bytes).write(to: file)
-        let (status, output) = try shellOutput("vips getpoint \(file.path) \(x) \(y)")
+        let (status, output) = try await offThePool {
+            try Data(bytes).write(to: file)
+            return try shellOutput("vips getpoint \(file.path) \(x) \(y)")
+        }
         guard status == 0 else { throw InspectError(message: "vips getpoint exited \(status)") }
         return output.split(whereSeparator: { $0 == " " || $0.isNewline }).compactMap { Double($0) }.map { Int($0) }
     }
 
     /// `vipsheader -a`: every field libvips reads from the file's header.
-    static func header(_ bytes: [UInt8], suffix: String) throws -> String {
+    static func header(_ bytes: [UInt8], suffix: String) async throws -> String {
         let file = try temporaryDirectory().appendingPathComponent("image.\(suffix)")
-        try Data(bytes).write(to: file)
-        let (status, output) = try shellOutput("vipsheader -a \(file.path)")
+        let (status, output) = try await offThePool {
+            try Data(bytes).write(to: file)
+            return try shellOutput("vipsheader -a \(file.path)")
+        }
         guard status == 0 else { throw InspectError(message: "vipsheader exited \(status)") }
         return output
     }

@@ -25,7 +25,7 @@ struct MediaProcessingTests {
     }
 
     @Test(arguments: ImageFormat.allCases)
-    func eachFormatIsToldByItsBytesAndKeptWhole(_ format: ImageFormat) throws {
+    func eachFormatIsToldByItsBytesAndKeptWhole(_ format: ImageFormat) async throws {
         let bytes = try Fixtures.quadrant(format)
         #expect(bytes.withUnsafeBytes { ImageFormat.sniff($0) } == format)
         #expect(bytes.withUnsafeBytes { ImageHeader.size(of: $0, format: format) } == ImageSize(width: 80, height: 60))
@@ -34,11 +34,11 @@ struct MediaProcessingTests {
         #expect((image.format, image.width, image.height) == (format, 80, 60))
         #expect(image.variants.isEmpty, "no variant wider than the original")
         let suffix = format == .jpeg ? "jpg" : format.rawValue
-        #expect(Inspect.isRed(try Inspect.pixel(image.original, x: 5, y: 5, suffix: suffix)))
-        #expect(Inspect.isWhite(try Inspect.pixel(image.original, x: 70, y: 50, suffix: suffix)))
+        #expect(Inspect.isRed(try await Inspect.pixel(image.original, x: 5, y: 5, suffix: suffix)))
+        #expect(Inspect.isWhite(try await Inspect.pixel(image.original, x: 70, y: 50, suffix: suffix)))
     }
 
-    @Test func variantsAreWebPAtTheFixedWidthsNoWiderThanTheOriginal() throws {
+    @Test func variantsAreWebPAtTheFixedWidthsNoWiderThanTheOriginal() async throws {
         let image = try process(try Fixtures.bytes("wide.jpg"))
         #expect((image.width, image.height) == (1000, 750))
         #expect(image.variants.map(\.width) == [480, 960])
@@ -46,18 +46,19 @@ struct MediaProcessingTests {
             #expect(variant.webp.withUnsafeBytes { ImageFormat.sniff($0) } == .webp)
             let size = variant.webp.withUnsafeBytes { ImageHeader.size(of: $0, format: .webp) }
             #expect(size == ImageSize(width: variant.width, height: variant.width * 3 / 4))
-            let header = try Inspect.header(variant.webp, suffix: "webp")
+            let header = try await Inspect.header(variant.webp, suffix: "webp")
             #expect(header.contains("width: \(variant.width)"))
             #expect(
                 Inspect.isRed(
-                    try Inspect.pixel(variant.webp, x: variant.width / 8, y: variant.width / 16, suffix: "webp")))
-            #expect(Inspect.isWhite(try Inspect.pixel(variant.webp, x: variant.width * 7 / 8, y: 10, suffix: "webp")))
+                    try await Inspect.pixel(variant.webp, x: variant.width / 8, y: variant.width / 16, suffix: "webp")))
+            #expect(
+                Inspect.isWhite(try await Inspect.pixel(variant.webp, x: variant.width * 7 / 8, y: 10, suffix: "webp")))
         }
     }
 
     /// A phone's photo, held sideways (orientation 6: turn a quarter clockwise to show it), with
     /// its position in Exif's GPS block, in XMP and in a comment.
-    @Test func aPhonesPhotoLosesItsPlaceAndShowsUpright() throws {
+    @Test func aPhonesPhotoLosesItsPlaceAndShowsUpright() async throws {
         let photo = try Fixtures.phonePhoto(orientation: 6)
         #expect(photo.containsBytes(of: Fixtures.secretPlace))
         let image = try process(photo, type: "image/jpeg")
@@ -67,18 +68,18 @@ struct MediaProcessingTests {
         for secret in [Fixtures.secretPlace, Fixtures.secretComment, "http://ns.adobe.com/xap"] {
             #expect(!image.original.containsBytes(of: secret), "\(secret) left in the original")
         }
-        let originalHeader = try Inspect.header(image.original, suffix: "jpg")
+        let originalHeader = try await Inspect.header(image.original, suffix: "jpg")
         #expect(originalHeader.contains("orientation: 6"))
         #expect(!originalHeader.contains("GPS"))
         // After the turn, the red quarter is at the top right.
         let variant = try #require(image.variants.first).webp
         #expect(!variant.containsBytes(of: Fixtures.secretPlace) && !variant.containsBytes(of: "Exif"))
-        let header = try Inspect.header(variant, suffix: "webp")
+        let header = try await Inspect.header(variant, suffix: "webp")
         #expect(header.contains("width: 480") && header.contains("height: 640"))
         #expect(!header.contains("exif-data") && !header.contains("xmp-data"))
-        #expect(Inspect.isRed(try Inspect.pixel(variant, x: 440, y: 40, suffix: "webp")))
-        #expect(Inspect.isWhite(try Inspect.pixel(variant, x: 40, y: 40, suffix: "webp")))
-        #expect(Inspect.isWhite(try Inspect.pixel(variant, x: 440, y: 600, suffix: "webp")))
+        #expect(Inspect.isRed(try await Inspect.pixel(variant, x: 440, y: 40, suffix: "webp")))
+        #expect(Inspect.isWhite(try await Inspect.pixel(variant, x: 40, y: 40, suffix: "webp")))
+        #expect(Inspect.isWhite(try await Inspect.pixel(variant, x: 440, y: 600, suffix: "webp")))
     }
 
     @Test func theSameBytesAreTheSameID() throws {

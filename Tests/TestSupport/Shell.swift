@@ -1,7 +1,7 @@
 import Foundation
 
 /// `text` as one word for /bin/sh.
-func shellQuoted(_ text: String) -> String {
+public func shellQuoted(_ text: String) -> String {
     "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 

@@ -1,0 +1,62 @@
+import Carousel
+import CarouselRuntime
+import MicroHTTP
+import Store
+
+/// The fleet over HTTP (docs/SCREENS.md): screens heard from as they read, their receipts, and
+/// the lists and event stream operators watch.
+enum ScreenHandlers {
+    /// A poll from `screen` of `audience`: heard, or the problem when it cannot be.
+    static func hear(
+        _ screen: ScreenID, of audience: String?, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
+    ) throws(Problem) {
+        let live = try api.carousel(call)
+        do throws(ScreenRefusal) {
+            try api.fleet.hear(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
+        } catch {
+            throw ScreenRequests.problem(error)
+        }
+    }
+
+    /// `POST /carousels/{name}/screens/{id}/receipts`: what a screen showed, when.
+    static func receipts(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
+        let live = try api.carousel(call)
+        let screen = try ScreenRequests.screen(inPath: call.route.first!)
+        let receipts = try ScreenRequests.receipts(of: request)
+        let audience = try QueryValues.audience(of: request)
+        do throws(ScreenRefusal) {
+            try api.fleet.report(
+                receipts, from: screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
+        } catch {
+            throw ScreenRequests.problem(error)
+        }
+        return .response(Response(status: 204, headers: api.cors.headers(for: call.origin)))
+    }
+
+    /// `GET /screens`: every carousel's screens.
+    static func all(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
+        try list(of: nil, api, request, call)
+    }
+
+    /// `GET /carousels/{name}/screens`: one carousel's.
+    static func ofCarousel(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
+        try list(of: try api.carousel(call).name, api, request, call)
+    }
+
+    /// The screens of carousel `name` (nil: of every one); `?audience=`: those that declared it
+    /// (docs/AUDIENCES.md).
+    private static func list(
+        of name: String?, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
+    ) throws(Problem) -> Reply {
+        var entries = api.fleet.entries(of: name)
+        if let audience = try QueryValues.audience(of: request) {
+            entries.removeAll { $0.record.audience != audience }
+        }
+        return .response(ScreenRequests.list(entries, headers: api.cors.headers(for: call.origin)))
+    }
+
+    /// `GET /screens/events`: screens' state changes as they happen.
+    static func events(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
+        .stream(api.screenEvents.subscribe())
+    }
+}

@@ -110,3 +110,32 @@ public func mediaRecords(
     }
     return records
 }
+
+/// The media library (docs/MEDIA.md).
+public protocol MediaStore: AnyObject, Sendable {
+    /// The media library (docs/MEDIA.md): stores `media` — its record and every file — in one
+    /// transaction, durable (synced) before it returns. False when an image of that id is stored
+    /// already (then nothing changes: the id is the content's digest).
+    /// The audit log keeps the upload, by `attribution`.
+    func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool
+
+    /// Every image's record, oldest first; `id`'s alone (or none) when given.
+    func mediaRecords(id: String?) throws(StoreError) -> [MediaRecord]
+
+    /// The bytes of one file of an image; nil when there is no such image or file.
+    func mediaBytes(of id: String, _ file: MediaFile) throws(StoreError) -> [UInt8]?
+
+    /// Deletes the image and its files, unless a stored carousel's banner shows it (read in the
+    /// same transaction: a write bringing the image in at the same moment either comes first
+    /// and is seen, or comes after and finds it gone). Durable before it returns; the audit log
+    /// keeps a deletion, by `attribution`.
+    func deleteMedia(_ id: String, by attribution: Attribution) throws(StoreError) -> MediaDeletion
+}
+
+extension MediaStore {
+    /// Every image's record, oldest first.
+    public func mediaRecords() throws(StoreError) -> [MediaRecord] { try mediaRecords(id: nil) }
+
+    /// The record of image `id`; nil when there is none.
+    public func mediaRecord(_ id: String) throws(StoreError) -> MediaRecord? { try mediaRecords(id: id).first }
+}

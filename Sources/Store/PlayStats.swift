@@ -217,3 +217,21 @@ extension StatsRecords {
             }.sorted { ($0.quarter, $0.banner) < ($1.quarter, $1.banner) })
     }
 }
+
+/// Proof of play: plays, views and clicks (docs/STATS.md).
+public protocol PlayStore: AnyObject, Sendable {
+    /// Proof of play (docs/STATS.md): keeps each play of `batch` once, the longest report of it
+    /// whichever process made it, and adds its views and clicks to what is stored; in one
+    /// transaction that survives the process being killed before it returns.
+    func record(_ batch: StatsBatch) throws(StoreError)
+
+    /// The plays of carousel `serial` for the screens of `audience` (nil: of none) shown at some
+    /// time in `from..<to`, and their views and clicks of the quarter hours that start in it.
+    func stats(of serial: Int64, audience: String?, from: Timestamp, to: Timestamp) throws(StoreError)
+        -> StatsRecords
+
+    /// The play of carousel `serial` for the screens of `audience` that started last: a process
+    /// that finds a banner current goes on with it when it is that banner's and was still being
+    /// shown then.
+    func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord?
+}

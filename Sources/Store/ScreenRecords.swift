@@ -184,3 +184,17 @@ extension ScreenRecord {
             audience: text(14), receipt: receipt)
     }
 }
+
+/// The fleet's screens (docs/SCREENS.md).
+public protocol ScreenStore: AnyObject, Sendable {
+    /// The fleet (docs/SCREENS.md): merges each sighting into its screen's row by
+    /// `ScreenSighting.merged(into:timeout:)`, in one transaction that survives the process being
+    /// killed. A sighting of a carousel no longer stored is dropped.
+    func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError)
+
+    /// Every screen's row, of every carousel stored.
+    func screens() throws(StoreError) -> [ScreenRecord]
+
+    /// Forgets the screens not heard from since `cutoff`; returns how many.
+    func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int
+}

@@ -46,3 +46,19 @@ public struct TokenRecord: Sendable, Hashable {
         text.map { $0.split(separator: " ").map(String.init) }
     }
 }
+
+/// Named tokens (docs/TOKENS.md).
+public protocol TokenStore: AnyObject, Sendable {
+    /// Named tokens (docs/TOKENS.md): stores `token`, durable (synced) before it returns, and tells
+    /// the other processes sharing the store (`StoreChange.tokens`). False when its name is taken
+    /// (then nothing changes). The audit log keeps the creation (its name, never a secret), by
+    /// `attribution`.
+    func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool
+
+    /// Every named token, by name.
+    func tokens() throws(StoreError) -> [TokenRecord]
+
+    /// Deletes the token named `name` and tells the other processes; false when there is none.
+    /// The audit log keeps a deletion, by `attribution`.
+    func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool
+}

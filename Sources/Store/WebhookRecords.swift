@@ -58,3 +58,45 @@ public struct WebhookRecord: Sendable, Hashable {
         text.split(separator: " ").compactMap { WebhookEvent(rawValue: String($0)) }
     }
 }
+
+/// Webhooks and their deliveries (docs/WEBHOOKS.md).
+public protocol WebhookStore: AnyObject, Sendable {
+    /// Webhooks (docs/WEBHOOKS.md): stores `webhook` (its id is the store's), durable before it
+    /// returns, with its audit entry (`webhook.create` by `attribution`, target its id and URL);
+    /// nil, storing nothing, when `limit` webhooks are kept already: counted in the same
+    /// transaction, so that requests racing each other (on any replica) never pass it.
+    func saveWebhook(_ webhook: WebhookRecord, by attribution: Attribution, keepingAtMost limit: Int)
+        throws(StoreError) -> WebhookRecord?
+
+    /// Every webhook, by id.
+    func webhooks() throws(StoreError) -> [WebhookRecord]
+
+    /// Deletes webhook `id` and its deliveries; false when there is none. The audit log keeps the deletion, by
+    /// `attribution`.
+    func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool
+
+    /// Webhook deliveries (docs/WEBHOOKS.md): queues one delivery of each event per webhook that
+    /// asked for its type, due at once, in one transaction that survives the process being
+    /// killed; an event queued for a webhook already (same id) is not queued again. (A write's
+    /// own events, `QueuedEvent.told` of its audit entries, and those of creations, deletions and imports, are
+    /// queued by the store in the write's transaction.)
+    func queue(_ events: [QueuedEvent]) throws(StoreError)
+
+    /// Claims the deliveries due at `now`, soonest first, `limit` at most, until `until`: no
+    /// process, this one or another sharing the store, claims them again before then.
+    func claimDeliveries(dueAt now: Timestamp, until: Timestamp, limit: Int) throws(StoreError) -> [DueDelivery]
+
+    /// Keeps how delivery `number`'s attempt went and releases its claim: delivered when the
+    /// attempt was, else due again at `retryAt` (nil: given up).
+    func finishDelivery(_ number: Int64, _ attempt: DeliveryAttempt, retryAt: Timestamp?) throws(StoreError)
+
+    /// When the soonest delivery waiting is due (one claimed: when its claim runs out); nil when
+    /// none waits.
+    func nextDeliveryDue() throws(StoreError) -> Timestamp?
+
+    /// Webhook `webhook`'s deliveries, newest first, `limit` at most.
+    func deliveries(of webhook: Int64, limit: Int) throws(StoreError) -> [DeliveryRecord]
+
+    /// Forgets the deliveries delivered or given up before `cutoff`; returns how many.
+    func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int
+}

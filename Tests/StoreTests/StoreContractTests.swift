@@ -443,6 +443,8 @@ struct SchemaOneTests {
         let store = try SQLiteStore(path: path)
         #expect(store.identity == "schema-one")
         try Self.checkMigrated(store)
+        #expect(
+            try MigrationTests.sqliteSteps(path) == SQLiteStore.migrations.map(\.name), "its step by name, then ours")
     }
 
     @Test func aPostgreSQLDatabaseOfSchemaOneIsMigratedKeepingItsCarousels() async throws {

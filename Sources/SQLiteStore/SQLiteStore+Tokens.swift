@@ -1,0 +1,67 @@
+import CSQLite
+import Carousel
+import Definitions
+import Glibc
+import JSON
+import Locking
+import Store
+import TimeZones
+
+extension SQLiteStore: TokenStore {
+    // MARK: Tokens
+
+    public func saveToken(_ token: TokenRecord, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                guard try Self.insert(token, into: connection) else { return false }
+                try Self.append([AuditEntry(.createToken, attribution, target: token.name)], in: connection)
+                return true
+            }
+        }
+    }
+
+    /// False when the name is taken.
+    static func insert(_ token: TokenRecord, into connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        let insert = try connection.statement(
+            """
+            INSERT INTO tokens (name, role, carousels, expires_at, created_at, created_by, digest)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING RETURNING 1
+            """
+        ).bind(
+            .text(token.name), .text(token.role.rawValue), token.storedCarousels.map { .text($0) },
+            token.expiresAt.map { .integer($0.nanosecondsSinceEpoch) },
+            .integer(token.createdAt.nanosecondsSinceEpoch), .text(token.createdBy), .text(token.digest))
+        defer { insert.reset() }
+        return try insert.step()
+    }
+
+    public func tokens() throws(StoreError) -> [TokenRecord] {
+        try on(admin) { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT name, role, carousels, expires_at, created_at, created_by, digest FROM tokens ORDER BY name")
+            defer { statement.reset() }
+            var tokens: [TokenRecord] = []
+            while try statement.step() {
+                tokens.append(
+                    TokenRecord(
+                        name: statement.text(0) ?? "", role: TokenRole(rawValue: statement.text(1) ?? "") ?? .stats,
+                        carousels: TokenRecord.carousels(stored: statement.text(2)),
+                        expiresAt: statement.integer(3).map { Timestamp(nanosecondsSinceEpoch: $0) },
+                        createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0),
+                        createdBy: statement.text(5) ?? "", digest: statement.text(6) ?? ""))
+            }
+            return tokens
+        }
+    }
+
+    public func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {
+        try on(admin) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Bool in
+                try connection.statement("DELETE FROM tokens WHERE name = ?1").bind(.text(name)).run()
+                guard connection.changes > 0 else { return false }
+                try Self.append([AuditEntry(.revokeToken, attribution, target: name)], in: connection)
+                return true
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import CPostgres
 import Glibc
+import Store
 
 /// One libpq connection (`PGconn *`), owned by this object and closed with it. Not thread-safe
 /// (hence `@unchecked Sendable`, to live in a `Lock`): its owner serialises every use.
@@ -133,4 +134,15 @@ private func withOptionalCStrings<Result>(
     defer { for copy in copies { free(copy) } }
     let pointers = copies.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// A row as libpq gives it, every column text (or NULL), read by position (`Store`'s records
+/// decode themselves from it).
+struct PostgresRow: SQLRow {
+    let columns: [String?]
+
+    init(_ columns: [String?]) { self.columns = columns }
+
+    func integer(_ column: Int) -> Int64? { columns[column].flatMap { Int64($0) } }
+    func text(_ column: Int) -> String? { columns[column] }
 }

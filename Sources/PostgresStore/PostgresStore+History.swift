@@ -46,9 +46,9 @@ extension PostgresStore: HistoryStore {
 
     public func pendingChanges() throws(StoreError) -> [PendingChange] {
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute("SELECT \(PendingChange.columns) FROM pending ORDER BY at, id")
+            try connection.execute(PendingChange.selectAll)
         }
-        return rows.map { row in PendingChange(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] }) }
+        return rows.map { PendingChange(row: PostgresRow($0)) }
     }
 
     public func cancelPending(_ id: Int64, of carousel: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
@@ -74,7 +74,7 @@ extension PostgresStore: HistoryStore {
         let rows = try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
-                SELECT seq, at, actor, action, carousel, target, revision, request_id FROM audit
+                SELECT \(AuditRecord.columns) FROM audit
                 WHERE ($1::bigint IS NULL OR at >= $1) AND ($2::bigint IS NULL OR at < $2)
                     AND ($3::text IS NULL OR carousel = $3) AND ($4::text IS NULL OR actor = $4)
                     AND ($5::bigint IS NULL OR seq < $5)
@@ -86,12 +86,7 @@ extension PostgresStore: HistoryStore {
                     query.carousel, query.actor, query.before.map { String($0) }, String(query.limit),
                 ])
         }
-        return rows.map { row in
-            let integer = { (column: Int) in row[column].flatMap { Int64($0) } }
-            return AuditRecord(
-                seq: integer(0) ?? 0, at: integer(1) ?? 0, actor: row[2] ?? "", action: row[3] ?? "",
-                carousel: row[4], target: row[5], revision: integer(6), requestID: row[7])
-        }
+        return rows.map { AuditRecord(row: PostgresRow($0)) }
     }
 
     static let auditColumns = "at, actor, action, carousel, target, revision, request_id"
@@ -169,31 +164,18 @@ extension PostgresStore: HistoryStore {
 
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute(
-                "SELECT revision, at, actor, summary FROM revisions WHERE carousel = $1 ORDER BY revision DESC",
-                [String(serial)])
+            try connection.execute(RevisionRecord.selectAll(.postgres), [String(serial)])
         }
-        return rows.map { row in
-            RevisionRecord(
-                revision: row[0].flatMap { UInt64($0) } ?? 0,
-                at: Timestamp(nanosecondsSinceEpoch: row[1].flatMap { Int64($0) } ?? 0), actor: row[2] ?? "",
-                summary: row[3] ?? "")
-        }
+        return rows.map { RevisionRecord(row: PostgresRow($0)) }
     }
 
     public func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute(
-                "SELECT at, actor, summary, definition FROM revisions WHERE carousel = $1 AND revision = $2",
-                [String(serial), String(revision)])
+            try connection.execute(RevisionRecord.selectOne(.postgres), [String(serial), String(revision)])
         }
-        guard let row = rows.first else { return nil }
+        guard let row = rows.first.map(PostgresRow.init) else { return nil }
         let definition = try DecodedDefinitions.decode(
-            row[3] ?? "", of: "revision \(revision) of carousel \(serial)", store: description)
-        return Revision(
-            record: RevisionRecord(
-                revision: revision, at: Timestamp(nanosecondsSinceEpoch: row[0].flatMap { Int64($0) } ?? 0),
-                actor: row[1] ?? "", summary: row[2] ?? ""),
-            definition: definition)
+            row.text(4) ?? "", of: "revision \(revision) of carousel \(serial)", store: description)
+        return Revision(record: RevisionRecord(row: row), definition: definition)
     }
 }

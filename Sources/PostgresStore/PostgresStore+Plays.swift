@@ -84,7 +84,7 @@ extension PostgresStore: PlayStore {
             ]
             let plays = try connection.execute(
                 """
-                SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                SELECT \(PlayRecord.columns) FROM plays
                 WHERE carousel = $1 AND audience = $2 AND last_shown_at >= $3 AND started_at < $4
                 ORDER BY started_at
                 """, span)
@@ -109,7 +109,7 @@ extension PostgresStore: PlayStore {
         try on(admin) { connection throws(PostgresError) in
             try connection.execute(
                 """
-                SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                SELECT \(PlayRecord.columns) FROM plays
                 WHERE carousel = $1 AND audience = $2 ORDER BY started_at DESC LIMIT 1
                 """, [String(serial), AudienceKeyColumn.text(audience)]
             ).first.map(Self.play)
@@ -117,11 +117,5 @@ extension PostgresStore: PlayStore {
     }
 
     /// A row of `carousel, audience, banner, started_at, last_shown_at`.
-    static func play(_ row: [String?]) -> PlayRecord {
-        let integer = { (column: Int) in row[column].flatMap { Int64($0) } ?? 0 }
-        let startedAt = Timestamp(nanosecondsSinceEpoch: integer(3))
-        return PlayRecord(
-            carousel: integer(0), audience: AudienceKeyColumn.audience(row[1]), banner: row[2] ?? "",
-            startedAt: startedAt, shown: Timestamp(nanosecondsSinceEpoch: integer(4)) - startedAt)
-    }
+    static func play(_ row: [String?]) -> PlayRecord { PlayRecord(row: PostgresRow(row)) }
 }

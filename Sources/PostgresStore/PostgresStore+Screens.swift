@@ -62,7 +62,7 @@ extension PostgresStore: ScreenStore {
     public func screens() throws(StoreError) -> [ScreenRecord] {
         try on(admin) { connection throws(PostgresError) in
             try connection.execute("SELECT \(ScreenRecord.columns) FROM screens").compactMap { row in
-                ScreenRecord(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] })
+                ScreenRecord(row: PostgresRow(row))
             }
         }
     }

@@ -35,17 +35,9 @@ extension PostgresStore: TokenStore {
 
     public func tokens() throws(StoreError) -> [TokenRecord] {
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute(
-                "SELECT name, role, carousels, expires_at, created_at, created_by, digest FROM tokens ORDER BY name")
+            try connection.execute(TokenRecord.selectAll)
         }
-        return rows.map { row in
-            TokenRecord(
-                name: row[0] ?? "", role: TokenRole(rawValue: row[1] ?? "") ?? .stats,
-                carousels: TokenRecord.carousels(stored: row[2]),
-                expiresAt: row[3].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0) },
-                createdAt: Timestamp(nanosecondsSinceEpoch: row[4].flatMap { Int64($0) } ?? 0), createdBy: row[5] ?? "",
-                digest: row[6] ?? "")
-        }
+        return rows.map { TokenRecord(row: PostgresRow($0)) }
     }
 
     public func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool {

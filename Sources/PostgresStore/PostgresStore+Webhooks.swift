@@ -37,15 +37,9 @@ extension PostgresStore: WebhookStore {
 
     public func webhooks() throws(StoreError) -> [WebhookRecord] {
         let rows = try on(admin) { connection throws(PostgresError) in
-            try connection.execute("SELECT id, url, events, secret, created_at, created_by FROM webhooks ORDER BY id")
+            try connection.execute(WebhookRecord.selectAll)
         }
-        return rows.map { row in
-            WebhookRecord(
-                id: row[0].flatMap { Int64($0) } ?? 0, url: row[1] ?? "",
-                events: WebhookRecord.events(stored: row[2] ?? ""), secret: row[3] ?? "",
-                createdAt: Timestamp(nanosecondsSinceEpoch: row[4].flatMap { Int64($0) } ?? 0),
-                createdBy: row[5] ?? "")
-        }
+        return rows.map { WebhookRecord(row: PostgresRow($0)) }
     }
 
     public func deleteWebhook(_ id: Int64, by attribution: Attribution) throws(StoreError) -> Bool {
@@ -140,7 +134,7 @@ extension PostgresStore: WebhookStore {
                 [String(webhook), String(limit)])
         }
         return rows.map { row in
-            DeliveryRecord(integer: { row[$0].flatMap { Int64($0) } }, text: { row[$0] })
+            DeliveryRecord(row: PostgresRow(row))
         }
     }
 

@@ -1,6 +1,7 @@
 import CSQLite
 import Carousel
 import Glibc
+import Store
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed with it. Not thread-safe
 /// (hence `@unchecked Sendable`, to live in a `Lock`):
@@ -189,4 +190,10 @@ enum SQLiteValue {
     case integer(Int64)
     case text(String)
     case blob([UInt8])
+}
+
+/// A statement's current row, by position (`Store`'s records decode themselves from it).
+extension SQLiteStatement: SQLRow {
+    func integer(_ column: Int) -> Int64? { integer(Int32(column)) }
+    func text(_ column: Int) -> String? { text(Int32(column)) }
 }

@@ -44,12 +44,11 @@ extension SQLiteStore: HistoryStore {
 
     public func pendingChanges() throws(StoreError) -> [PendingChange] {
         try on(admin) { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT \(PendingChange.columns) FROM pending ORDER BY at, id")
+            let statement = try connection.statement(PendingChange.selectAll)
             defer { statement.reset() }
             var changes: [PendingChange] = []
             while try statement.step() {
-                changes.append(
-                    PendingChange(integer: { statement.integer(Int32($0)) }, text: { statement.text(Int32($0)) }))
+                changes.append(PendingChange(row: statement))
             }
             return changes
         }
@@ -85,7 +84,7 @@ extension SQLiteStore: HistoryStore {
         try on(admin) { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
-                SELECT seq, at, actor, action, carousel, target, revision, request_id FROM audit
+                SELECT \(AuditRecord.columns) FROM audit
                 WHERE (?1 IS NULL OR at >= ?1) AND (?2 IS NULL OR at < ?2) AND (?3 IS NULL OR carousel = ?3)
                     AND (?4 IS NULL OR actor = ?4) AND (?5 IS NULL OR seq < ?5)
                 ORDER BY seq DESC LIMIT ?6
@@ -98,11 +97,7 @@ extension SQLiteStore: HistoryStore {
             defer { statement.reset() }
             var records: [AuditRecord] = []
             while try statement.step() {
-                let record = AuditRecord(
-                    seq: statement.integer(0) ?? 0, at: statement.integer(1) ?? 0, actor: statement.text(2) ?? "",
-                    action: statement.text(3) ?? "", carousel: statement.text(4), target: statement.text(5),
-                    revision: statement.integer(6), requestID: statement.text(7))
-                records.append(record)
+                records.append(AuditRecord(row: statement))
             }
             return records
         }
@@ -137,33 +132,21 @@ extension SQLiteStore: HistoryStore {
 
     public func revisions(of serial: Int64) throws(StoreError) -> [RevisionRecord] {
         try on(admin) { connection throws(SQLiteError) in
-            let statement = try connection.statement(
-                "SELECT revision, at, actor, summary FROM revisions WHERE carousel = ?1 ORDER BY revision DESC"
-            ).bind(.integer(serial))
+            let statement = try connection.statement(RevisionRecord.selectAll(.sqlite)).bind(.integer(serial))
             defer { statement.reset() }
             var records: [RevisionRecord] = []
-            while try statement.step() {
-                records.append(
-                    RevisionRecord(
-                        revision: UInt64(statement.integer(0) ?? 0),
-                        at: Timestamp(nanosecondsSinceEpoch: statement.integer(1) ?? 0), actor: statement.text(2) ?? "",
-                        summary: statement.text(3) ?? ""))
-            }
+            while try statement.step() { records.append(RevisionRecord(row: statement)) }
             return records
         }
     }
 
     public func revision(_ revision: UInt64, of serial: Int64) throws(StoreError) -> Revision? {
         let row = try on(admin) { connection throws(SQLiteError) -> (RevisionRecord, String)? in
-            let statement = try connection.statement(
-                "SELECT at, actor, summary, definition FROM revisions WHERE carousel = ?1 AND revision = ?2"
-            ).bind(.integer(serial), .integer(Int64(clamping: revision)))
+            let statement = try connection.statement(RevisionRecord.selectOne(.sqlite)).bind(
+                .integer(serial), .integer(Int64(clamping: revision)))
             defer { statement.reset() }
             guard try statement.step() else { return nil }
-            let record = RevisionRecord(
-                revision: revision, at: Timestamp(nanosecondsSinceEpoch: statement.integer(0) ?? 0),
-                actor: statement.text(1) ?? "", summary: statement.text(2) ?? "")
-            return (record, statement.text(3) ?? "")
+            return (RevisionRecord(row: statement), statement.text(4) ?? "")
         }
         guard let (record, text) = row else { return nil }
         let definition = try DecodedDefinitions.decode(

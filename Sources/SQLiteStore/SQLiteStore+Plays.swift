@@ -72,7 +72,7 @@ extension SQLiteStore: PlayStore {
             let plays = try Self.plays(
                 connection.statement(
                     """
-                    SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                    SELECT \(PlayRecord.columns) FROM plays
                     WHERE carousel = ?1 AND audience = ?2 AND last_shown_at >= ?3 AND started_at < ?4
                     ORDER BY started_at
                     """
@@ -104,7 +104,7 @@ extension SQLiteStore: PlayStore {
             try Self.plays(
                 connection.statement(
                     """
-                    SELECT carousel, audience, banner, started_at, last_shown_at FROM plays
+                    SELECT \(PlayRecord.columns) FROM plays
                     WHERE carousel = ?1 AND audience = ?2 ORDER BY started_at DESC LIMIT 1
                     """
                 ).bind(.integer(serial), .text(AudienceKeyColumn.text(audience)))
@@ -115,14 +115,7 @@ extension SQLiteStore: PlayStore {
     /// The rows of a query of `carousel, audience, banner, started_at, last_shown_at`.
     static func plays(_ statement: SQLiteStatement) throws(SQLiteError) -> [PlayRecord] {
         var plays: [PlayRecord] = []
-        while try statement.step() {
-            let startedAt = Timestamp(nanosecondsSinceEpoch: statement.integer(3) ?? 0)
-            plays.append(
-                PlayRecord(
-                    carousel: statement.integer(0) ?? 0, audience: AudienceKeyColumn.audience(statement.text(1)),
-                    banner: statement.text(2) ?? "", startedAt: startedAt,
-                    shown: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0) - startedAt))
-        }
+        while try statement.step() { plays.append(PlayRecord(row: statement)) }
         return plays
     }
 }

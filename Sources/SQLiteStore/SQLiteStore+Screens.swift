@@ -63,9 +63,7 @@ extension SQLiteStore: ScreenStore {
             let rows = try connection.statement("SELECT \(ScreenRecord.columns) FROM screens")
             var screens: [ScreenRecord] = []
             while try rows.step() {
-                if let screen = ScreenRecord(
-                    integer: { rows.integer(Int32($0)) }, text: { rows.text(Int32($0)) })
-                {
+                if let screen = ScreenRecord(row: rows) {
                     screens.append(screen)
                 }
             }

@@ -37,19 +37,10 @@ extension SQLiteStore: TokenStore {
 
     public func tokens() throws(StoreError) -> [TokenRecord] {
         try on(admin) { connection throws(SQLiteError) in
-            let statement = try connection.statement(
-                "SELECT name, role, carousels, expires_at, created_at, created_by, digest FROM tokens ORDER BY name")
+            let statement = try connection.statement(TokenRecord.selectAll)
             defer { statement.reset() }
             var tokens: [TokenRecord] = []
-            while try statement.step() {
-                tokens.append(
-                    TokenRecord(
-                        name: statement.text(0) ?? "", role: TokenRole(rawValue: statement.text(1) ?? "") ?? .stats,
-                        carousels: TokenRecord.carousels(stored: statement.text(2)),
-                        expiresAt: statement.integer(3).map { Timestamp(nanosecondsSinceEpoch: $0) },
-                        createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0),
-                        createdBy: statement.text(5) ?? "", digest: statement.text(6) ?? ""))
-            }
+            while try statement.step() { tokens.append(TokenRecord(row: statement)) }
             return tokens
         }
     }

@@ -41,18 +41,10 @@ extension SQLiteStore: WebhookStore {
 
     public func webhooks() throws(StoreError) -> [WebhookRecord] {
         try on(admin) { connection throws(SQLiteError) in
-            let statement = try connection.statement(
-                "SELECT id, url, events, secret, created_at, created_by FROM webhooks ORDER BY id")
+            let statement = try connection.statement(WebhookRecord.selectAll)
             defer { statement.reset() }
             var webhooks: [WebhookRecord] = []
-            while try statement.step() {
-                webhooks.append(
-                    WebhookRecord(
-                        id: statement.integer(0) ?? 0, url: statement.text(1) ?? "",
-                        events: WebhookRecord.events(stored: statement.text(2) ?? ""), secret: statement.text(3) ?? "",
-                        createdAt: Timestamp(nanosecondsSinceEpoch: statement.integer(4) ?? 0),
-                        createdBy: statement.text(5) ?? ""))
-            }
+            while try statement.step() { webhooks.append(WebhookRecord(row: statement)) }
             return webhooks
         }
     }
@@ -194,7 +186,7 @@ extension SQLiteStore: WebhookStore {
             var records: [DeliveryRecord] = []
             while try statement.step() {
                 records.append(
-                    DeliveryRecord(integer: { statement.integer(Int32($0)) }, text: { statement.text(Int32($0)) }))
+                    DeliveryRecord(row: statement))
             }
             return records
         }

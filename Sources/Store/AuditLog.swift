@@ -206,3 +206,15 @@ public struct CarouselWrite: Sendable {
         self.applying = applying
     }
 }
+
+extension AuditRecord {
+    /// The columns a SQL store keeps an entry in, in the order `init(row:)` reads them.
+    public static let columns = "seq, at, actor, action, carousel, target, revision, request_id"
+
+    /// A row of `columns` as read.
+    public init(row: some SQLRow) {
+        self.init(
+            seq: row.integer(0) ?? 0, at: row.integer(1) ?? 0, actor: row.text(2) ?? "", action: row.text(3) ?? "",
+            carousel: row.text(4), target: row.text(5), revision: row.integer(6), requestID: row.text(7))
+    }
+}

@@ -48,12 +48,16 @@ public struct PendingChange: Sendable, Hashable {
     /// The columns a SQL store keeps it in, in this order.
     public static let columns = "id, carousel, at, method, path, body, if_match, actor, request_id, created_at"
 
-    /// A row of `columns` as read: integers and texts by position.
-    public init(integer: (Int) -> Int64?, text: (Int) -> String?) {
+    /// Every pending change, by `at`, then id: the statement both SQL stores send.
+    public static let selectAll = "SELECT \(columns) FROM pending ORDER BY at, id"
+
+    /// A row of `columns` as read.
+    public init(row: some SQLRow) {
         self.init(
-            id: integer(0) ?? 0, carousel: integer(1) ?? 0, at: Timestamp(nanosecondsSinceEpoch: integer(2) ?? 0),
-            method: text(3) ?? "", path: text(4) ?? "", body: text(5) ?? "", ifMatch: text(6),
-            requester: Requester(actor: text(7) ?? "", requestID: text(8)),
-            createdAt: Timestamp(nanosecondsSinceEpoch: integer(9) ?? 0))
+            id: row.integer(0) ?? 0, carousel: row.integer(1) ?? 0,
+            at: Timestamp(nanosecondsSinceEpoch: row.integer(2) ?? 0), method: row.text(3) ?? "",
+            path: row.text(4) ?? "", body: row.text(5) ?? "", ifMatch: row.text(6),
+            requester: Requester(actor: row.text(7) ?? "", requestID: row.text(8)),
+            createdAt: Timestamp(nanosecondsSinceEpoch: row.integer(9) ?? 0))
     }
 }

@@ -235,3 +235,16 @@ public protocol PlayStore: AnyObject, Sendable {
     /// shown then.
     func lastPlay(of serial: Int64, audience: String?) throws(StoreError) -> PlayRecord?
 }
+
+extension PlayRecord {
+    /// The columns a SQL store keeps a play in, in the order `init(row:)` reads them.
+    public static let columns = "carousel, audience, banner, started_at, last_shown_at"
+
+    /// A row of `columns` as read.
+    public init(row: some SQLRow) {
+        let startedAt = row.timestamp(3) ?? Timestamp(nanosecondsSinceEpoch: 0)
+        self.init(
+            carousel: row.integer(0) ?? 0, audience: AudienceKeyColumn.audience(row.text(1)), banner: row.text(2) ?? "",
+            startedAt: startedAt, shown: (row.timestamp(4) ?? startedAt) - startedAt)
+    }
+}

@@ -83,3 +83,25 @@ public enum RevisionRetention {
         kept.revision > count ? (kept.revision - count, kept.at - age) : nil
     }
 }
+
+extension RevisionRecord {
+    /// Carousel parameter 1's history, newest first: what both SQL stores ask, in `dialect`.
+    public static func selectAll(_ dialect: SQLDialect) -> String {
+        "SELECT revision, at, actor, summary FROM revisions WHERE carousel = \(dialect.parameter(1)) "
+            + "ORDER BY revision DESC"
+    }
+
+    /// A row of `selectAll` as read.
+    public init(row: some SQLRow) {
+        self.init(
+            revision: UInt64(clamping: row.integer(0) ?? 0),
+            at: row.timestamp(1) ?? Timestamp(nanosecondsSinceEpoch: 0),
+            actor: row.text(2) ?? "", summary: row.text(3) ?? "")
+    }
+
+    /// Revision parameter 2 of carousel parameter 1, with its definition (the fifth column).
+    public static func selectOne(_ dialect: SQLDialect) -> String {
+        "SELECT revision, at, actor, summary, definition FROM revisions WHERE carousel = \(dialect.parameter(1)) "
+            + "AND revision = \(dialect.parameter(2))"
+    }
+}

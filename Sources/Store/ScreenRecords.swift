@@ -159,7 +159,7 @@ public struct ScreenSighting: Sendable, Equatable {
 // MARK: Rows of a database
 
 extension ScreenRecord {
-    /// The `screens` table's columns in the order `init?(column:text:)` reads them: what SQL
+    /// The `screens` table's columns in the order `init?(row:)` reads them: what SQL
     /// stores share.
     public static let columns =
         "carousel, id, last_seen, heard_since, via, user_agent, banner, version, shown_at, lateness, out_of_step, "
@@ -167,21 +167,25 @@ extension ScreenRecord {
 
     /// A row read by column number (`columns`' order); nil for a row no process of this build
     /// wrote (an id or a name it does not know), which is skipped rather than shown wrong.
-    public init?(integer: (Int) -> Int64?, text: (Int) -> String?) {
-        guard let carousel = integer(0), let id = text(1).flatMap(ScreenID.init), let lastSeen = integer(2),
-            let heardSince = integer(3), let via = text(4).flatMap(ScreenVia.init(rawValue:))
+    public init?(row: some SQLRow) {
+        guard let carousel = row.integer(0), let id = row.text(1).flatMap(ScreenID.init), let lastSeen = row.integer(2),
+            let heardSince = row.integer(3), let via = row.text(4).flatMap(ScreenVia.init(rawValue:))
         else { return nil }
         var receipt: JudgedReceipt?
-        if let banner = text(6), let version = integer(7), let shownAt = integer(8), let verdictSince = integer(11) {
+        if let banner = row.text(6), let version = row.integer(7), let shownAt = row.integer(8),
+            let verdictSince = row.integer(11)
+        {
             receipt = JudgedReceipt(
                 banner: banner, version: UInt64(clamping: version), shownAt: Timestamp(nanosecondsSinceEpoch: shownAt),
-                lateness: integer(9).map { .nanoseconds($0) }, outOfStep: text(10).flatMap(OutOfStepReason.init),
-                verdictSince: Timestamp(nanosecondsSinceEpoch: verdictSince), offsetMs: integer(12), rttMs: integer(13))
+                lateness: row.integer(9).map { .nanoseconds($0) },
+                outOfStep: row.text(10).flatMap(OutOfStepReason.init),
+                verdictSince: Timestamp(nanosecondsSinceEpoch: verdictSince), offsetMs: row.integer(12),
+                rttMs: row.integer(13))
         }
         self.init(
             carousel: carousel, id: id, lastSeen: Timestamp(nanosecondsSinceEpoch: lastSeen),
-            heardSince: Timestamp(nanosecondsSinceEpoch: heardSince), via: via, userAgent: text(5) ?? "",
-            audience: text(14), receipt: receipt)
+            heardSince: Timestamp(nanosecondsSinceEpoch: heardSince), via: via, userAgent: row.text(5) ?? "",
+            audience: row.text(14), receipt: receipt)
     }
 }
 

@@ -62,3 +62,19 @@ public protocol TokenStore: AnyObject, Sendable {
     /// The audit log keeps a deletion, by `attribution`.
     func deleteToken(named name: String, by attribution: Attribution) throws(StoreError) -> Bool
 }
+
+extension TokenRecord {
+    /// The columns a SQL store keeps a token in, in the order `init(row:)` reads them.
+    public static let columns = "name, role, carousels, expires_at, created_at, created_by, digest"
+    /// Every token, by name: the statement both SQL stores send.
+    public static let selectAll = "SELECT \(columns) FROM tokens ORDER BY name"
+
+    /// A row of `columns` as read.
+    public init(row: some SQLRow) {
+        self.init(
+            name: row.text(0) ?? "", role: TokenRole(rawValue: row.text(1) ?? "") ?? .stats,
+            carousels: TokenRecord.carousels(stored: row.text(2)), expiresAt: row.timestamp(3),
+            createdAt: row.timestamp(4) ?? Timestamp(nanosecondsSinceEpoch: 0), createdBy: row.text(5) ?? "",
+            digest: row.text(6) ?? "")
+    }
+}

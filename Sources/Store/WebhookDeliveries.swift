@@ -148,17 +148,15 @@ public struct DeliveryRecord: Sendable, Hashable {
     public static let columns =
         "id, event, type, created_at, attempts, next_attempt_at, delivered_at, last_attempt_at, last_status, last_error"
 
-    /// A row of `columns` as read: integers and texts by position (times in nanoseconds since
-    /// the epoch).
-    public init(integer: (Int) -> Int64?, text: (Int) -> String?) {
-        func time(_ column: Int) -> Timestamp? { integer(column).map(Timestamp.init(nanosecondsSinceEpoch:)) }
-        let status = integer(8).map { Int($0) }
-        let error = text(9)
+    /// A row of `columns` as read (times in nanoseconds since the epoch).
+    public init(row: some SQLRow) {
+        let status = row.integer(8).map { Int($0) }
+        let error = row.text(9)
         self.init(
-            number: integer(0) ?? 0, event: text(1) ?? "", type: text(2) ?? "",
-            createdAt: time(3) ?? Timestamp(nanosecondsSinceEpoch: 0), attempts: Int(integer(4) ?? 0),
-            nextAttemptAt: time(5), deliveredAt: time(6),
-            lastAttempt: time(7).map { DeliveryAttempt(at: $0, status: status, error: error) })
+            number: row.integer(0) ?? 0, event: row.text(1) ?? "", type: row.text(2) ?? "",
+            createdAt: row.timestamp(3) ?? Timestamp(nanosecondsSinceEpoch: 0), attempts: Int(row.integer(4) ?? 0),
+            nextAttemptAt: row.timestamp(5), deliveredAt: row.timestamp(6),
+            lastAttempt: row.timestamp(7).map { DeliveryAttempt(at: $0, status: status, error: error) })
     }
 
     public enum State: String, Sendable {

@@ -100,3 +100,18 @@ public protocol WebhookStore: AnyObject, Sendable {
     /// Forgets the deliveries delivered or given up before `cutoff`; returns how many.
     func forgetDeliveries(doneBefore cutoff: Timestamp) throws(StoreError) -> Int
 }
+
+extension WebhookRecord {
+    /// The columns a SQL store keeps a webhook in, in the order `init(row:)` reads them.
+    public static let columns = "id, url, events, secret, created_at, created_by"
+    /// Every webhook, by id: the statement both SQL stores send.
+    public static let selectAll = "SELECT \(columns) FROM webhooks ORDER BY id"
+
+    /// A row of `columns` as read.
+    public init(row: some SQLRow) {
+        self.init(
+            id: row.integer(0) ?? 0, url: row.text(1) ?? "", events: WebhookRecord.events(stored: row.text(2) ?? ""),
+            secret: row.text(3) ?? "", createdAt: row.timestamp(4) ?? Timestamp(nanosecondsSinceEpoch: 0),
+            createdBy: row.text(5) ?? "")
+    }
+}

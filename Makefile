@@ -18,7 +18,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 SWIFT_FILES  := Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-browser test-openapi \
+.PHONY: all deps test-deps cluster cluster-check cluster-deps bench-deps browser-deps openapi-deps build debug run test test-unit test-browser test-openapi \
 	test-allocations test-sanitize fuzz container-check lint format bench bench-smoke bench-uncounted clean bench-offline bench-media
 
 all: build
@@ -89,45 +89,56 @@ debug: deps
 run: build
 	.build/release/banner-server --config $(CONFIG)
 
-## test: check formatting, build, run every test (Swift, the OpenAPI document with schemathesis,
-## the browser test, heap allocations per read), then a short run of the benchmark harness
-test: deps test-deps lint
-	$(SWIFT) build --build-tests
-	$(SWIFT) test
+# The Swift suite's build under AddressSanitizer (with LeakSanitizer): what `make test` runs it on,
+# so that no plain debug build of the tests is made beside it (CI builds each configuration once).
+ASAN_BUILD := --sanitize=address --build-path .build/asan
+ASAN_ENV    = ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0
+
+## test: check formatting, build, run every test: the Swift suite under AddressSanitizer and
+## LeakSanitizer, the OpenAPI document with schemathesis, the browser test, heap allocations per
+## read, the cluster check (the release binary serves all but the Swift suite). docs/TESTING.md says
+## what each holds and how long it takes.
+test: deps test-deps lint build
+	$(SWIFT) build --build-tests $(ASAN_BUILD)
+	$(ASAN_ENV) $(SWIFT) test $(ASAN_BUILD)
 	$(MAKE) test-openapi
 	$(MAKE) test-browser
 	$(MAKE) test-allocations
 	$(MAKE) cluster-check
-	$(MAKE) bench-smoke
+
+## test-unit: the Swift tests that need no socket, no real clock and no child process (the rules,
+## JSON, time zones, the memory and SQLite stores, the runtime, the API through its router), in a
+## plain debug build: the tier to run while changing code (CAROUSEL_TEST_TIER=unit, docs/TESTING.md)
+test-unit: deps
+	$(SWIFT) build --build-tests
+	CAROUSEL_TEST_TIER=unit $(SWIFT) test --skip-build --filter '$(UNIT_TARGETS)'
+
+UNIT_TARGETS := ^(LockingTests|PlatformTests|TimeZonesTests|CarouselTests|JSONTests|DigestTests|WebhooksTests|MediaTests|StoreTests|CarouselRuntimeTests|BannerServiceTests)\.
 
 ## test-allocations: heap blocks per keep-alive GET /banner (valgrind's dhat, release build) stay
 ## far below one
 test-allocations: bench-deps build
 	python3 Tests/allocations/test_read_allocations.py
 
-## test-openapi: schemathesis, every check, fixed seed, against the debug build and /openapi.json
-test-openapi: deps openapi-deps
-	$(SWIFT) build --product banner-server
-	python3 Tests/openapi/test_openapi.py $(SCHEMATHESIS) .build/debug/banner-server
+## test-openapi: schemathesis, every check, fixed seed, against the release build and /openapi.json
+test-openapi: openapi-deps build
+	python3 Tests/openapi/test_openapi.py $(SCHEMATHESIS) .build/release/banner-server
 
-## test-browser: the web client in headless Chromium against the debug build (screenshots in
-## .build/browser-artifacts/)
-test-browser: browser-deps
-	$(SWIFT) build --product banner-server
-	$(SYSTEM_PYTHON) Tests/browser/test_web_client.py
+## test-browser: the web client in headless Chromium against the release build, in two processes
+## at once (Tests/browser/run_shards.py; screenshots in .build/browser-artifacts/)
+test-browser: browser-deps build
+	BANNER_SERVER=.build/release/banner-server $(SYSTEM_PYTHON) Tests/browser/run_shards.py
 
 ## test-sanitize: the Swift test suite (live servers and child processes included) under
-## ThreadSanitizer, then AddressSanitizer with LeakSanitizer (suppressions in Tests/sanitizers)
+## ThreadSanitizer (`make test` runs it under AddressSanitizer and LeakSanitizer; suppressions in
+## Tests/sanitizers)
 test-sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	$(SWIFT) test --sanitize=thread --build-path .build/tsan
-	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
-	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp:print_suppressions=0 \
-		$(SWIFT) test --sanitize=address --build-path .build/asan
 
 # A crash under a sanitizer gets the sanitizer's own report; Swift's backtracer, which would also
 # run, was seen to hang there (it cannot suspend the sanitizer's threads), holding the run open.
-test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
+test test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzMediaRequests FuzzMediaUpload FuzzQueryString FuzzRequestHead FuzzRequestLine FuzzWebhookURL

@@ -30,7 +30,11 @@ final class Acceptor: @unchecked Sendable {
     private let readLoops: [ReadLoop]
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     private let connectionLimit: Int
-    private let headTimeout: Duration
+    /// Nanoseconds on `clock` a connection has for its whole first request.
+    private let headTimeout: Int64
+    private let clock: ServerClock
+    /// The manual clock's hold on the loop: each move wakes it to look at its deadlines.
+    private let clockObserver: Int
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
     /// The largest body the server takes: a larger one is libmicrohttpd's to refuse.
@@ -53,7 +57,8 @@ final class Acceptor: @unchecked Sendable {
         self.readLoops = readLoops
         errorLog = configuration.errorLog
         connectionLimit = configuration.connectionLimit
-        headTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
+        headTimeout = Int64(max(configuration.connectionTimeoutSeconds, 1)) * 1_000_000_000
+        clock = configuration.clock
         poolSize = configuration.connectionMemoryLimit
         maxBodySize = configuration.maxBodySize
         do {
@@ -66,6 +71,7 @@ final class Acceptor: @unchecked Sendable {
             eventLoop.stop()
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: code)
         }
+        clockObserver = clock.observe { [epoll = eventLoop.epoll] in epoll.signal() }
     }
 
     /// Starts the loop on its thread.
@@ -80,6 +86,7 @@ final class Acceptor: @unchecked Sendable {
     /// Stops accepting, closes every connection not handed over yet and every stream's socket
     /// (streams should have been finished first), and returns when the loop has ended.
     func stop() {
+        clock.stopObserving(clockObserver)
         guard eventLoop.stop() else { return }
         close(listenDescriptor)
     }
@@ -103,7 +110,8 @@ final class Acceptor: @unchecked Sendable {
     private struct WaitingConnection {
         let descriptor: Int32
         let peer: PeerAddress
-        let deadline: ContinuousClock.Instant
+        /// On `clock`, in nanoseconds.
+        let deadline: Int64
     }
 
     private func turn(_ events: ArraySlice<epoll_event>, _ loop: inout Loop) {
@@ -173,7 +181,7 @@ final class Acceptor: @unchecked Sendable {
             }
             loop.waiting[token] = WaitingConnection(
                 descriptor: descriptor, peer: PeerAddress(storage: address, length: length),
-                deadline: .now + headTimeout)
+                deadline: clock.now() + headTimeout)
             // The request may be there already: a peek now saves a trip through epoll.
             sort(token, &loop)
         }
@@ -274,9 +282,9 @@ final class Acceptor: @unchecked Sendable {
     /// Closes connections that have not sent a whole request within the timeout; resumes
     /// accepting after a pause.
     private func expire(_ loop: inout Loop) {
-        let now = ContinuousClock.now
+        let now = clock.now()
         for (token, connection) in loop.waiting where connection.deadline < now { forget(token, &loop) }
-        if let until = loop.acceptPausedUntil, until < now {
+        if let until = loop.acceptPausedUntil, until < .now {
             loop.acceptPausedUntil = nil
             _ = epoll.watch(listenDescriptor, token: Self.listenToken, events: EPOLLIN.rawValue)
             acceptAll(&loop)

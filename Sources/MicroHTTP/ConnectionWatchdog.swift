@@ -11,11 +11,13 @@ import Synchronization
 /// (accepted, or done with the previous one), and `timeout` again for the body. While a request
 /// is being answered — deferred work and event streams included — its clock stops. A connection
 /// past its deadline is shut down; libmicrohttpd then sees the end of the stream and closes it.
+/// Its time is the server's clock (`ServerClock`): on a test's manual clock it sweeps when the
+/// test moves the clock, not on a timer.
 final class ConnectionWatchdog: Sendable {
     /// One connection's deadline, kept in libmicrohttpd's per-connection socket context.
     final class Watch: Sendable {
         let descriptor: Int32
-        /// CLOCK_MONOTONIC_COARSE nanoseconds by which the awaited part must be in; 0 while answering.
+        /// The clock's nanoseconds by which the awaited part must be in; 0 while answering.
         let deadline = Atomic<Int64>(0)
         /// Between a request's first handler call and its completion (`Dispatcher.activeRequests`).
         let inRequest = Atomic<Bool>(false)
@@ -35,20 +37,32 @@ final class ConnectionWatchdog: Sendable {
 
     /// How long each awaited part of a request may take, in nanoseconds.
     let timeout: Int64
+    private let clock: ServerClock
     private let watches = Lock<[ObjectIdentifier: Watch]>([:])
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
-    nonisolated(unsafe) private let sweeper: DispatchSourceTimer
+    /// Nil on a manual clock, whose moves sweep (a source never resumed must never be released).
+    nonisolated(unsafe) private let sweeper: DispatchSourceTimer?
+    /// The manual clock's hold on the sweep.
+    private let observer: Int
 
-    init(timeoutSeconds: Int) {
+    init(timeoutSeconds: Int, clock: ServerClock = .system) {
         timeout = Int64(timeoutSeconds) * 1_000_000_000
-        sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "microhttp.watchdog"))
-        // Sweeping four times per timeout keeps the overshoot to a quarter of it.
-        let interval = DispatchTimeInterval.nanoseconds(Int(max(timeout / 4, 10_000_000)))
-        sweeper.schedule(deadline: .now() + interval, repeating: interval)
-        // The handler holds the table, not the watchdog: a weak reference to the watchdog would
-        // give it a side table, and every retain of it on the request path would take the slow way.
-        sweeper.setEventHandler { [watches] in Self.sweep(watches) }
-        sweeper.resume()
+        self.clock = clock
+        // The handlers hold the table and the clock, not the watchdog: a weak reference to the
+        // watchdog would give it a side table, and every retain of it on the request path would
+        // take the slow way.
+        observer = clock.observe { [watches] in Self.sweep(watches, now: clock.now()) }
+        if clock.isManual {
+            sweeper = nil
+        } else {
+            let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "microhttp.watchdog"))
+            // Sweeping four times per timeout keeps the overshoot to a quarter of it.
+            let interval = DispatchTimeInterval.nanoseconds(Int(max(timeout / 4, 10_000_000)))
+            sweeper.schedule(deadline: .now() + interval, repeating: interval)
+            sweeper.setEventHandler { [watches] in Self.sweep(watches, now: clock.now()) }
+            sweeper.resume()
+            self.sweeper = sweeper
+        }
     }
 
     func connectionOpened(descriptor: Int32) -> Watch {
@@ -65,7 +79,7 @@ final class ConnectionWatchdog: Sendable {
 
     /// Ready for a request (or its headers are in and the body is awaited): start the clock.
     func waitForRequest(_ watch: Watch) {
-        watch.deadline.store(Self.now() + timeout, ordering: .relaxed)
+        watch.deadline.store(clock.now() + timeout, ordering: .relaxed)
     }
 
     /// The request is in: stop the clock while it is answered.
@@ -79,15 +93,15 @@ final class ConnectionWatchdog: Sendable {
     }
 
     func stop() {
-        sweeper.cancel()
+        sweeper?.cancel()
+        clock.stopObserving(observer)
     }
 
     deinit {
-        sweeper.cancel()
+        stop()
     }
 
-    private static func sweep(_ watches: Lock<[ObjectIdentifier: Watch]>) {
-        let now = now()
+    private static func sweep(_ watches: Lock<[ObjectIdentifier: Watch]>, now: Int64) {
         watches.withLock { watches in
             for watch in watches.values {
                 let deadline = watch.deadline.load(ordering: .relaxed)
@@ -96,13 +110,5 @@ final class ConnectionWatchdog: Sendable {
                 shutdown(watch.descriptor, Int32(SHUT_RDWR))
             }
         }
-    }
-
-    /// The coarse clock (a few milliseconds' resolution, against a timeout of seconds): it is read
-    /// twice per request, and costs a fraction of the precise one.
-    private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

@@ -25,13 +25,14 @@ final class Dispatcher: Sendable {
 
     init(
         handler: any HTTPHandler, streams: StreamRegistry, maxBodySize: Int, requestTimeoutSeconds: Int,
+        clock: ServerClock = .system,
         errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     ) {
         self.handler = handler
         self.streams = streams
         self.maxBodySize = maxBodySize
         self.errorLog = errorLog
-        watchdog = ConnectionWatchdog(timeoutSeconds: requestTimeoutSeconds)
+        watchdog = ConnectionWatchdog(timeoutSeconds: requestTimeoutSeconds, clock: clock)
     }
 
     // MARK: The access handler's calls

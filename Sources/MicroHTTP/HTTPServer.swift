@@ -46,7 +46,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.port = socket.port
         dispatcher = Dispatcher(
             handler: handler, streams: streams, maxBodySize: configuration.maxBodySize,
-            requestTimeoutSeconds: configuration.connectionTimeoutSeconds, errorLog: configuration.errorLog)
+            requestTimeoutSeconds: configuration.connectionTimeoutSeconds, clock: configuration.clock,
+            errorLog: configuration.errorLog)
         logger = .allocate(capacity: 1)
 
         let dispatcherPointer = Unmanaged.passRetained(dispatcher).toOpaque()
@@ -61,7 +62,9 @@ public final class HTTPServer: @unchecked Sendable {
         var options = cmhd_daemon_options(
             flags: flags,
             thread_pool_size: UInt32(clamping: configuration.threads),
-            connection_timeout_seconds: UInt32(clamping: configuration.connectionTimeoutSeconds),
+            // On a test's manual clock the watchdog alone times connections out (0: no timeout).
+            connection_timeout_seconds: configuration.clock.isManual
+                ? 0 : UInt32(clamping: configuration.connectionTimeoutSeconds),
             connection_limit: UInt32(clamping: configuration.connectionLimit),
             per_ip_connection_limit: UInt32(clamping: configuration.perAddressConnectionLimit),
             connection_memory_limit: configuration.connectionMemoryLimit,

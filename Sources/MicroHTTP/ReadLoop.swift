@@ -26,7 +26,11 @@ final class ReadLoop: @unchecked Sendable {
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
     private let streams: StreamRegistry
-    private let idleTimeout: Duration
+    /// Nanoseconds on `clock` a connection may stay idle, or take over a request.
+    private let idleTimeout: Int64
+    private let clock: ServerClock
+    /// The manual clock's hold on the loop: each move wakes it to look at its connections.
+    private let clockObserver: Int
     private let errorLog: (@Sendable (ServerLogLevel, String) -> Void)?
     /// libmicrohttpd's memory per connection: a head that might not fit it is left to it.
     private let poolSize: Int
@@ -57,24 +61,26 @@ final class ReadLoop: @unchecked Sendable {
         self.daemon = daemon
         self.handler = handler
         self.streams = streams
-        idleTimeout = .seconds(max(configuration.connectionTimeoutSeconds, 1))
+        idleTimeout = Int64(max(configuration.connectionTimeoutSeconds, 1)) * 1_000_000_000
+        clock = configuration.clock
         errorLog = configuration.errorLog
         do {
             eventLoop = try EventLoop(name: "http-read-\(number)", errorLog: configuration.errorLog)
         } catch {
             throw .cannotListen(host: configuration.host, port: configuration.port, errno: error.errno)
         }
+        clockObserver = clock.observe { [epoll = eventLoop.epoll] in epoll.signal() }
     }
 
     func start() {
         eventLoop.start(
-            makeState: { Loop() }, timeout: { _ in 1000 },
+            makeState: { [clock] in Loop(now: clock.now()) }, timeout: { _ in 1000 },
             turn: { [self] loop, events in
-                loop.now = .now
+                loop.now = clock.now()
                 for event in events {
                     handle(event.events, descriptor: Int32(truncatingIfNeeded: event.data.u64), &loop)
                 }
-                if loop.now - loop.lastSweep >= .seconds(1) { closeIdle(&loop) }
+                if loop.now - loop.lastSweep >= 1_000_000_000 { closeIdle(&loop) }
             },
             finish: { [self] loop in finish(&loop) })
     }
@@ -105,6 +111,7 @@ final class ReadLoop: @unchecked Sendable {
     /// Answers no more requests and closes every connection held here; returns when the loop has
     /// ended. A request being answered is answered first. Also for a loop never started.
     func stop() {
+        clock.stopObserving(clockObserver)
         eventLoop.stop()
     }
 
@@ -116,9 +123,15 @@ final class ReadLoop: @unchecked Sendable {
         /// Where requests are peeked into.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Acceptor.headLimit, alignment: 16)
         let date = DateLine()
-        /// When the loop last woke up: the time every connection's activity is stamped with.
-        var now = ContinuousClock.now
-        var lastSweep = ContinuousClock.now
+        /// When the loop last woke up, on `clock` (nanoseconds): the time every connection's
+        /// activity is stamped with.
+        var now: Int64
+        var lastSweep: Int64
+
+        init(now: Int64) {
+            self.now = now
+            lastSweep = now
+        }
     }
 
     /// Kept small: the table is indexed by descriptor, so it has a slot for every descriptor
@@ -126,7 +139,7 @@ final class ReadLoop: @unchecked Sendable {
     private struct Connection {
         let isLoopback: Bool
         /// When the last answer went, or the request being received began (the timeout's start).
-        var lastActive: ContinuousClock.Instant
+        var lastActive: Int64
         /// Whether part of a request has arrived.
         var isReceiving = false
         /// What a write left unsent: nothing more is read until it has gone.

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var turbo: Bool
     /// On `stop()`, how long requests in progress may take to finish before they are cut off.
     public var shutdownGracePeriod: Duration
+    /// What the timeouts run on: the system's clock, or a test's (`ServerClock.manual()`), which
+    /// also leaves libmicrohttpd no idle timeout of its own, on a clock no test could move.
+    public var clock: ServerClock
     /// Receives problems the server meets after it starts: libmicrohttpd's own messages
     /// (prefixed `libmicrohttpd: `, mostly about misbehaving clients: notices) and a too-low
     /// open-file limit (a warning). One line each.
@@ -54,8 +57,10 @@ public struct ServerConfiguration: Sendable {
         fastPaths: Bool = true,
         turbo: Bool = false,
         shutdownGracePeriod: Duration = .seconds(2),
+        clock: ServerClock = .system,
         errorLog: (@Sendable (ServerLogLevel, String) -> Void)? = nil
     ) {
+        self.clock = clock
         self.host = host
         self.port = port
         self.threads = threads

@@ -20,6 +20,7 @@ final class LiveService: Sendable {
         store: StoreLocation? = nil, fastPaths: Bool = true, fleet: FleetSettings = FleetSettings(),
         webhookAllowPrivate: Bool = false
     ) async throws {
+        try TestTier.needs("a live service")
         var configuration = ServiceConfiguration()
         configuration.webhookAllowPrivate = webhookAllowPrivate
         configuration.fleet = fleet

@@ -40,6 +40,9 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
+    /// Every transport; in the unit tier the router alone (docs/TESTING.md).
+    static var allCases: [Transport] { TestTier.isUnit ? [.router] : [.router, .live, .libmicrohttpd, .postgres] }
+
     /// A carousel of `banners` sample banners (an hour apart, so nothing advances by itself while
     /// the live one is checked).
     func start(banners: Int = 5, token: String? = nil, adminToken: String? = nil, corsOrigins: [String] = [])

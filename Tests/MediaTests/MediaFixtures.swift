@@ -80,6 +80,7 @@ extension Array where Element == UInt8 {
 enum Inspect {
     /// `vips getpoint`: the pixel's bands at (x, y).
     static func pixel(_ bytes: [UInt8], x: Int, y: Int, suffix: String) async throws -> [Int] {
+        try TestTier.needs("libvips' command-line tools")
         let file = try temporaryDirectory().appendingPathComponent("image.\(suffix)")
         let (status, output) = try await offThePool {
             try Data(bytes).write(to: file)
@@ -91,6 +92,7 @@ enum Inspect {
 
     /// `vipsheader -a`: every field libvips reads from the file's header.
     static func header(_ bytes: [UInt8], suffix: String) async throws -> String {
+        try TestTier.needs("libvips' command-line tools")
         let file = try temporaryDirectory().appendingPathComponent("image.\(suffix)")
         let (status, output) = try await offThePool {
             try Data(bytes).write(to: file)

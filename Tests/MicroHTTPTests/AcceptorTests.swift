@@ -268,12 +268,16 @@ struct AcceptorTests {
     /// A client that connects and sends nothing is closed after the connection timeout.
     @Test func aSilentConnectionIsClosedAfterTheTimeout() async throws {
         let handler = SortingHandler()
+        let clock = ServerClock.manual()
         let server = try HTTPServer(
-            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 1, connectionTimeoutSeconds: 1),
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, threads: 1, connectionTimeoutSeconds: 1, clock: clock),
             handler: handler)
         defer { stopLater(server) }
         let silent = try HTTPConnection(port: server.port)
-        #expect(await silent.waitForClose())
-        #expect(try await onAFreshConnection(port: server.port) { try await $0.send("GET", "/other") }.status == 200)
+        #expect(try await httpRequest(port: server.port, "GET", "/other").status == 200, "accepted after it")
+        #expect(!silent.isClosedByPeer)
+        #expect(await clock.advance(by: .milliseconds(1100), until: silent))
+        #expect(try await httpRequest(port: server.port, "GET", "/other").status == 200)
     }
 }

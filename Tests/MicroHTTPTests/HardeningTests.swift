@@ -4,10 +4,28 @@ import Testing
 
 @testable import MicroHTTP
 
-func startServer(_ handler: any HTTPHandler, connectionTimeout: Int) throws -> HTTPServer {
+extension ServerClock {
+    /// Moves the clock on by `step` until the server has cut `connection`: a connection the
+    /// server had not accepted yet when the clock last moved took its deadline from the clock as
+    /// it stood then. A connection never cut fails the caller's expectation (after a generous
+    /// deadline, `eventually`).
+    func advance(by step: Duration, until connection: HTTPConnection) async -> Bool {
+        await eventually {
+            advance(by: step)
+            return connection.isClosedByPeer
+        }
+    }
+}
+
+/// A server whose timeouts run on `clock`, a test's manual one: a timeout passes when the test
+/// moves the clock past it, however long the test itself takes (docs/TESTING.md).
+func startServer(
+    _ handler: any HTTPHandler, connectionTimeout: Int, clock: ServerClock, fastPaths: Bool = true
+) throws -> HTTPServer {
     try HTTPServer(
         configuration: ServerConfiguration(
-            host: "127.0.0.1", port: 0, threads: 2, connectionTimeoutSeconds: connectionTimeout, maxBodySize: 1024),
+            host: "127.0.0.1", port: 0, threads: 2, connectionTimeoutSeconds: connectionTimeout, maxBodySize: 1024,
+            fastPaths: fastPaths, clock: clock),
         handler: handler)
 }
 
@@ -45,40 +63,42 @@ struct HardeningTests {
         #expect(try await old.readResponse().status == 200, "HTTP/1.0 has no Host requirement")
     }
 
-    @Test func aClientTricklingItsHeadersIsCutAfterTheTimeoutWhileOthersAreServed() async throws {
-        let server = try startServer(EchoHandler(), connectionTimeout: 1)
+    /// Every byte is activity, yet the whole head is due within the timeout: the bytes keep
+    /// coming a tenth of it apart on the server's clock, and the connection is cut once it has
+    /// passed, while a client that asks at once is served all along.
+    @Test(arguments: [true, false])
+    func aClientTricklingItsHeadersIsCutAfterTheTimeoutWhileOthersAreServed(_ fastPaths: Bool) async throws {
+        let clock = ServerClock.manual()
+        let server = try startServer(EchoHandler(), connectionTimeout: 1, clock: clock, fastPaths: fastPaths)
         defer { stopLater(server) }
         let slow = try HTTPConnection(port: server.port)
-        var cut = false
-        for byte in Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8) + Array(repeating: 97, count: 200) {
-            do {
-                try await slow.write([byte])
-            } catch {
-                cut = true
-                break
-            }
-            #expect(
-                try await onAFreshConnection(port: server.port) { try await $0.send("GET", "/quick") }.status == 200)
-            if slow.isClosedByPeer {
-                cut = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(100))  // the client's pace, not a wait for the server
+        for byte in Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8).prefix(9) {
+            try await slow.write([byte])
+            clock.advance(by: .milliseconds(100))
+            #expect(try await httpRequest(port: server.port, "GET", "/quick").status == 200)
         }
-        // At most ~240 bytes at that pace (24 s, of a 1 s timeout) before the loop gives up.
-        #expect(cut, "a byte every 100 ms never leaves the connection idle, yet it is cut")
+        // 0.9 s: the quick requests went through the same loops, after every move of the clock.
+        #expect(!slow.isClosedByPeer, "cut before the timeout")
+        try await slow.write(Array("aaaa".utf8))
+        #expect(
+            await clock.advance(by: .milliseconds(200), until: slow),
+            "cut once the timeout passed, though it never stopped sending")
+        #expect(try await httpRequest(port: server.port, "GET", "/after").status == 200)
     }
 
-    @Test func aClientTricklingItsBodyIsCutToo() async throws {
+    @Test(arguments: [true, false])
+    func aClientTricklingItsBodyIsCutToo(_ fastPaths: Bool) async throws {
         let handler = EchoHandler()
-        let server = try startServer(handler, connectionTimeout: 1)
+        let clock = ServerClock.manual()
+        let server = try startServer(handler, connectionTimeout: 1, clock: clock, fastPaths: fastPaths)
         defer { stopLater(server) }
         let slow = try HTTPConnection(port: server.port)
         try await slow.write(Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8))
-        #expect(
-            await eventually {
-                (try? await slow.write([65])) == nil || slow.isClosedByPeer
-            })
+        for _ in 0..<3 {
+            try await slow.write(Array(repeating: 65, count: 10))
+            clock.advance(by: .milliseconds(400))
+        }
+        #expect(await clock.advance(by: .milliseconds(400), until: slow))
         #expect(handler.calls.count == 0)
     }
 
@@ -90,30 +110,33 @@ struct HardeningTests {
         #expect(idle.allSatisfy { !$0.isClosedByPeer })
     }
 
-    @Test func aStreamOutlivesTheIdleTimeout() async throws {
+    /// An event stream waits for events, not for a request: the timeout never cuts it.
+    @Test(arguments: [true, false])
+    func aStreamOutlivesTheIdleTimeout(_ fastPaths: Bool) async throws {
         let handler = StreamingHandler()
-        let server = try startServer(handler, connectionTimeout: 1)
+        let clock = ServerClock.manual()
+        let server = try startServer(handler, connectionTimeout: 1, clock: clock, fastPaths: fastPaths)
         defer { stopLater(server) }
-        let connection = try await onAFreshConnection(port: server.port) { connection in
-            _ = try await connection.openStream("/events")
-            return connection
-        }
+        let connection = try HTTPConnection(port: server.port)
+        _ = try await connection.openStream("/events")
         let stream = try #require(handler.latest)
         // A connection opened after the stream that sends nothing is closed once the timeout passed.
         let idle = try HTTPConnection(port: server.port)
-        #expect(await idle.waitForClose())
+        #expect(await clock.advance(by: .seconds(2), until: idle))
         #expect(stream.send(Array("still here".utf8)))
         #expect(try await connection.readChunk() == Array("still here".utf8))
     }
 
-    @Test func anIdleKeepAliveConnectionIsClosedAfterTheTimeout() async throws {
-        let server = try startServer(EchoHandler(), connectionTimeout: 1)
+    @Test(arguments: [true, false])
+    func anIdleKeepAliveConnectionIsClosedAfterTheTimeout(_ fastPaths: Bool) async throws {
+        let clock = ServerClock.manual()
+        let server = try startServer(EchoHandler(), connectionTimeout: 1, clock: clock, fastPaths: fastPaths)
         defer { stopLater(server) }
-        let connection = try await onAFreshConnection(port: server.port) { connection in
-            _ = try await connection.send("GET", "/x")
-            return connection
-        }
-        #expect(await connection.waitForClose())
+        let connection = try HTTPConnection(port: server.port)
+        _ = try await connection.send("GET", "/x")
+        clock.advance(by: .milliseconds(900))
+        #expect(try await connection.send("GET", "/y").status == 200, "idle less than the timeout: kept")
+        #expect(await clock.advance(by: .milliseconds(1100), until: connection))
     }
 }
 

@@ -18,23 +18,6 @@ struct EchoHandler: HTTPHandler {
     }
 }
 
-/// Runs `exchange` on a new connection, and again on another if the server closed the first
-/// before answering. For servers with a 1 s idle timeout, which the connection a test means to use
-/// falls under too: with every test running at once (several times slower under a sanitizer) the
-/// client may sit longer than that between connecting and writing, and the server rightly cuts it.
-/// A server that does not answer at all still fails the test (`.timedOut`, thrown), as does one
-/// that cuts five connections in a row.
-func onAFreshConnection<T>(port: Int, _ exchange: (HTTPConnection) async throws -> T) async throws -> T {
-    for _ in 1..<5 {
-        do {
-            return try await exchange(HTTPConnection(port: port))
-        } catch HTTPClientError.closedByPeer {
-            continue
-        }
-    }
-    return try await exchange(HTTPConnection(port: port))
-}
-
 final class Counter: Sendable {
     private let value = Atomic<Int>(0)
     func increment() { value.add(1, ordering: .relaxed) }

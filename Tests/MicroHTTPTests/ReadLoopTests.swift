@@ -68,12 +68,13 @@ struct ReadLoopTests {
     static func startServer(
         // A loaded run (every test at once on two cores, sanitizers) can leave a test's connection
         // idle for longer than the usual 15 s while its task waits to run again.
-        _ handler: ReadingHandler, timeout: Int = Int(60 * sanitizerAllowance), perAddressLimit: Int = 0
+        _ handler: ReadingHandler, timeout: Int = Int(60 * sanitizerAllowance), perAddressLimit: Int = 0,
+        clock: ServerClock = .system
     ) throws -> HTTPServer {
         try HTTPServer(
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: 0, threads: 2, connectionTimeoutSeconds: timeout,
-                perAddressConnectionLimit: perAddressLimit),
+                perAddressConnectionLimit: perAddressLimit, clock: clock),
             handler: handler)
     }
 
@@ -298,13 +299,13 @@ struct ReadLoopTests {
 
     @Test func anIdleConnectionIsClosedAfterTheTimeout() async throws {
         let handler = ReadingHandler()
-        let server = try Self.startServer(handler, timeout: 1)
+        let clock = ServerClock.manual()
+        let server = try Self.startServer(handler, timeout: 1, clock: clock)
         defer { stopLater(server) }
-        let (connection, answer) = try await onAFreshConnection(port: server.port) { connection in
-            (connection, try await connection.send("GET", "/small"))
-        }
-        #expect(answer.status == 200)
-        #expect(await connection.waitForClose())
+        let connection = try HTTPConnection(port: server.port)
+        #expect(try await connection.send("GET", "/small").status == 200)
+        #expect(server.connectionsInReadLoops == 1)
+        #expect(await clock.advance(by: .milliseconds(1100), until: connection))
         #expect(await eventually { server.connectionsInReadLoops == 0 })
     }
 

@@ -12,6 +12,9 @@ import TimeZones
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case memory, sqlite, postgres
 
+    /// Every store; in the unit tier those that start no server (docs/TESTING.md).
+    static var allCases: [StoreKind] { TestTier.isUnit ? [.memory, .sqlite] : [.memory, .sqlite, .postgres] }
+
     var testDescription: String { rawValue }
 
     /// A fresh store; opening one waits on the disk or the server, off the pool (`offThePool`).

@@ -66,6 +66,7 @@ public final class HTTPConnection: @unchecked Sendable {
     /// `receiveBuffer` shrinks the socket's receive buffer (before connecting, so the window the
     /// server sees is small too): an answer larger than it reaches the server's socket in pieces.
     public init(port: Int, host: String = "127.0.0.1", timeoutSeconds: Int = 60, receiveBuffer: Int? = nil) throws {
+        try TestTier.needs("a socket")
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var bytes = receiveBuffer.map(Int32.init) {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))

@@ -22,7 +22,8 @@ public final class PostgresServer: Sendable {
 
     /// A server of the tests' process, started on first use, for tests that do not stop it.
     public static func shared() async throws -> PostgresServer {
-        try await offThePool { try sharedServer.get() }
+        try TestTier.needs("a PostgreSQL server")
+        return try await offThePool { try sharedServer.get() }
     }
 
     private static let sharedServer: Result<PostgresServer, any Error> = Result { try PostgresServer() }

@@ -31,6 +31,7 @@ public final class ServerProcess: @unchecked Sendable {
         executable: URL = ServerProcess.executable, arguments: [String], environment: [String: String] = [:],
         workingDirectory: URL? = nil
     ) throws {
+        try TestTier.needs("a child process")
         var standardOutput: [Int32] = [0, 0]
         var standardError: [Int32] = [0, 0]
         guard pipe(&standardOutput) == 0, pipe(&standardError) == 0 else { throw POSIXError(.EMFILE) }

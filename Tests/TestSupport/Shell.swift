@@ -82,6 +82,7 @@ struct Watcher: Sendable {
 
 /// What `/bin/sh -c command` printed on its standard output, and its exit status.
 public func shellOutput(_ command: String) throws -> (status: Int32, output: String) {
+    try TestTier.needs("a child process")
     let file = try temporaryDirectory().appendingPathComponent("output")
     let status = runShell("(\(command)) > \(shellQuoted(file.path))")
     return (status, textOfFile(atPath: file.path) ?? "")

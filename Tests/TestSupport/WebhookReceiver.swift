@@ -29,6 +29,7 @@ public final class WebhookReceiver: Sendable {
 
     /// Listens on `port` (0: any free one).
     public init(port: Int = 0, answer: @escaping @Sendable (Int) -> Int? = { _ in 204 }) throws {
+        try TestTier.needs("a socket")
         self.answer = answer
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError.connectFailed(errno) }

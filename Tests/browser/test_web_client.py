@@ -483,6 +483,9 @@ def planned_at(instants, at, tolerance_ms=50):
 
 
 class OfflinePlay(CutOff):
+    # A flip a second: the outage below holds as many flips in half the time.
+    interval = 1.0
+
     def test_pages_cut_off_play_on_in_step_reload_from_the_cache_and_rejoin_in_one_step(self):
         second = self.new_browser()
         second_proxy = DelayingProxy(self.service.port)
@@ -518,8 +521,8 @@ class OfflinePlay(CutOff):
         moved = self.service.call("POST", "/banner/next")
         live = [(epoch_ms(entry["at"]), entry["banner"])
                 for entry in self.service.call("GET", "/carousels/default/timeline?hours=1")["entries"]]
-        # An outage of a minute: a condition of the test, not a measurement.
-        self.wait(lambda: time.time() * 1000 - cut_at >= 60000, 90)
+        # An outage of half a minute: a condition of the test, not a measurement.
+        self.wait(lambda: time.time() * 1000 - cut_at >= 30000, 60)
         restored_at = time.time() * 1000
         flips["first"] += self.shown(self.browser)[1:]  # the reloaded page's first banner is no flip
         flips["second"] = self.shown(second)
@@ -598,12 +601,12 @@ class OfflinePlayOfAScheduledChange(CutOff):
 class OfflinePlayToTheEnd(CutOff):
     def prepare_browser(self):
         super().prepare_browser()
-        # A plan of 20 s instead of 6 hours, so that the test sees it run out: the page's requests
+        # A plan of 10 s instead of 6 hours, so that the test sees it run out: the page's requests
         # rewritten in the browser, the page itself as it ships.
         self.before_page_scripts("""
             const realFetch = window.fetch;
             window.fetch = (resource, ...rest) =>
-                realFetch(typeof resource === "string" ? resource.replace("?hours=6", "?hours=0.0056") : resource, ...rest);
+                realFetch(typeof resource === "string" ? resource.replace("?hours=6", "?hours=0.0028") : resource, ...rest);
         """)
 
     def test_the_last_planned_banner_stays_and_the_badge_says_so(self):
@@ -1131,7 +1134,8 @@ class ComponentOffline(ComponentTest):
     """The component cut off from the service (docs/SCREENS.md, offline play): it has no worker of
     the service's on a shop's origin, and plays from the plan it holds in memory."""
 
-    interval = 2.0
+    # A flip a second: the eight flips asked while cut off come in twelve seconds.
+    interval = 1.0
 
     def prepare_browser(self):
         self.proxy = DelayingProxy(self.service.port)
@@ -1163,8 +1167,9 @@ class ComponentOffline(ComponentTest):
                       f"#{element} says it is offline")
             self.assertRegex(self.status(element)["text"], r"^Offline since \d\d:\d\d$")
             self.assertFalse(self.status(element)["overlaps"], "the status covers the banner")
-        # Twenty seconds cut off: a condition of the test, not a measurement.
-        self.wait(lambda: time.time() * 1000 - cut_at >= 20000, 30)
+        # Twelve seconds cut off (more than the eight flips asked below): a condition of the test, not
+        # a measurement.
+        self.wait(lambda: time.time() * 1000 - cut_at >= 12000, 30)
         # A command while cut off: the elements show it once they are back.
         moved = self.service.call("POST", "/banner/next")
         live = [(epoch_ms(entry["at"]), entry["banner"])

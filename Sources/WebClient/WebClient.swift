@@ -64,6 +64,8 @@ public enum WebClient {
         module("/admin-tokens.js", PackageResources.admin_tokens_js),
         module("/admin-audit.js", PackageResources.admin_audit_js),
         module("/admin-webhooks.js", PackageResources.admin_webhooks_js),
+        module("/admin-router.js", PackageResources.admin_router_js),
+        module("/admin-carousel.js", PackageResources.admin_carousel_js),
         Asset(path: "/admin.css", contentType: "text/css; charset=utf-8", content: PackageResources.admin_css),
     ]
 }

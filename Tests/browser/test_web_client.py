@@ -1365,6 +1365,18 @@ class AdminPageTest(WebClientTest):
         self.wait(error.is_displayed, 10, f"an error shown beside {field}")
         return error.text
 
+    def open_view(self, view):
+        """Goes to a view by the navigation, as a user would."""
+        self.find(f'nav.views a[data-view="{view}"]').click()
+        self.wait(lambda: self.shown_view() == view, 5, f"the {view} view is shown")
+
+    def shown_view(self):
+        """The view shown, or None when not exactly one is (and the navigation marks that one)."""
+        return self.browser.execute_script("""
+            const shown = Array.from(document.querySelectorAll('main > [data-view]')).filter((view) => !view.hidden);
+            const current = document.querySelector('nav.views a[aria-current="page"]');
+            return shown.length === 1 && current?.dataset.view === shown[0].dataset.view ? shown[0].dataset.view : null""")
+
 
 class AdminPage(AdminPageTest):
     def test_creates_a_carousel_and_lists_it(self):
@@ -1464,6 +1476,7 @@ class AdminScreens(AdminPageTest):
             " lateness: row.querySelector('.lateness').textContent}))")
 
     def test_lists_screens_out_of_step_first_with_what_they_show(self):
+        self.open_view("screens")
         # desk-2 polls; wall-9 reports banner-0 shown now, an hour after the carousel showed it: late.
         urllib.request.urlopen(self.service.url + "/banner?screen=desk-2", timeout=5).close()
         state = self.service.state()
@@ -2116,6 +2129,96 @@ class AdminMedia(AdminPageTest):
         self.assertNotEqual(first["id"], second["id"])
 
 
+class AdminLibrary(AdminPageTest):
+    """The Media view (#/media, docs/ADMIN.md): every image of the library with the banners that show
+    it, uploaded there, deleted once confirmed; one a banner shows is not, and the page says why."""
+
+    def library(self):
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('#library-grid li'), (item) =>"
+            " ({id: item.dataset.media, text: item.textContent}))")
+
+    def test_uploads_lists_and_deletes_images_of_the_library(self):
+        self.open_view("media")
+        self.wait(lambda: "empty" in self.find("#library-status").text, 10, "an empty library says so")
+        self.find("#library-file").send_keys(str(wide_photo(1200, 900)))
+        self.wait(lambda: len(self.library()) == 1, 30, "the upload is listed")
+        uploaded = self.service.call("GET", "/media")["media"][0]
+        self.assertEqual(self.library()[0]["id"], uploaded["id"])
+        self.assertIn("1200 × 900 · unused", self.library()[0]["text"])
+        # Shown by a banner: listed so, and its deletion refused with the reason.
+        self.service.call("PATCH", "/carousels/default/banners/banner-1", {"image": uploaded["url"]},
+                          token=self.admin_token)
+        self.browser.refresh()
+        self.wait(lambda: "default: banner-1" in (self.library() or [{"text": ""}])[0]["text"], 15,
+                  "the banner that shows it is named")
+        self.find(f'#library-grid li[data-media="{uploaded["id"]}"] button').click()
+        self.find('#confirm-delete button[value="delete"]').click()
+        self.wait(lambda: self.find("#library-error").is_displayed(), 10, "the refusal is shown")
+        self.assertIn("banner 'banner-1' of carousel 'default'", self.find("#library-error").text)
+        self.assertEqual(len(self.service.call("GET", "/media")["media"]), 1)
+        # Unused again, it goes.
+        self.service.call("PATCH", "/carousels/default/banners/banner-1", {"image": self.images.url(1)},
+                          token=self.admin_token)
+        self.find(f'#library-grid li[data-media="{uploaded["id"]}"] button').click()
+        self.find('#confirm-delete button[value="delete"]').click()
+        self.wait(lambda: self.library() == [], 10, "the image is gone from the view")
+        self.assertEqual(self.service.call("GET", "/media")["media"], [])
+
+
+class AdminViews(AdminPageTest):
+    """The admin page as an application (docs/ADMIN.md): a navigation, each view at an address of its
+    own that a reload and the back button keep, a carousel's editor at its own, "New carousel" at the
+    top of the carousels view."""
+
+    views = ["carousels", "screens", "media", "tokens", "webhooks", "audit"]
+
+    def address(self):
+        return self.browser.current_url.split("#", 1)[1] if "#" in self.browser.current_url else ""
+
+    def test_each_view_has_its_address_and_a_reload_keeps_it(self):
+        self.assertEqual((self.shown_view(), self.address()), ("carousels", "/carousels"), "the first view")
+        for view in self.views[1:] + ["carousels"]:
+            self.open_view(view)
+            self.assertEqual(self.address(), f"/{view}")
+            self.browser.refresh()
+            self.wait(lambda: self.shown_view() == view, 10, f"the {view} view after a reload")
+        # An address typed or shared opens its view.
+        self.browser.get(self.service.url + "/admin#/webhooks")
+        self.wait(lambda: self.shown_view() == "webhooks", 10, "the webhooks view from its address")
+
+    def test_the_back_button_goes_to_the_view_before(self):
+        self.open_view("tokens")
+        self.open_view("audit")
+        self.browser.back()
+        self.wait(lambda: self.shown_view() == "tokens", 10, "back: the tokens view")
+        self.browser.back()
+        self.wait(lambda: self.shown_view() == "carousels", 10, "back again: the carousels view")
+
+    def test_a_carousel_is_edited_at_its_own_address(self):
+        self.find('#carousels button[aria-label="Edit default"]').click()
+        self.wait(lambda: self.find("#editor").is_displayed(), 10, "the editor opens")
+        self.assertEqual(self.address(), "/carousels/default")
+        self.browser.refresh()
+        self.wait(lambda: self.find("#editor").is_displayed()
+                  and self.find("#editor .carousel-name").text == "default", 10, "a reload keeps the editor")
+        self.open_view("screens")
+        self.assertFalse(self.find("#editor").is_displayed())
+        self.browser.back()
+        self.wait(lambda: self.find("#editor").is_displayed(), 10, "back: the editor again")
+        # The address of the page before views opens the same editor, at its address now.
+        self.browser.get(self.service.url + "/admin#carousel=default")
+        self.wait(lambda: self.address() == "/carousels/default" and self.find("#editor").is_displayed(), 10,
+                  "an old address still opens the editor")
+
+    def test_new_carousel_comes_first_in_the_carousels_view(self):
+        first = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('main input, main select')).find((field) =>"
+            " field.offsetParent !== null)?.id")
+        self.assertEqual(first, "create-name", "the first field a user meets names a new carousel")
+        self.assertFalse(self.find("#tokens-name").is_displayed(), "the new token's form is in its own view")
+
+
 class AdminTokens(AdminPageTest):
     """Named tokens on the admin page (docs/ADMIN.md, docs/TOKENS.md): created with the secret shown
     once, refused by the service once revoked. Commands need a token here, so a secret is seen to work."""
@@ -2132,6 +2235,7 @@ class AdminTokens(AdminPageTest):
             return error.code
 
     def test_creates_a_token_shows_its_secret_once_and_revokes_it(self):
+        self.open_view("tokens")
         self.find("#tokens-show").click()
         self.wait(lambda: self.find("#tokens-status").text == "No named tokens yet.", 10, "none yet")
         self.fill("tokens-form", name="Lobby Kiosk")
@@ -2175,6 +2279,7 @@ class AdminWebhooks(AdminPageTest):
     listed without it, deleted once confirmed."""
 
     def test_creates_a_webhook_with_a_drawn_secret_refuses_a_private_address_and_deletes_it(self):
+        self.open_view("webhooks")
         self.find("#webhooks-show").click()
         self.wait(lambda: self.find("#webhooks-status").text == "No webhooks yet.", 10, "none yet")
         secret = self.find("#webhooks-secret").get_attribute("value")
@@ -2245,6 +2350,7 @@ class AdminWebhookDeliveries(AdminPageTest):
         banner = self.definition("default")["banners"][1]["id"]
         self.service.call("POST", "/carousels/default/takeover", {"banner": banner}, token=self.admin_token)
         self.wait(lambda: WebhookReceiver.received == ["takeover.started"], 15, "the receiver took it")
+        self.open_view("webhooks")
 
         def summaries(webhook):
             return self.browser.execute_script(
@@ -2275,6 +2381,7 @@ class AdminAudit(AdminPageTest):
         self.create("lobby")
         self.wait(lambda: "lobby" in self.listed(), 10, "the carousel is created")
         self.service.call("POST", "/banner/next")
+        self.open_view("audit")
         self.find("#audit-form button[type=submit]").click()
         self.wait(lambda: len(self.audit_rows()) >= 3, 10, "the entries are listed")
         rows = self.audit_rows()

@@ -76,6 +76,11 @@ def main():
                 # override the per-operation exceptions of schemathesis.toml.
                 "--seed", str(SEED), "--max-examples", str(EXAMPLES_PER_OPERATION),
                 "--no-color", "--workers", "1", "--request-timeout", "10",
+                # Hypothesis gives up an operation whose generated values it mostly filters out (the
+                # preview's `at`, a date-time and an audience name together): that says something
+                # of the generator, not of the service, and which operation trips it moved with
+                # how the operations are shared out between the runs.
+                "--suppress-health-check", "filter_too_much",
                 "--exclude-path", "/banner/events", "--exclude-path", "/carousels/{name}/banner/events",
             ] + paths
             if token:

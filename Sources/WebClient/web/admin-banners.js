@@ -2,7 +2,7 @@
 
 import {badge, button, clearErrors, confirmDeletion, session, ui} from "./admin-ui.js";
 import {carouselPath, typedNumber} from "./admin-api.js";
-import {write} from "./admin-editor.js";
+import {write} from "./admin-carousel.js";
 import {addWindow, localOf, scheduleSummary, typedSchedule, zone} from "./admin-schedule.js";
 
 export function renderBanners() {

@@ -1,15 +1,23 @@
-// Editing one carousel. The definition is read with its ETag, and every write sends it (If-Match):
-// a carousel someone else changed meanwhile answers 412, and the page says so, keeping what the
-// user typed.
+// Editing one carousel (#/carousels/NAME): its settings, takeover, preview, timeline, scheduled
+// changes, stats, history and banners, each a view of its own module. The definition is read with
+// its ETag, which every write sends (admin-carousel.js); after a write the carousel is read again
+// here.
 
-import {clearErrors, send, session, showProblem, ui} from "./admin-ui.js";
-import {api, carouselPath, problemDetail, read, typedNumber} from "./admin-api.js";
+import {clearErrors, session, ui} from "./admin-ui.js";
+import {carouselPath, problemDetail, read, typedNumber} from "./admin-api.js";
 import {refresh} from "./admin-list.js";
 import {renderBanners, resetBannerForm} from "./admin-banners.js";
 import {zone} from "./admin-schedule.js";
 import {fillTakeoverChoices, followState} from "./admin-takeover.js";
 import {hideHistory, historyShown, showHistory} from "./admin-history.js";
-import {atPath, replan, scheduledAt, scheduledNote} from "./admin-pending.js";
+import {whenReplanned} from "./admin-pending.js";
+import {whenWritten, write} from "./admin-carousel.js";
+
+whenWritten(async ({keepTyped}) => {
+    await openEditor(session.editing.name, {keepTyped});
+    await refresh();
+});
+whenReplanned(followState);
 
 export async function openEditor(name, {keepTyped = false} = {}) {
     let response;
@@ -56,43 +64,18 @@ export async function openEditor(name, {keepTyped = false} = {}) {
     if (opening) ui.editor.querySelector("h2").scrollIntoView();
 }
 
-export function fillSettings(definition) {
+/** No carousel is edited: the editor goes, and its preview's stream with it. */
+export function closeEditor() {
+    session.editing = null;
+    ui.editor.hidden = true;
+    ui.preview.src = "about:blank";
+}
+
+function fillSettings(definition) {
     clearErrors(ui.settings);
     ui.settings.elements.interval.value = String(definition.interval);
     ui.settings.elements.timeZone.value = definition.timeZone ?? "";
     ui.settings.elements.autoplay.checked = definition.autoplay;
-}
-
-/** A write to the carousel being edited, with its ETag; the definition read again after it. */
-export async function write(errorElement, form, method, path, body, {saved = null, schedulable = true} = {}) {
-    ui.editorStatus.textContent = "";
-    // With "Make changes at" filled in, the write is kept and made then (docs/SCHEDULED.md), on the
-    // carousel as it is then: without If-Match, or a second change scheduled would be dropped
-    // because the first moved the revision.
-    const at = schedulable ? scheduledAt() : null;
-    const target = at ? atPath(path, at) : path;
-    const ifMatch = at ? undefined : session.editing.etag;
-    const response = await send(errorElement, () => api(method, target, {body, ifMatch}));
-    if (!response) return false;
-    if (response.status === 412) {
-        ui.conflict.hidden = false;
-        ui.conflict.querySelector("button").focus();
-        return false;
-    }
-    if (!response.ok) {
-        showProblem(form, errorElement, await problemDetail(response));
-        return false;
-    }
-    if (response.status === 202) {
-        const note = scheduledNote(await response.json());
-        await replan();
-        ui.editorStatus.textContent = note;
-        return true;
-    }
-    await openEditor(session.editing.name, {keepTyped: true});
-    await refresh();
-    if (saved) ui.editorStatus.textContent = saved;
-    return true;
 }
 
 document.getElementById("conflict-reload").addEventListener("click", async () => {

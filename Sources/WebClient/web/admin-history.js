@@ -4,7 +4,7 @@
 
 import {badge, button, session, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail} from "./admin-api.js";
-import {fillSettings, write} from "./admin-editor.js";
+import {write} from "./admin-carousel.js";
 
 const when = new Intl.DateTimeFormat(undefined, {dateStyle: "medium", timeStyle: "medium"});
 
@@ -184,9 +184,8 @@ async function restore(number) {
     ui.historyError.hidden = true;
     const path = `${carouselPath(session.editing.name)}/revisions/${number}/restore`;
     // A restore is made now whatever "Make changes at" says: it cannot be scheduled.
-    if (await write(ui.historyError, ui.historyBox, "POST", path, undefined, {schedulable: false})) {
-        // The settings as restored (a write keeps what was typed in the forms otherwise).
-        fillSettings(session.editing.definition);
+    // The settings as restored, not as typed (`keepTyped`).
+    if (await write(ui.historyError, ui.historyBox, "POST", path, undefined, {schedulable: false, keepTyped: false})) {
         ui.editorStatus.textContent =
             `Revision ${number} restored: the carousel is at revision ${session.editing.definition.revision}.`;
     }

@@ -2,6 +2,7 @@
 
 import {badge, button, cell, clearErrors, confirmDeletion, send, session, showProblem, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail, read, typedNumber} from "./admin-api.js";
+import {go} from "./admin-router.js";
 
 // A page of the list at a time (`GET /carousels?limit=&after=`, docs/API.md): a chain's 10,000
 // carousels are not one table. The `after` of each page from the first to the one shown.
@@ -69,9 +70,7 @@ export function row(carousel) {
     const version = cell(String(carousel.version), "number");
     const actions = cell("", "actions");
     actions.append(
-        button("Edit", `Edit ${carousel.name}`, () => {
-            location.hash = `carousel=${encodeURIComponent(carousel.name)}`;
-        }),
+        button("Edit", `Edit ${carousel.name}`, () => go("carousels", carousel.name)),
         button("Delete", `Delete ${carousel.name}`, () => confirmAndDelete(carousel.name), "link-danger"));
     tr.append(name, count, now, version, actions);
     return tr;
@@ -111,7 +110,7 @@ export async function confirmAndDelete(name) {
     if (!response) return;
     if (response.ok || response.status === 404) {
         ui.listStatus.textContent = `Deleted ${name}.`;
-        if (session.editing?.name === name) location.hash = "";
+        if (session.editing?.name === name) go("carousels");
     } else if (response.status === 412) {
         ui.listStatus.textContent = `${name} was changed by someone else meanwhile and was not deleted: `
             + "look again, then delete it if you still want to.";

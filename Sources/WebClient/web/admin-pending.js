@@ -6,7 +6,14 @@
 import {button, session, ui} from "./admin-ui.js";
 import {api, carouselPath, problemDetail} from "./admin-api.js";
 import {instantOf, zone} from "./admin-schedule.js";
-import {followState} from "./admin-takeover.js";
+
+// What else reads the state again after a change is scheduled or cancelled (the takeover box and
+// the timeline: admin-takeover.js, which imports this module, registers it).
+let followState = async () => {};
+
+export function whenReplanned(action) {
+    followState = action;
+}
 
 const when = () => new Intl.DateTimeFormat(undefined, {
     timeZone: zone(), dateStyle: "medium", timeStyle: "medium",

@@ -92,12 +92,6 @@ export const ui = {
     webhooksError: document.getElementById("webhooks-error"),
     mediaOpen: document.getElementById("media-open"),
     mediaDialog: document.getElementById("media-dialog"),
-    mediaDrop: document.getElementById("media-drop"),
-    mediaFile: document.getElementById("media-file"),
-    mediaProgress: document.getElementById("media-progress"),
-    mediaStatus: document.getElementById("media-status"),
-    mediaError: document.getElementById("media-error"),
-    mediaGrid: document.getElementById("media-grid"),
 };
 
 export function badge(text, kind) {

@@ -30,6 +30,10 @@ RUN apt-get update \
     && install -d -o carousel -g carousel -m 0750 /var/lib/banner-carousel
 COPY --from=build /out/banner-server /usr/local/bin/banner-server
 COPY config/carousel.json /etc/banner/carousel.json
+# The sample banners the configuration names as files beside it: an empty store keeps them in its
+# media library (docs/CONFIGURATION.md).
+COPY config/banners/*.jpg /etc/banner/banners/
+COPY LICENSE NOTICE /usr/share/doc/banner-carousel/
 # The configuration seeds an empty store; the store (a volume) is the truth afterwards
 # (docs/STORE.md). Mount another file over /etc/banner/carousel.json, or override single settings
 # with CAROUSEL_*.

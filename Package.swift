@@ -107,7 +107,7 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones", "Media", "Digest",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),

@@ -17,17 +17,19 @@ let package = Package(
         .target(name: "TimeZones", dependencies: ["Locking", "Platform"], path: "Modules/TimeZones"),
         .target(name: "Carousel", dependencies: ["Locking", "TimeZones"], path: "Modules/Carousel"),
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"], path: "Modules/Definitions"),
+        .target(name: "Digest", path: "Modules/Digest"),
         .target(
-            name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking"], path: "Modules/Store"
-        ),
+            name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking", "TimeZones"],
+            path: "Modules/Store"),
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         .target(
-            name: "SQLiteStore", dependencies: ["CSQLite", "Carousel", "Definitions", "Store", "Locking", "Platform"],
+            name: "SQLiteStore",
+            dependencies: ["CSQLite", "Carousel", "Definitions", "JSON", "Store", "Locking", "Platform", "TimeZones"],
             path: "Modules/SQLiteStore"),
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         .target(
             name: "PostgresStore",
-            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform"],
+            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform", "TimeZones"],
             path: "Modules/PostgresStore"),
         .target(name: "Logging", dependencies: ["TimeZones", "Platform"], path: "Modules/Logging"),
         .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"], path: "Modules/Metrics"),
@@ -38,7 +40,6 @@ let package = Package(
                 "TimeZones",
             ],
             path: "Modules/CarouselRuntime"),
-        .target(name: "Digest", path: "Modules/Digest"),
         .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
         .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Locking"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
@@ -54,7 +55,7 @@ let package = Package(
             name: "BannerService",
             dependencies: [
                 "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
-                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender",
+                "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones", "Media", "Digest",
             ],
             path: "Modules/BannerService"),
         .systemLibrary(name: "CCurl", path: "Modules/CCurl", pkgConfig: "libcurl"),

@@ -133,10 +133,18 @@ def pinned(command, cpu):
     return command if cpu is None else ["taskset", "-c", str(cpu)] + command
 
 
+def shipped_banner_images():
+    """The shipped configuration names its banners' images as files beside it (config/banners/): the
+    configurations written in OUT, beside copies of them, name the same."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "config" / "banners", OUT / "banners", dirs_exist_ok=True)
+
+
 def start_service(threads, name="carousel", store=None, key="service", label="banner-server", binary=SERVICE,
                   cpu=None, **settings):
     """banner-server on the shipped banners, with `settings` over the file's (autoplay off unless said),
     on a fresh SQLite store unless `store` says otherwise, on CPU `cpu` when one is given."""
+    shipped_banner_images()
     configuration = json.loads((ROOT / "config" / "carousel.json").read_text())
     configuration.update(host="127.0.0.1", port=free_port(), autoplay=False)
     configuration.update(settings)
@@ -485,9 +493,13 @@ def audience_banners(count):
 
 def banner_only_configuration(port, banners=None):
     """A configuration file for a server under valgrind: `banners` (by default the shipped ones),
-    autoplay off."""
+    autoplay off. Images named as files are named by a URL of the same length instead: seeding would
+    decode them with libvips, for minutes under valgrind, and a read's cost is that of its bytes."""
     path = OUT / "valgrind.json"
     banners = banners or json.loads((ROOT / "config" / "carousel.json").read_text())["banners"]
+    for banner in banners:
+        if not banner["image"].startswith(("http://", "https://", "/")):
+            banner["image"] = "https://cdn.example.com/" + "i" * (len("/media/") + 64 - len("https://cdn.example.com/"))
     path.write_text(json.dumps({"host": "127.0.0.1", "port": port, "autoplay": False, "banners": banners}))
     return path
 

@@ -59,7 +59,9 @@ public final class CarouselService: Sendable {
         }
         let seeding = configuration.definitions
         let seed: @Sendable () throws(StoreError) -> [StoredCarousel] = {
-            let outcome = try StoreSeeding.load(store, seeding: seeding, now: clock())
+            let outcome = try StoreSeeding.load(
+                store, seeding: seeding, images: configuration.libraryFiles, limits: configuration.media.limits,
+                now: clock())
             report(outcome, of: store, configuration: configuration, logger: logger)
             return outcome.carousels
         }

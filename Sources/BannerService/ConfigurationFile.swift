@@ -5,9 +5,11 @@ import JSON
 /// Reads `config/carousel.json`-style files into a `ServiceConfiguration`.
 enum ConfigurationFile {
     /// Applies the file's fields over `configuration`. Errors name `path` and the field.
-    static func apply(_ bytes: [UInt8], from path: String, to configuration: inout ServiceConfiguration)
-        throws(ConfigurationError)
-    {
+    /// Banner images given as files beside it are read with `readImage` (`LibraryFiles`).
+    static func apply(
+        _ bytes: [UInt8], from path: String, to configuration: inout ServiceConfiguration,
+        readImage: (String) -> FileContents = FileContents.readImage
+    ) throws(ConfigurationError) {
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)
@@ -15,7 +17,10 @@ enum ConfigurationFile {
             throw ConfigurationError(source: path, message: error.description)
         }
         do {
-            try apply(document, to: &configuration)
+            let (resolved, files) = try LibraryFiles.resolve(
+                document, beside: path, limits: configuration.media.limits, readImage: readImage)
+            try apply(resolved, to: &configuration)
+            configuration.libraryFiles = files
         } catch {
             throw ConfigurationError(source: path, field: error.field, message: error.message)
         }

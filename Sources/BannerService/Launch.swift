@@ -3,6 +3,7 @@ import Carousel
 import Definitions
 import Glibc
 import Logging
+import Media
 import Platform
 
 /// What the command line asks for: run with a configuration, or print the usage.
@@ -11,7 +12,7 @@ public enum Launch: Equatable, Sendable {
     /// `banner-server healthcheck`: ask the configured host and port for /healthz, then exit.
     case healthCheck(ServiceConfiguration)
     /// `banner-server import FILE`: write the file's carousels into the configured store.
-    case importFile(ServiceConfiguration, definitions: [CarouselDefinition], from: String)
+    case importFile(ServiceConfiguration, definitions: [CarouselDefinition], images: [LibraryFile], from: String)
     /// `banner-server export`: print the configured store's carousels as a v2 configuration file.
     case export(ServiceConfiguration)
     case help
@@ -79,7 +80,8 @@ public enum Launch: Equatable, Sendable {
     /// environment, the flags. Every error names where the bad value came from.
     public static func parse(
         arguments: [String], environment: [String: String],
-        readFile: (String) -> FileContents = FileContents.read
+        readFile: (String) -> FileContents = FileContents.read,
+        readImage: (String) -> FileContents = FileContents.readImage
     ) throws(ConfigurationError) -> Launch {
         let subcommand = ["healthcheck", "import", "export"].first { $0 == arguments.first }
         var rest = subcommand == nil ? arguments[...] : arguments.dropFirst()
@@ -100,7 +102,7 @@ public enum Launch: Equatable, Sendable {
         let explicitPath = flags.values[Setting.config.flag!] ?? environment[Setting.config.variable!]
         let path = explicitPath ?? defaultConfigPath
         if let bytes = try contents(of: path, readFile: readFile, missingIsError: explicitPath != nil) {
-            try ConfigurationFile.apply(bytes, from: path, to: &configuration)
+            try ConfigurationFile.apply(bytes, from: path, to: &configuration, readImage: readImage)
             configuration.configurationFile = path
         } else {
             notes.append("no configuration file at \(path); starting with built-in defaults and no banners")
@@ -136,9 +138,10 @@ public enum Launch: Equatable, Sendable {
             let path = importPath!
             var imported = ServiceConfiguration()
             if let bytes = try contents(of: path, readFile: readFile, missingIsError: true) {
-                try ConfigurationFile.apply(bytes, from: path, to: &imported)
+                try ConfigurationFile.apply(bytes, from: path, to: &imported, readImage: readImage)
             }
-            return .importFile(configuration, definitions: imported.definitions, from: path)
+            return .importFile(
+                configuration, definitions: imported.definitions, images: imported.libraryFiles, from: path)
         default:
             return .run(configuration, notes: notes)
         }
@@ -200,10 +203,19 @@ public enum FileContents: Sendable {
 
     /// Files over 1 MiB are refused: a configuration is small, and `/dev/zero` is not one.
     public static func read(_ path: String) -> FileContents {
-        switch SmallFile.read(path) {
+        read(path, limit: 1 << 20)
+    }
+
+    /// An image beside the configuration (`LibraryFiles`): as large as an upload may be.
+    public static func readImage(_ path: String) -> FileContents {
+        read(path, limit: MediaLimits().maxBytes)
+    }
+
+    private static func read(_ path: String, limit: Int) -> FileContents {
+        switch SmallFile.read(path, limit: limit) {
         case .success(let bytes): .contents(bytes)
         case .failure(let error) where error.code == ENOENT: .missing
-        case .failure(let error): .unreadable(error.code == EFBIG ? "larger than 1 MiB" : error.message)
+        case .failure(let error): .unreadable(error.code == EFBIG ? "larger than \(limit >> 20) MiB" : error.message)
         }
     }
 }

@@ -14,6 +14,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// A v2 file's `carousels`; nil for a v1 file, whose top-level `interval`, `autoplay` and
     /// `banners` are the carousel `default`.
     public var carousels: [CarouselDefinition]?
+    /// Images the configuration file gives as files beside it: its banners show them from the
+    /// media library, which an empty store is given first (`LibraryFiles`, docs/CONFIGURATION.md).
+    public var libraryFiles: [LibraryFile] = []
     /// Where carousels are kept; the configuration only seeds an empty store.
     public var store: StoreLocation = .sqlite(path: StoreLocation.defaultPath)
     /// The file the configuration was read from, when there was one.

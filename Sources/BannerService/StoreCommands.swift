@@ -9,13 +9,14 @@ import TimeZones
 /// configuration; 1 when it failed now). Messages go to standard error.
 public enum StoreCommands {
     public static func importDefinitions(
-        _ definitions: [CarouselDefinition], from path: String, into location: StoreLocation
+        _ definitions: [CarouselDefinition], images: [LibraryFile] = [], from path: String,
+        into location: StoreLocation
     )
         -> Int32
     {
         do {
             let store = try location.open()
-            try StoreSeeding.importDefinitions(definitions, into: store, now: Timestamp.now())
+            try StoreSeeding.importDefinitions(definitions, images: images, into: store, now: Timestamp.now())
             StandardStream.error.writeLine(
                 "banner-server: imported \(summary(of: definitions.map(\.name))) from \(path) into \(store.description)"
             )

@@ -17,8 +17,8 @@ do {
         exit(0)
     case .healthCheck(let target):
         exit(HealthCheck.run(target))
-    case .importFile(let target, let definitions, let path):
-        exit(StoreCommands.importDefinitions(definitions, from: path, into: target.store))
+    case .importFile(let target, let definitions, let images, let path):
+        exit(StoreCommands.importDefinitions(definitions, images: images, from: path, into: target.store))
     case .export(let source):
         exit(StoreCommands.export(from: source.store))
     case .run(let parsed, let parsedNotes):

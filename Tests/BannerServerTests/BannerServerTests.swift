@@ -230,7 +230,9 @@ struct BannerServerTests {
 
     @Test func anInvalidConfigurationExitsTwoNamingTheFileAndField() async throws {
         let config = try temporaryFile(
-            contents: #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "b.png"}]}"#)
+            contents:
+                #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "ftp://x.example/b.png"}]}"#
+        )
         let server = try ServerProcess(arguments: ["--config", config.path])
         #expect(await server.waitForExit(seconds: 10) == 2)
         #expect(
@@ -336,6 +338,25 @@ struct BannerServerTests {
             ))
         first.signal(SIGTERM)
         _ = await first.waitForExit(seconds: 5)
+    }
+
+    /// `make run`'s first look: the shipped banners are images of the library, with their variants.
+    @Test func theShippedConfigurationServesItsImagesFromTheLibrary() async throws {
+        let server = try ServerProcess(arguments: [
+            "--config", repositoryFile("config/carousel.json"), "--host", "127.0.0.1", "--port", "0", "--store",
+            "memory",
+        ])
+        let port = try await server.waitForPort()
+        let banner = try await httpRequest(port: port, "GET", "/banner").json["banner"] as? [String: Any]
+        let image = try #require(banner?["image"] as? String)
+        #expect(image.hasPrefix("/media/") && image.count == "/media/".count + 64, "\(image)")
+        let variant = try await httpRequest(port: port, "GET", image + "/480.webp")
+        #expect(variant.status == 200)
+        #expect(variant.header("Content-Type") == "image/webp")
+        let original = try await httpRequest(port: port, "GET", image)
+        #expect(original.status == 200 && original.header("Content-Type") == "image/jpeg")
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
     }
 
     @Test func withoutAConfigurationFileItStartsEmptyAndSaysSo() async throws {

@@ -20,7 +20,7 @@ let carouselFieldRules: [(String, String)] = [
         "banners[1].id: duplicate id 'a' (also banners[0])"
     ),
     (
-        #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b"}, {"id": "c", "image": "c.png"}]}"#,
+        #"{"banners": [{"id": "a", "image": "https://x.example/a"}, {"id": "b", "image": "https://x.example/b"}, {"id": "c", "image": "cdn.example.com/c"}]}"#,
         "banners[2].image: not an absolute http(s) URL nor a media library path (/media/ID)"
     ),
     (

@@ -108,6 +108,19 @@ def epoch_ms(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
 
 
+# Where a slide whose image failed puts its caption: over the whole banner, the image hidden.
+# Arguments: the element whose shadow root holds the slide (or "document"), and three selectors.
+MISSING_IMAGE_GEOMETRY = """
+    const [host, slideSelector, captionSelector, imageSelector] = arguments;
+    const root = host === "document" ? document : document.getElementById(host).shadowRoot;
+    const slide = root.querySelector(slideSelector).getBoundingClientRect();
+    const caption = root.querySelector(captionSelector).getBoundingClientRect();
+    return {top: Math.round(caption.top - slide.top),
+            fills: Math.abs(caption.height - slide.height) < 1 && Math.abs(caption.width - slide.width) < 1,
+            image: getComputedStyle(root.querySelector(imageSelector)).visibility};
+"""
+
+
 class BannerServer:
     """banner-server as a child process on a fixed port (so that it can be restarted on it)."""
 
@@ -321,6 +334,17 @@ class WebClientTest(unittest.TestCase):
 
 
 class ShowingAndFollowing(WebClientTest):
+    def test_a_banner_whose_image_fails_shows_its_caption_across_the_banner(self):
+        shown = self.service.state()["index"]
+        self.service.call("POST", f"/carousels/default/banners?position={shown + 1}",
+                          {"id": "lost", "image": self.images.url(99), "caption": "Image lost"})
+        self.service.call("POST", "/banner/next")
+        self.wait_for_caption("Image lost")
+        self.wait(lambda: "missing-image" in self.find(".slide").get_attribute("class"), 10,
+                  "the slide knows its image failed")
+        self.assertEqual(self.browser.execute_script(MISSING_IMAGE_GEOMETRY, "document", ".slide", ".slide-caption",
+                                                     ".slide-image"), {"top": 0, "fills": True, "image": "hidden"})
+
     def test_shows_the_current_banner_with_its_image_link_and_dots(self):
         state = self.service.state()
         self.assertEqual(self.find(".slide-image").get_attribute("src"), state["banner"]["image"])
@@ -1196,6 +1220,18 @@ class ComponentOffline(ComponentTest):
 
 
 class Component(ComponentTest):
+    def test_a_banner_whose_image_fails_shows_its_caption_across_the_banner(self):
+        shown = self.service.state()["index"]
+        self.service.call("POST", f"/carousels/default/banners?position={shown + 1}",
+                          {"id": "lost", "image": self.images.url(99), "caption": "Image lost"})
+        self.service.call("POST", "/banner/next")
+        self.wait_shown("first", "lost")
+        self.wait(lambda: self.component("first", "return root.querySelector('.slide.current').classList"
+                                                  ".contains('missing-image')"), 10, "the slide knows its image failed")
+        self.assertEqual(self.browser.execute_script(MISSING_IMAGE_GEOMETRY, "first", ".slide.current",
+                                                     ".slide.current figcaption", ".slide.current img"),
+                         {"top": 0, "fills": True, "image": "hidden"})
+
     def test_follows_the_service_from_another_origin(self):
         self.assertEqual(self.component("first", "return root.querySelectorAll('.dot').length"), 5)
         self.assertTrue(self.component(

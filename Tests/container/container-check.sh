@@ -30,6 +30,8 @@ packages=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$root/Dockerfile")
 [ -n "$packages" ] || fail "no 'ARG RUNTIME_PACKAGES=\"…\"' line in the Dockerfile"
 grep -q 'COPY config/carousel.json /etc/banner/carousel.json' "$root/Dockerfile" \
     || fail "the Dockerfile no longer copies the configuration to /etc/banner/carousel.json"
+grep -q 'COPY config/banners/\*.jpg /etc/banner/banners/' "$root/Dockerfile" \
+    || fail "the Dockerfile no longer copies the sample banners to /etc/banner/banners/"
 grep -q "useradd --system --uid 10001 --user-group .* $user" "$root/Dockerfile" \
     || fail "the Dockerfile no longer creates the user $user (uid 10001)"
 volume=/var/lib/banner-carousel
@@ -62,6 +64,8 @@ rm -rf "${rootfs:?}$volume"  # a fresh volume for every check
 chroot "$rootfs" install -d -o "$user" -g "$user" -m 0750 "$volume"
 install -D -m 0755 "$binary" "$rootfs/usr/local/bin/banner-server"
 install -D -m 0644 "$root/config/carousel.json" "$rootfs/etc/banner/carousel.json"
+rm -rf "$rootfs/etc/banner/banners"
+install -D -m 0644 -t "$rootfs/etc/banner/banners" "$root"/config/banners/*.jpg
 
 # --- libraries ----------------------------------------------------------------------------------
 missing=$(chroot "$rootfs" ldd /usr/local/bin/banner-server | grep 'not found' || true)
@@ -108,6 +112,11 @@ fetch() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(s
 [ "$(fetch "http://127.0.0.1:$port/healthz")" = '{"status":"ok"}' ] || fail "GET /healthz"
 fetch "http://127.0.0.1:$port/banner" | grep -q '"count":5' || fail "GET /banner"
 say "GET /healthz and GET /banner answer"
+image=$(fetch "http://127.0.0.1:$port/banner" | python3 -c 'import json, sys; print(json.load(sys.stdin)["banner"]["image"])')
+case "$image" in /media/*) ;; *) fail "the first banner's image is $image, not one of the library's" ;; esac
+python3 -c 'import sys, urllib.request; sys.exit(urllib.request.urlopen(sys.argv[1], timeout=5).headers["Content-Type"] != "image/webp")' \
+    "http://127.0.0.1:$port$image/480.webp" || fail "GET $image/480.webp: the sample banner's variant"
+say "the sample banners are in the media library, with their variants"
 "${in_container[@]}" /usr/local/bin/banner-server healthcheck || fail "banner-server healthcheck inside the root filesystem"
 say "banner-server healthcheck exits 0"
 
@@ -172,8 +181,8 @@ say "SIGTERM: exit status 0"
 
 start_service
 fetch "http://127.0.0.1:$port/carousels/lobby" | grep -q '"id":"hi"' || fail "the restarted service lost the admin change"
-python3 -c 'import json, sys, urllib.request; media = json.load(urllib.request.urlopen(sys.argv[1], timeout=5))["media"]; sys.exit(len(media) != 2)' \
-    "http://127.0.0.1:$port/media" || fail "the restarted service lost the uploads"
+python3 -c 'import json, sys, urllib.request; media = json.load(urllib.request.urlopen(sys.argv[1], timeout=5))["media"]; sys.exit(len(media) != 5 + 2)' \
+    "http://127.0.0.1:$port/media" || fail "the restarted service lost the uploads (expected the five sample banners and two uploads)"
 say "restarted on the same volume: the admin change and the uploads are there"
 stop_service
 say "passed"

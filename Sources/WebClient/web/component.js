@@ -33,6 +33,8 @@ const componentCSS = `
     font-size: clamp(0.95rem, 2.4vw, 1.6rem); font-weight: 650; line-height: 1.25; pointer-events: none;
     text-shadow: 0 1px 3px rgba(0, 0, 0, 0.45); background: linear-gradient(to top, rgba(0, 0, 0, 0.55), transparent); }
 .slide figcaption:empty { display: none; }
+.slide.missing-image figcaption { top: 0; display: flex; align-items: center; justify-content: center;
+    text-align: center; background: none; font-size: clamp(1.2rem, 3.4vw, 2.4rem); }
 .enter-forward { animation: enter-forward 420ms cubic-bezier(0.2, 0.8, 0.2, 1); }
 .enter-backward { animation: enter-backward 420ms cubic-bezier(0.2, 0.8, 0.2, 1); }
 .enter-jump { animation: enter-jump 300ms ease-out; }

@@ -113,7 +113,7 @@ test-unit: deps
 	$(SWIFT) build --build-tests
 	CAROUSEL_TEST_TIER=unit $(SWIFT) test --skip-build --filter '$(UNIT_TARGETS)'
 
-UNIT_TARGETS := ^(LockingTests|PlatformTests|TimeZonesTests|CarouselTests|JSONTests|DigestTests|WebhooksTests|MediaTests|StoreTests|CarouselRuntimeTests|BannerServiceTests)\.
+UNIT_TARGETS := ^(ThreadingTests|PlatformTests|TimeZonesTests|CarouselTests|JSONTests|DigestTests|WebhooksTests|MediaTests|StoreTests|CarouselRuntimeTests|BannerServiceTests)\.
 
 ## test-allocations: heap blocks per keep-alive GET /banner (valgrind's dhat, release build) stay
 ## far below one

@@ -21,22 +21,22 @@ let package = Package(
         .target(name: "Platform"),
         // Concurrency primitives: a lock ThreadSanitizer can see, executors for code that may block,
         // counters each thread writes alone. Their pthread calls are the one other unsafe pointer.
-        .target(name: "Locking", dependencies: ["Platform"]),
+        .target(name: "Threading", dependencies: ["Platform"]),
         // HTTP server over libmicrohttpd; the only module that imports CMicroHTTPD. Knows nothing of carousels.
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking", "Platform"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Threading", "Platform"]),
         // Strict JSON reading and writing; knows nothing of carousels.
         .target(name: "JSON"),
         // Time as the service reads and writes it: timestamps (integer nanoseconds), RFC 3339, calendar
         // dates and IANA time zones from the system's tzdata (TZif files).
-        .target(name: "TimeZones", dependencies: ["Locking", "Platform"]),
+        .target(name: "TimeZones", dependencies: ["Threading", "Platform"]),
         // The domain: banners, schedules, the pure Carousel state machine, the engine actor.
-        .target(name: "Carousel", dependencies: ["Locking", "TimeZones"]),
+        .target(name: "Carousel", dependencies: ["Threading", "TimeZones"]),
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
         // SHA-256, for content addresses (media ids).
         .target(name: "Digest"),
         // The store protocol and its records; the memory store.
-        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Locking", "TimeZones"]),
+        .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Threading", "TimeZones"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -46,7 +46,7 @@ let package = Package(
         // The SQLite store, the embedded default; the only module that imports CSQLite.
         .target(
             name: "SQLiteStore",
-            dependencies: ["CSQLite", "Carousel", "Definitions", "JSON", "Store", "Locking", "Platform", "TimeZones"]),
+            dependencies: ["CSQLite", "Carousel", "Definitions", "JSON", "Store", "Threading", "Platform", "TimeZones"]),
         // libpq from Debian (`libpq-dev`), found with pkg-config.
         .systemLibrary(
             name: "CPostgres",
@@ -56,7 +56,7 @@ let package = Package(
         // The PostgreSQL store, for several replicas; the only module that imports CPostgres.
         .target(
             name: "PostgresStore",
-            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Locking", "Platform", "TimeZones"]),
+            dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Threading", "Platform", "TimeZones"]),
         // libvips from Debian (`libvips-dev`), found with pkg-config: decoding and resizing uploads.
         .systemLibrary(
             name: "CVips",
@@ -65,10 +65,10 @@ let package = Package(
         ),
         // Uploaded images (docs/MEDIA.md): formats told by their bytes, headers read before decoding,
         // metadata stripped, WebP variants made with libvips; the only module that imports CVips.
-        .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Locking"]),
+        .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Threading"]),
         // What `GET /metrics` reports beside HTTP requests: carousel changes, timer lateness, plays, the
         // store's operations, the process; counters and their Prometheus text, no HTTP.
-        .target(name: "Metrics", dependencies: ["Locking", "Platform", "TimeZones"]),
+        .target(name: "Metrics", dependencies: ["Threading", "Platform", "TimeZones"]),
         // The value-type logger every layer is handed.
         .target(name: "Logging", dependencies: ["TimeZones", "Platform"]),
         // The carousels in service, apart from HTTP: live carousels (engine, group commit, write then
@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "CarouselRuntime",
             dependencies: [
-                "Carousel", "Definitions", "Digest", "JSON", "Store", "Locking", "Logging", "Media", "Metrics",
+                "Carousel", "Definitions", "Digest", "JSON", "Store", "Threading", "Logging", "Media", "Metrics",
                 "TimeZones",
             ]),
         // The web client's files, compiled in.
@@ -97,7 +97,8 @@ let package = Package(
         .target(
             name: "BannerAPI",
             dependencies: [
-                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient", "TimeZones",
+                "Threading", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "Logging", "WebClient",
+                "TimeZones",
                 "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
             resources: [.embedInCode("Resources/openapi.json")]
@@ -106,19 +107,19 @@ let package = Package(
         .target(
             name: "BannerService",
             dependencies: [
-                "Locking", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
+                "Threading", "MicroHTTP", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "PostgresStore",
                 "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones", "Media", "Digest",
             ]
         ),
         .executableTarget(name: "banner-server", dependencies: ["BannerService", "Logging"]),
 
         // Shared by the tests: a raw-socket HTTP/1.1 client, a child-process runner, a manual clock.
-        .target(name: "TestSupport", dependencies: ["Carousel", "Locking", "TimeZones"], path: "Tests/TestSupport"),
-        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .target(name: "TestSupport", dependencies: ["Carousel", "Threading", "TimeZones"], path: "Tests/TestSupport"),
+        .testTarget(name: "ThreadingTests", dependencies: ["Threading"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "TimeZonesTests", dependencies: ["TimeZones"]),
-        .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Locking", "TestSupport", "TimeZones"]),
-        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking", "TestSupport"]),
+        .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Threading", "TestSupport", "TimeZones"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Threading", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest"]),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"]),
@@ -133,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "CarouselRuntimeTests",
             dependencies: [
-                "CarouselRuntime", "Carousel", "Definitions", "Store", "SQLiteStore", "Locking", "Logging", "Metrics",
+                "CarouselRuntime", "Carousel", "Definitions", "Store", "SQLiteStore", "Threading", "Logging", "Metrics",
                 "TestSupport", "TimeZones",
             ]
         ),
@@ -141,14 +142,15 @@ let package = Package(
             name: "BannerServiceTests",
             dependencies: [
                 "BannerService", "BannerAPI", "JSON", "Carousel", "Definitions", "Store", "SQLiteStore", "Logging",
-                "MicroHTTP", "WebClient", "TestSupport", "Metrics", "CarouselRuntime", "TimeZones", "Locking", "Digest",
+                "MicroHTTP", "WebClient", "TestSupport", "Metrics", "CarouselRuntime", "TimeZones", "Threading",
+                "Digest",
             ]
         ),
         // The repository's documents held to the code (docs/ARCHITECTURE.md's module table).
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "BannerServerTests",
-            dependencies: ["banner-server", "Locking", "SQLiteStore", "TestSupport"]
+            dependencies: ["banner-server", "Threading", "SQLiteStore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

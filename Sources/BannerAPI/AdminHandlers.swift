@@ -50,7 +50,7 @@ enum AdminHandlers {
             do throws(StoreError) {
                 let stored = try await api.scheduled.schedule(pending)
                 api.logger.notice("\(label) → change \(stored.id) scheduled for \(at.rfc3339)")
-                return ReadViews.uncached(
+                return PreparedReads.uncached(
                     ScheduledRequests.json(stored, carousel: live.name), status: 202,
                     headers: [HTTPHeader("Location", "/carousels/\(live.name)/pending/\(stored.id)")]
                         + api.cors.headers(for: origin))
@@ -63,7 +63,7 @@ enum AdminHandlers {
     /// `POST /carousels/{name}/revisions/{n}/restore`: a new revision equal to n.
     static func restore(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
         let live = try api.carousel(call)
-        let number = try RevisionViews.number(call.route.first!, of: live.name)
+        let number = try RevisionDocuments.number(call.route.first!, of: live.name)
         let label = BannerAPI.label(request, call.requestID)
         let ifMatch = request.header("If-Match")
         return .deferred {
@@ -74,7 +74,7 @@ enum AdminHandlers {
                 return api.refused(.store(error), label: label, origin: nil)
             }
             guard let kept else {
-                return api.refused(RevisionViews.notKept(number, of: live.name), label: label, origin: nil)
+                return api.refused(RevisionDocuments.notKept(number, of: live.name), label: label, origin: nil)
             }
             return await administer(
                 .replace(kept.definition), on: live, api, by: call.requester, restoring: number, ifMatch: ifMatch,
@@ -116,7 +116,7 @@ enum AdminHandlers {
             api.logger.notice(
                 "\(label) → created carousel '\(created.name)' of \(count) banner\(count == 1 ? "" : "s")")
             return PreparedResponse(
-                DefinitionViews.definition(
+                DefinitionDocuments.definition(
                     stored, tag: created.definitionTag(revision: stored.revision), status: 201,
                     headers: headers + [HTTPHeader("Location", "/carousels/\(created.name)")]))
         }
@@ -150,16 +150,16 @@ enum AdminHandlers {
         switch change {
         case .addBanner(let banner, _):
             return PreparedResponse(
-                DefinitionViews.banner(
+                DefinitionDocuments.banner(
                     banner, tag: tag, status: 201,
                     headers: headers + [HTTPHeader("Location", "/carousels/\(live.name)/banners/\(banner.id)")]))
         case .replaceBanner(let id, _), .patchBanner(let id, _):
             let banner = revised.definition.banners.first { $0.id == id }!
-            return PreparedResponse(DefinitionViews.banner(banner, tag: tag, status: 200, headers: headers))
+            return PreparedResponse(DefinitionDocuments.banner(banner, tag: tag, status: 200, headers: headers))
         case .deleteBanner:
             return PreparedResponse(Response(status: 204, headers: headers + [HTTPHeader("ETag", tag)]))
         default:
-            return PreparedResponse(DefinitionViews.definition(revised, tag: tag, status: 200, headers: headers))
+            return PreparedResponse(DefinitionDocuments.definition(revised, tag: tag, status: 200, headers: headers))
         }
     }
 }

@@ -14,13 +14,13 @@ import TimeZones
 /// then run in their carousel's engine while the connection is suspended. A refused request
 /// never reaches an engine or the store.
 public struct BannerAPI: HTTPHandler {
-    let directory: CarouselDirectory<HTTPViews>
+    let directory: CarouselDirectory<HTTPOutlets>
     /// The screens of every carousel (docs/SCREENS.md, "The fleet").
-    let fleet: Fleet<HTTPViews>
+    let fleet: Fleet<HTTPOutlets>
     /// `GET /screens/events`' subscribers.
     let screenEvents: ScreenEvents
-    /// The carousels' read views and event streams.
-    let views: HTTPViews
+    /// The carousels' prepared reads and event streams.
+    let outlets: HTTPOutlets
     let web: StaticAssets
     let access: AccessPolicy
     /// Whether webhooks may lead to loopback and private addresses (docs/WEBHOOKS.md).
@@ -42,10 +42,11 @@ public struct BannerAPI: HTTPHandler {
     /// Named tokens (docs/TOKENS.md).
     let tokens: NamedTokens
     /// Changes to make later (docs/SCHEDULED.md).
-    let scheduled: ScheduledChanges<HTTPViews>
+    let scheduled: ScheduledChanges<HTTPOutlets>
     init(
-        directory: CarouselDirectory<HTTPViews>, fleet: Fleet<HTTPViews>, screenEvents: ScreenEvents, views: HTTPViews,
-        media: MediaLibrary, tokens: NamedTokens, scheduled: ScheduledChanges<HTTPViews>, web: StaticAssets,
+        directory: CarouselDirectory<HTTPOutlets>, fleet: Fleet<HTTPOutlets>, screenEvents: ScreenEvents,
+        outlets: HTTPOutlets,
+        media: MediaLibrary, tokens: NamedTokens, scheduled: ScheduledChanges<HTTPOutlets>, web: StaticAssets,
         access: AccessPolicy,
         cors: CORSPolicy, logger: Logger,
         webhookAllowPrivate: Bool = false,
@@ -64,7 +65,7 @@ public struct BannerAPI: HTTPHandler {
         self.directory = directory
         self.fleet = fleet
         self.screenEvents = screenEvents
-        self.views = views
+        self.outlets = outlets
         self.web = web
         self.access = access
         self.cors = cors

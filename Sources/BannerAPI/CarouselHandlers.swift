@@ -24,13 +24,13 @@ enum CarouselHandlers {
     /// A pre-built response from the calling thread's copies (docs/ARCHITECTURE.md, "The read
     /// path"); a screen that names itself is heard from first.
     private static func read(
-        _ resource: ReadViews.Resource, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
+        _ resource: PreparedReads.Resource, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
     ) throws(Problem) -> Reply {
         let name = call.route.carousel!
         let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
         if let screen { try ScreenHandlers.hear(screen, of: audience, api, request, call) }
         guard
-            let response = api.views.readResponse(
+            let response = api.outlets.readResponse(
                 carousel: name, audience: audience, resource, origin: call.origin,
                 ifNoneMatch: request.header("If-None-Match"), find: { api.directory.carousel(named: $0)?.outlet })
         else { throw Problem.notFound(carousel: name) }
@@ -60,7 +60,7 @@ enum CarouselHandlers {
         let live = try api.carousel(call)
         let stored = live.stored
         return .response(
-            DefinitionViews.definition(
+            DefinitionDocuments.definition(
                 stored, tag: live.definitionTag(revision: stored.revision), status: 200,
                 ifNoneMatch: request.header("If-None-Match"), headers: api.cors.headers(for: call.origin)))
     }
@@ -74,7 +74,7 @@ enum CarouselHandlers {
             throw Problem(status: 404, detail: "carousel '\(live.name)' has no banner '\(id)'")
         }
         return .response(
-            DefinitionViews.banner(
+            DefinitionDocuments.banner(
                 banner, tag: live.definitionTag(revision: stored.revision), status: 200,
                 ifNoneMatch: request.header("If-None-Match"), headers: api.cors.headers(for: call.origin)))
     }
@@ -113,20 +113,20 @@ enum CarouselHandlers {
         object.add("next", next)
         return .response(
             Response(
-                status: 200, headers: ReadViews.jsonHeaders + api.cors.headers(for: call.origin),
+                status: 200, headers: PreparedReads.jsonHeaders + api.cors.headers(for: call.origin),
                 body: object.bytes + [UInt8(ascii: "\n")]))
     }
 
     /// `GET …/timeline`: the changes planned from now, scheduled changes included.
     static func timeline(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
         let live = try api.carousel(call)
-        let span = try TimelineView.span(request.queryParameter("hours"))
-        let limit = try TimelineView.limit(request.queryParameter("limit"), spanGiven: span != nil)
+        let span = try TimelineDocument.span(request.queryParameter("hours"))
+        let limit = try TimelineDocument.limit(request.queryParameter("limit"), spanGiven: span != nil)
         let redefinitions = ScheduledRequests.redefinitions(api.scheduled.known(of: live.key.serial), of: live)
         let (entries, until) = live.engine.plan(
             limit: limit, span: span, redefinitions: redefinitions, audience: try QueryValues.audience(of: request))
         return .response(
-            TimelineView.response(
+            TimelineDocument.response(
                 of: entries, until: span.map { _ in until }, listed: live.stored.definition.banners,
                 headers: api.cors.headers(for: call.origin)))
     }
@@ -135,10 +135,10 @@ enum CarouselHandlers {
     static func preview(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
         let live = try api.carousel(call)
         let audience = try QueryValues.audience(of: request)
-        let at = try TimelineView.instant(request.queryParameter("at"), now: api.clock())
+        let at = try TimelineDocument.instant(request.queryParameter("at"), now: api.clock())
         let redefinitions = ScheduledRequests.redefinitions(api.scheduled.known(of: live.key.serial), of: live)
         let state = live.engine.projected(to: at, redefinitions: redefinitions).state(for: audience)
-        return .response(TimelineView.preview(state, headers: api.cors.headers(for: call.origin)))
+        return .response(TimelineDocument.preview(state, headers: api.cors.headers(for: call.origin)))
     }
 
     /// `GET /carousels/{name}/`: the built-in page, for a carousel that exists.

@@ -72,7 +72,7 @@ enum EngagementHandlers {
                 let (type, body) =
                     query.csv
                     ? ("text/csv; charset=utf-8", report.csv())
-                    : (ReadViews.jsonContentType.value, report.json(carousel: live.name, audience: audience))
+                    : (PreparedReads.jsonContentType.value, report.json(carousel: live.name, audience: audience))
                 return PreparedResponse(
                     Response(
                         status: 200,

@@ -1,6 +1,6 @@
 import Dispatch
-import Locking
 import MicroHTTP
+import Threading
 
 /// The subscribers of one carousel's event stream (`GET …/banner/events`) and what they are sent:
 /// on subscribing, the current state; then one event per change of the carousel. (Heartbeats
@@ -24,7 +24,7 @@ final class EventHub: Sendable {
     /// (in its first event or after it).
     private let latestEvent: Lock<(version: UInt64, event: [UInt8])?>
     private let streams: StreamRegistry
-    /// The carousel's state now, as `version` and JSON (its read views).
+    /// The carousel's state now, as `version` and JSON (its prepared reads).
     private let current: @Sendable () -> (version: UInt64, json: [UInt8])
 
     init(group: String, streams: StreamRegistry, current: @escaping @Sendable () -> (version: UInt64, json: [UInt8])) {

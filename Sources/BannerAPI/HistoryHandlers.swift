@@ -11,7 +11,7 @@ enum HistoryHandlers {
         let live = try api.carousel(call)
         return .deferred { [directory = api.directory] in
             do throws(StoreError) {
-                return RevisionViews.list(try directory.revisions(of: live), of: live.name)
+                return RevisionDocuments.list(try directory.revisions(of: live), of: live.name)
             } catch {
                 return PreparedResponse(Problem.store(error).response)
             }
@@ -21,13 +21,13 @@ enum HistoryHandlers {
     /// `GET /carousels/{name}/revisions/{n}`: the definition as it was.
     static func revision(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
         let live = try api.carousel(call)
-        let number = try RevisionViews.number(call.route.first!, of: live.name)
+        let number = try RevisionDocuments.number(call.route.first!, of: live.name)
         return .deferred { [directory = api.directory] in
             do throws(StoreError) {
                 guard let kept = try directory.revision(number, of: live) else {
-                    return PreparedResponse(RevisionViews.notKept(number, of: live.name).response)
+                    return PreparedResponse(RevisionDocuments.notKept(number, of: live.name).response)
                 }
-                return RevisionViews.document(kept)
+                return RevisionDocuments.document(kept)
             } catch {
                 return PreparedResponse(Problem.store(error).response)
             }
@@ -69,10 +69,10 @@ enum HistoryHandlers {
 
     /// `GET /audit`: the audit log, newest first, as JSON or CSV.
     static func auditLog(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
-        let (query, csv) = try AuditViews.query(of: request)
+        let (query, csv) = try AuditDocuments.query(of: request)
         return .deferred { [directory = api.directory] in
             do throws(StoreError) {
-                return AuditViews.response(try directory.auditLog(query), of: query, csv: csv)
+                return AuditDocuments.response(try directory.auditLog(query), of: query, csv: csv)
             } catch {
                 return PreparedResponse(Problem.store(error).response)
             }

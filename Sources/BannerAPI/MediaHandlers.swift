@@ -77,11 +77,11 @@ enum MediaHandlers {
                     logger.notice(
                         "\(label) → media \(record.id) (\(record.type), \(record.width) × \(record.height), "
                             + "\(record.variants.count) variants)")
-                    return ReadViews.uncached(
+                    return PreparedReads.uncached(
                         MediaRequests.json(record, usedBy: []), status: 201,
                         headers: [HTTPHeader("Location", "/media/\(record.id)")])
                 case .existing(let record):
-                    return ReadViews.uncached(
+                    return PreparedReads.uncached(
                         MediaRequests.json(record, usedBy: media.uses()[record.id] ?? []), status: 200,
                         headers: [HTTPHeader("Location", "/media/\(record.id)")])
                 }

@@ -1,10 +1,10 @@
 import CarouselRuntime
 import Definitions
 import JSON
-import Locking
 import Media
 import MicroHTTP
 import Store
+import Threading
 import TimeZones
 
 /// The media library over HTTP (docs/API.md, Media): uploads checked on the request thread as
@@ -100,7 +100,7 @@ enum MediaRequests {
     static func list(_ records: [MediaRecord], uses: [String: [MediaUse]]) -> PreparedResponse {
         var object = JSONObject()
         object.add("media", records.map { json($0, usedBy: uses[$0.id] ?? []) })
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 }
 

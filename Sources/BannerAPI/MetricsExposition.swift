@@ -6,7 +6,7 @@ import MicroHTTP
 /// written afresh for each scrape.
 enum MetricsExposition {
     static func response(
-        requests: RequestMetrics, service: ServiceMetrics, fleet: Fleet<HTTPViews>,
+        requests: RequestMetrics, service: ServiceMetrics, fleet: Fleet<HTTPOutlets>,
         subscribers: (ownSocket: Int, libmicrohttpd: Int)
     ) -> Response {
         var text = ""

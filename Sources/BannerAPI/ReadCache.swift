@@ -1,17 +1,17 @@
 import Definitions
-import Locking
 import MicroHTTP
 import Synchronization
+import Threading
 
 /// The read path's responses, copied once per worker thread (docs/ARCHITECTURE.md, "The read
 /// path"): a read finds its carousel and its pre-built response in its own thread's copies,
 /// without a lock, and queues a response whose reference counts (Swift's and libmicrohttpd's,
 /// behind a mutex) only that thread touches. Shared between the cores, and only read by a read,
 /// are two counters: the directory's membership changes and each carousel's publications. A read
-/// that sees either move takes the shared way once (the directory's lock, then the views' lock)
+/// that sees either move takes the shared way once (the directory's lock, then the reads' lock)
 /// and copies what it needs.
 ///
-/// Freshness: a carousel's views are replaced, then its publication counter moves; a carousel is
+/// Freshness: a carousel's reads are replaced, then its publication counter moves; a carousel is
 /// added or removed, then the membership counter moves. A read that starts after a change has
 /// returned (a command's answer was sent after its publication) sees the counter moved, so it
 /// never answers with an older state than one already answered.
@@ -28,11 +28,11 @@ final class ReadCache: @unchecked Sendable {
     }
 
     /// The response to a read of `resource` of the carousel `name` by a screen of `audience`;
-    /// `views` finds the views the shared way when this thread has none (nil: no such carousel),
+    /// `reads` finds the reads the shared way when this thread has none (nil: no such carousel),
     /// and whether they are the audience's own (else the default's, docs/AUDIENCES.md).
     func response(
-        carousel name: String, audience: String?, _ resource: ReadViews.Resource, origin: String?,
-        ifNoneMatch: String?, views: (String, String?) -> (views: ReadViews, own: Bool)?
+        carousel name: String, audience: String?, _ resource: PreparedReads.Resource, origin: String?,
+        ifNoneMatch: String?, reads: (String, String?) -> (reads: PreparedReads, own: Bool)?
     ) -> PreparedResponse? {
         let membership = membership.load(ordering: .acquiring)
         return withThreadCopies { copies in
@@ -41,9 +41,9 @@ final class ReadCache: @unchecked Sendable {
             }
             let found =
                 if let audience {
-                    copies.carousel(named: name, audience: audience, views: views)
+                    copies.carousel(named: name, audience: audience, reads: reads)
                 } else {
-                    copies.carousel(named: name) { views($0, nil)?.views }
+                    copies.carousel(named: name) { reads($0, nil)?.reads }
                 }
             return found?.response(resource, origin: origin, ifNoneMatch: ifNoneMatch)
         }
@@ -89,7 +89,7 @@ private final class ThreadCopies {
         lastAudience = nil
     }
 
-    func carousel(named name: String, audience: String, views: (String, String?) -> (views: ReadViews, own: Bool)?)
+    func carousel(named name: String, audience: String, reads: (String, String?) -> (reads: PreparedReads, own: Bool)?)
         -> CarouselCopies?
     {
         let key = AudienceKey(carousel: name, audience: audience)
@@ -98,7 +98,7 @@ private final class ThreadCopies {
         if let found = audiences[key] {
             copies = found
         } else {
-            guard let (found, own) = views(name, audience) else { return nil }
+            guard let (found, own) = reads(name, audience) else { return nil }
             copies = own ? CarouselCopies(found) : carousel(named: name) { _ in found }!
             if audiences.count == Self.audienceLimit { audiences.removeAll() }
             audiences[key] = copies
@@ -107,47 +107,47 @@ private final class ThreadCopies {
         return copies
     }
 
-    func carousel(named name: String, views: (String) -> ReadViews?) -> CarouselCopies? {
+    func carousel(named name: String, reads: (String) -> PreparedReads?) -> CarouselCopies? {
         let isDefault = name == CarouselDefinition.defaultName
         if let found = isDefault ? defaultCarousel : carousels[name] { return found }
-        guard let views = views(name) else { return nil }
-        let made = CarouselCopies(views)
+        guard let reads = reads(name) else { return nil }
+        let made = CarouselCopies(reads)
         if isDefault { defaultCarousel = made } else { carousels[name] = made }
         return made
     }
 }
 
-/// One carousel's responses as one thread queues them: copies of its views' representations,
+/// One carousel's responses as one thread queues them: copies of its reads' representations,
 /// made on first need after each publication. Kept as three arrays rather than one of
 /// `Representation`s, so that a read retains the one response it sends and nothing else.
 private final class CarouselCopies {
-    let views: ReadViews
+    let reads: PreparedReads
     private var publication: UInt64 = .max
-    /// By position (`ReadViews.index(of:origin:)`).
+    /// By position (`PreparedReads.index(of:origin:)`).
     private var etags: [String]
     private var ok: [PreparedResponse?]
     private var notModified: [PreparedResponse?]
 
-    init(_ views: ReadViews) {
-        self.views = views
-        etags = Array(repeating: "", count: views.representationCount)
-        ok = Array(repeating: nil, count: views.representationCount)
+    init(_ reads: PreparedReads) {
+        self.reads = reads
+        etags = Array(repeating: "", count: reads.representationCount)
+        ok = Array(repeating: nil, count: reads.representationCount)
         notModified = ok
     }
 
-    func response(_ resource: ReadViews.Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
-        let index = views.index(of: resource, origin: origin)
-        if publication != views.publication.load(ordering: .acquiring) || ok[index] == nil {
+    func response(_ resource: PreparedReads.Resource, origin: String?, ifNoneMatch: String?) -> PreparedResponse {
+        let index = reads.index(of: resource, origin: origin)
+        if publication != reads.publication.load(ordering: .acquiring) || ok[index] == nil {
             copy(index)
         }
         if let ifNoneMatch, EntityTag.matches(ifNoneMatch, etags[index]) { return notModified[index]! }
         return ok[index]!
     }
 
-    /// The representation at `index` copied from the views' latest, the others forgotten when
+    /// The representation at `index` copied from the reads' latest, the others forgotten when
     /// that is a later publication than theirs.
     private func copy(_ index: Int) {
-        let (shared, publication) = views.representation(at: index)
+        let (shared, publication) = reads.representation(at: index)
         if publication != self.publication {
             self.publication = publication
             for position in ok.indices {

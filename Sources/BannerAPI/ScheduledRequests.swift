@@ -99,7 +99,7 @@ enum ScheduledRequests {
         var object = JSONObject()
         object.add("carousel", carousel)
         object.add("pending", changes.map { json($0, carousel: carousel) })
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 
     /// A pending change's id in a path; a 404 when it is not one.
@@ -158,7 +158,7 @@ struct PendingChangeMaker: Sendable {
             case .store(.notPending):
                 logger.debug("\(label): made or cancelled by another process")
             case .store(let failure):
-                logger.error("\(label) failed: \(failure); tried again in \(ScheduledChanges<HTTPViews>.retryPause)")
+                logger.error("\(label) failed: \(failure); tried again in \(ScheduledChanges<HTTPOutlets>.retryPause)")
             }
         }
     }

@@ -116,7 +116,7 @@ enum ScreenRequests {
         var object = JSONObject()
         object.add("screens", entries.map(json))
         return Response(
-            status: 200, headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
+            status: 200, headers: [PreparedReads.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
             body: object.bytes + [UInt8(ascii: "\n")])
     }
 

@@ -9,14 +9,14 @@ enum ServiceHandlers {
     private static let healthy = PreparedResponse(
         Response(
             status: 200,
-            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
+            headers: [PreparedReads.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
             body: Array("{\"status\":\"ok\"}\n".utf8)))
 
     /// `GET /readyz` while ready; the same caching rule as the health check's.
     private static let ready = PreparedResponse(
         Response(
             status: 200,
-            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
+            headers: [PreparedReads.jsonContentType, HTTPHeader("Cache-Control", "no-store")],
             body: Array("{\"status\":\"ready\"}\n".utf8)))
 
     /// `GET /healthz`: the process is alive.

@@ -9,7 +9,7 @@ import TimeZones
 /// their outlets feed, and the API that serves them. BannerService puts an `HTTPServer` in front of
 /// `api`; tests call `api` directly.
 public struct ServiceParts: Sendable {
-    let runtime: Runtime<HTTPViews>
+    let runtime: Runtime<HTTPOutlets>
     private let heartbeat: Heartbeat
     /// The service's open streams; the HTTP server in front of `api` must be given it.
     public let streams = StreamRegistry()
@@ -27,9 +27,9 @@ public struct ServiceParts: Sendable {
     ) {
         let cors = CORSPolicy(origins: corsOrigins)
         let mediaIndex = MediaIndex(store: store)
-        let views = HTTPViews(cors: cors, streams: streams, media: mediaIndex)
+        let outlets = HTTPOutlets(cors: cors, streams: streams, media: mediaIndex)
         let runtime = Runtime(
-            store: store, loaded: loaded, outlets: views, logger: logger, clock: clock,
+            store: store, loaded: loaded, outlets: outlets, logger: logger, clock: clock,
             statsFlushInterval: statsFlushInterval, fleet: fleet, mediaIndex: mediaIndex, media: media,
             deliver: deliver, beforeFirstLoad: beforeFirstLoad)
         self.runtime = runtime
@@ -40,7 +40,7 @@ public struct ServiceParts: Sendable {
             tell(entries.map(ScreenRequests.webhookEvent))
         }
         api = BannerAPI(
-            directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, views: views,
+            directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, outlets: outlets,
             media: runtime.media, tokens: runtime.tokens, scheduled: runtime.scheduled, web: StaticAssets(cors: cors),
             access: access.granting(runtime.tokens, clock: clock), cors: cors,
             logger: logger, webhookAllowPrivate: webhookAllowPrivate, clock: clock, notReady: { runtime.notReady },
@@ -48,7 +48,7 @@ public struct ServiceParts: Sendable {
     }
 
     /// The carousels being served.
-    var directory: CarouselDirectory<HTTPViews> { runtime.directory }
+    var directory: CarouselDirectory<HTTPOutlets> { runtime.directory }
 
     /// Starts every carousel's clock, follows what other processes sharing the store change, and
     /// makes scheduled changes when they are due.

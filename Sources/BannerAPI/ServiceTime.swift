@@ -9,7 +9,7 @@ enum ServiceTime {
     static func response(at now: Timestamp, headers: [HTTPHeader]) -> Response {
         Response(
             status: 200,
-            headers: [ReadViews.jsonContentType, HTTPHeader("Cache-Control", "no-store"), timingAllowed] + headers,
+            headers: [PreparedReads.jsonContentType, HTTPHeader("Cache-Control", "no-store"), timingAllowed] + headers,
             body: Array("{\"epochMillis\":\(epochMillis(now))}\n".utf8))
     }
 

@@ -11,7 +11,7 @@ struct StaticAssets: Sendable {
         WebClient.assets
         + [
             WebClient.Asset(
-                path: "/openapi.json", contentType: ReadViews.jsonContentType.value,
+                path: "/openapi.json", contentType: PreparedReads.jsonContentType.value,
                 content: PackageResources.openapi_json)
         ]
 

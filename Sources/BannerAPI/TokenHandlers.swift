@@ -40,7 +40,7 @@ enum TokenHandlers {
                 let scope = asked.carousels.map { " for \($0.joined(separator: ", "))" } ?? ""
                 logger.notice(
                     "\(label) → token '\(asked.name)' created by \(requester.actor): \(asked.role.rawValue)\(scope)")
-                return ReadViews.uncached(TokenRequests.json(record, now: now, secret: secret), status: 201)
+                return PreparedReads.uncached(TokenRequests.json(record, now: now, secret: secret), status: 201)
             } catch {
                 return api.refused(.store(error), label: label, origin: nil)
             }

@@ -114,6 +114,6 @@ enum TokenRequests {
     static func list(_ tokens: [TokenRecord], now: Timestamp) -> PreparedResponse {
         var object = JSONObject()
         object.add("tokens", tokens.map { json($0, now: now) })
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 }

@@ -25,7 +25,7 @@ enum WebhookHandlers {
                 guard let webhook = try directory.webhooks().first(where: { $0.id == id }) else {
                     return PreparedResponse(WebhookRequests.notFound(text).response)
                 }
-                return ReadViews.uncached(WebhookRequests.json(webhook))
+                return PreparedReads.uncached(WebhookRequests.json(webhook))
             } catch {
                 return PreparedResponse(Problem.store(error).response)
             }
@@ -77,7 +77,7 @@ enum WebhookHandlers {
                 logger.notice(
                     "\(label) → webhook \(stored.id) to \(stored.url) created by \(requester.actor): "
                         + stored.events.map(\.rawValue).joined(separator: ", "))
-                return ReadViews.uncached(
+                return PreparedReads.uncached(
                     WebhookRequests.json(stored), status: 201,
                     headers: [HTTPHeader("Location", "/webhooks/\(stored.id)")])
             } catch {

@@ -131,12 +131,12 @@ enum WebhookRequests {
                     })
                 return delivery
             })
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 
     static func list(_ webhooks: [WebhookRecord]) -> PreparedResponse {
         var object = JSONObject()
         object.add("webhooks", webhooks.map(json))
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 }

@@ -55,7 +55,7 @@ public struct Carousel: Sendable, Hashable {
     public static let pauseDurations: ClosedRange<Duration> = .nanoseconds(1) ... .seconds(31_536_000)
 
     /// The banners and their settings, behind one reference shared by every audience's state: a
-    /// `Carousel` is copied into several places per carousel (the engine, the read views, the
+    /// `Carousel` is copied into several places per carousel (the engine, the prepared reads, the
     /// history), so its large and rarely changed parts are kept out of line (docs/PERFORMANCE.md).
     public var lineup: Lineup { sharedLineup.value }
     private let sharedLineup: Boxed<Lineup>

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import TimeZones
 
 /// Owns the live `Carousel`: applies commands in order, advances it on time with a `Ticker`,

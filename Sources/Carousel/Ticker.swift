@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Locking
+import Threading
 import TimeZones
 
 /// A one-shot wall-clock timer, re-armed for each due time. Its handler receives the time it

@@ -1,8 +1,8 @@
 import Carousel
 import Definitions
-import Locking
 import Metrics
 import Store
+import Threading
 import TimeZones
 
 /// The carousels being served, by name. Creating and deleting go through the store first; the

@@ -1,9 +1,9 @@
 import Carousel
 import Dispatch
-import Locking
 import Logging
 import Metrics
 import Store
+import Threading
 import TimeZones
 
 /// How the fleet keeps and judges screens (docs/SCREENS.md, "The fleet"; docs/CONFIGURATION.md).

@@ -2,13 +2,13 @@ import Carousel
 import Definitions
 import Digest
 import JSON
-import Locking
 import Metrics
 import Store
+import Threading
 import TimeZones
 
 /// One carousel being served: its engine (the state), the outlet the engine feeds (`Outlet`: for
-/// HTTP, the read views and the event stream), and its definition as last stored. Every change
+/// HTTP, the prepared reads and the event stream), and its definition as last stored. Every change
 /// runs in the engine, one at a time, and is written to the store before anyone sees it
 /// (docs/STORE.md: write, then publish).
 public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {

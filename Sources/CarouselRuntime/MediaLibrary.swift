@@ -1,9 +1,9 @@
 import Carousel
 import Definitions
 import Digest
-import Locking
 import Media
 import Store
+import Threading
 import TimeZones
 
 /// How uploads are limited and decoded (docs/MEDIA.md, docs/CONFIGURATION.md).
@@ -37,7 +37,7 @@ public final class MediaIndex: Sendable {
     public func known(_ id: String) -> MediaRecord? { records.withLock { $0[id] } }
 
     /// The record of `id` as `store` has it now (nil when it has none), remembered. The library
-    /// asks through its timed store; a miss while building a read view, through the plain one.
+    /// asks through its timed store; a miss while building a prepared read, through the plain one.
     func stored(_ id: String, in store: any CarouselStore) throws(StoreError) -> MediaRecord? {
         let found = try store.mediaRecord(id)
         if let found { remember(found) }

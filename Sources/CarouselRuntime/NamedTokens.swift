@@ -1,7 +1,7 @@
 import Digest
-import Locking
 import Logging
 import Store
+import Threading
 import TimeZones
 
 /// The named tokens (docs/TOKENS.md) as this process knows them, by the SHA-256 of their secret:

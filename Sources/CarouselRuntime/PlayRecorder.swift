@@ -1,9 +1,9 @@
 import Carousel
 import Dispatch
-import Locking
 import Logging
 import Metrics
 import Store
+import Threading
 import TimeZones
 
 /// A view as a screen reports it (docs/STATS.md): its banner, when it began, and the id the screen

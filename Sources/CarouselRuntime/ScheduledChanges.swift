@@ -1,7 +1,7 @@
 import Carousel
-import Locking
 import Logging
 import Store
+import Threading
 import TimeZones
 
 /// Scheduled changes (docs/SCHEDULED.md) as this process knows them: read from the store (again

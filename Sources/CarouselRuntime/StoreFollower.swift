@@ -1,6 +1,6 @@
-import Locking
 import Logging
 import Store
+import Threading
 
 /// Keeps the carousels in service in step with a store other processes change too (PostgreSQL,
 /// docs/STORE.md): every change the store reports is followed in the directory, and readiness

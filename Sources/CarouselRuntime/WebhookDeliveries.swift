@@ -1,7 +1,7 @@
 import Dispatch
-import Locking
 import Logging
 import Store
+import Threading
 import TimeZones
 
 /// Something to call, set once its callee exists: the store wrapper rings it after a write that

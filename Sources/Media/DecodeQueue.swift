@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Locking
+import Threading
 
 /// Where uploads are decoded (docs/MEDIA.md): at most `workers` at once, each on a thread of its
 /// own scheduled only when a core would otherwise idle (`SCHED_IDLE`, else nice 19; inherited by

@@ -1,5 +1,5 @@
 import Glibc
-import Locking
+import Threading
 
 /// Requests as `GET /metrics` reports them (docs/METRICS.md): how many, by route template, method
 /// and status, and how long the handler took to have each answer ready, by route (a histogram).

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import TimeZones
 
 /// What `GET /metrics` reports beside requests (docs/METRICS.md): carousel changes by cause, how

@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Glibc
-import Locking
 import Platform
+import Threading
 
 /// Accepts every connection on the server's port and sorts it by its first request
 /// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd"):

@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
-import Locking
 import Synchronization
+import Threading
 
 /// Cuts connections that are too slow to deliver a request — slowloris clients that trickle
 /// headers or a body a byte at a time, which libmicrohttpd's idle timeout never catches because

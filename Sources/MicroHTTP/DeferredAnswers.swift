@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Locking
+import Threading
 
 /// Connections suspended while deferred work (a handler's `.deferred` reply) runs, so that each
 /// is resumed exactly once: by its work's answer, or by `resumeAll` when the server stops (a

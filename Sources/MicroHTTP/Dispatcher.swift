@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Glibc
-import Locking
 import Synchronization
+import Threading
 
 /// Runs each request through its lifecycle (`RequestSlot`: first call, upload calls, final call,
 /// completion; docs/ARCHITECTURE.md) and answers it through the handler: at once, after deferred

@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Glibc
-import Locking
 import Platform
+import Threading
 
 /// A thread of its own that waits in an epoll set for the life of a server and is woken from
 /// other threads (`WakeableEpoll`): the acceptor's and each read loop's. It owns the set (closed

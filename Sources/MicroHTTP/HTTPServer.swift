@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Glibc
-import Locking
+import Threading
 
 /// An HTTP/1.1 server on libmicrohttpd: epoll, one worker thread per core, keep-alive, a body
 /// cap, and suspend/resume for handlers that answer asynchronously. It owns the daemon: the

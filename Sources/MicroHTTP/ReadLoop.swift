@@ -1,8 +1,8 @@
 import CMicroHTTPD
 import Glibc
-import Locking
 import Platform
 import Synchronization
+import Threading
 
 /// Answers keep-alive reads outside libmicrohttpd (docs/ARCHITECTURE.md, "Reads outside
 /// libmicrohttpd"). The `Acceptor` gives a loop each connection whose first request is a plain

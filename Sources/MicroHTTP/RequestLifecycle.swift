@@ -1,5 +1,5 @@
 import Glibc
-import Locking
+import Threading
 
 /// The life of one request, held in libmicrohttpd's per-request slot (`*req_cls`) from the first
 /// access-handler call to the completion notification (docs/ARCHITECTURE.md explains the calls):

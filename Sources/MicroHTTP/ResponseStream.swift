@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Glibc
-import Locking
 import Platform
+import Threading
 
 /// A response whose body is written over time, such as Server-Sent Events: the status and
 /// headers go out at once, then every chunk passed to `send`, until `finish()`, the client

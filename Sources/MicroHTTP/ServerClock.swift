@@ -1,6 +1,6 @@
 import Glibc
-import Locking
 import Synchronization
+import Threading
 
 /// The clock a server's timeouts run on (docs/ARCHITECTURE.md, "Connections"): the watchdog's
 /// deadlines, the acceptor's for a first request, the read loops' for an idle connection. The

@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Dispatch
-import Locking
 import Synchronization
+import Threading
 
 /// Every response stream open on a server, in named groups: the one registry of open streams.
 /// Whoever builds the service makes it and hands it to the `HTTPServer`, which ends every stream

@@ -1,6 +1,6 @@
 import Glibc
-import Locking
 import Platform
+import Threading
 
 /// The replica's ear on the database: a connection of its own that `LISTEN`s on the changes'
 /// channel, on a thread of its own, waiting on its socket. When the connection breaks (the

@@ -2,8 +2,8 @@ import CPostgres
 import Carousel
 import Definitions
 import Glibc
-import Locking
 import Store
+import Threading
 import TimeZones
 
 extension PostgresStore: PlayStore {

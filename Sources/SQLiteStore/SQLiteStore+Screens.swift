@@ -3,8 +3,8 @@ import Carousel
 import Definitions
 import Glibc
 import JSON
-import Locking
 import Store
+import Threading
 import TimeZones
 
 extension SQLiteStore: ScreenStore {

@@ -1,6 +1,6 @@
 import Definitions
 import JSON
-import Locking
+import Threading
 
 /// Definitions decoded from their stored JSON, kept by serial and revision. A write reads its
 /// carousel's row in its transaction (another process may have changed it), and decoding the

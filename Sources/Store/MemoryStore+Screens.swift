@@ -1,6 +1,6 @@
 import Carousel
 import Definitions
-import Locking
+import Threading
 import TimeZones
 
 extension MemoryStore: ScreenStore {

@@ -1,6 +1,6 @@
 import Carousel
 import Definitions
-import Locking
+import Threading
 import TimeZones
 
 /// Carousels in this process's memory: nothing survives it. For tests and benchmarks

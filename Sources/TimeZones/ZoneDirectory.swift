@@ -1,6 +1,6 @@
 import Glibc
-import Locking
 import Platform
+import Threading
 
 /// The system's time zone database: TZif files under `/usr/share/zoneinfo` (Debian's `tzdata`),
 /// or under `$TZDIR` when set. Each zone is read once and kept: files are small (a few KiB) and a

@@ -1,7 +1,7 @@
 import Foundation
-import Locking
 import TestSupport
 import Testing
+import Threading
 
 let validConfiguration = #"""
     {"host": "127.0.0.1", "port": 0, "interval": 3600,

@@ -46,8 +46,8 @@ struct ConditionalReadTests {
 
     @Test func tagsOfAnotherRunNeverMatch() {
         let carousel = Carousel(banners: sampleBanners(2), interval: .seconds(4), now: t0)
-        let first = ReadViews(initial: carousel)
-        let restarted = ReadViews(initial: carousel)
+        let first = PreparedReads(initial: carousel)
+        let restarted = PreparedReads(initial: carousel)
         let tag = first.response(.state, origin: nil, ifNoneMatch: nil).response.headers.first { $0.name == "ETag" }
         let other = restarted.response(.state, origin: nil, ifNoneMatch: nil).response.headers.first {
             $0.name == "ETag"
@@ -64,7 +64,7 @@ struct ConditionalReadTests {
                 Banner(id: "b", image: "https://cdn.example.com/b.png", audiences: ["de"]),
             ], interval: .seconds(4))
         var carousel = Carousel(lineup: lineup, now: t0)
-        let views = ReadViews(initial: carousel)
+        let views = PreparedReads(initial: carousel)
         let before = views.publication.load(ordering: .relaxed)
         carousel.advance(to: t0 + .seconds(4))
         #expect(carousel.state(for: "de").version == 2 && carousel.version == 1)

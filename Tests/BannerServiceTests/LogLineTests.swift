@@ -1,6 +1,6 @@
-import Locking
 import Logging
 import Testing
+import Threading
 
 @Suite("Log lines")
 struct LogLineTests {

@@ -28,8 +28,8 @@ struct RouterHarness: Sendable {
     let parts: ServiceParts
     /// The engine of `default`.
     var engine: CarouselEngine { parts.directory.carousel(named: CarouselDefinition.defaultName)!.engine }
-    /// The read views of `default`.
-    var views: ReadViews { parts.directory.carousel(named: CarouselDefinition.defaultName)!.views }
+    /// The prepared reads of `default`.
+    var reads: PreparedReads { parts.directory.carousel(named: CarouselDefinition.defaultName)!.reads }
     var api: BannerAPI { parts.api }
 
     init(

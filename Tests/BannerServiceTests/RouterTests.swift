@@ -142,7 +142,7 @@ struct RouterReadTests {
             return
         }
         let answer = await work()
-        let published = harness.views.response(.state, origin: nil, ifNoneMatch: nil)
+        let published = harness.reads.response(.state, origin: nil, ifNoneMatch: nil)
         #expect(answer.status == 200)
         #expect(answer.body == published.body)
         #expect(answer.headers == published.headers + [HTTPHeader("X-Request-Id", "req42x")])

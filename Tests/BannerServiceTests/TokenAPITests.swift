@@ -1,9 +1,9 @@
 import BannerService
 import Foundation
-import Locking
 import Logging
 import TestSupport
 import Testing
+import Threading
 import TimeZones
 
 @testable import BannerAPI

@@ -1,10 +1,10 @@
 import Carousel
 import Definitions
-import Locking
 import Logging
 import Store
 import TestSupport
 import Testing
+import Threading
 import TimeZones
 
 @testable import CarouselRuntime

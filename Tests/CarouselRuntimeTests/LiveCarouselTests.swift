@@ -1,11 +1,11 @@
 import Carousel
 import CarouselRuntime
 import Definitions
-import Locking
 import Logging
 import Store
 import TestSupport
 import Testing
+import Threading
 import TimeZones
 
 /// An outlet that keeps what it is told, as the HTTP adapter's views would be told it.

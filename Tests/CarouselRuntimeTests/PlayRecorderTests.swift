@@ -1,11 +1,11 @@
 import Carousel
 import Dispatch
-import Locking
 import Logging
 import Metrics
 import Store
 import TestSupport
 import Testing
+import Threading
 import TimeZones
 
 @testable import CarouselRuntime

@@ -1,6 +1,6 @@
-import Locking
 import TestSupport
 import Testing
+import Threading
 
 @testable import Carousel
 

@@ -1,7 +1,7 @@
 import Foundation
-import Locking
 import TestSupport
 import Testing
+import Threading
 
 @testable import MicroHTTP
 

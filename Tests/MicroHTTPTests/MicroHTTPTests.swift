@@ -1,9 +1,9 @@
 import Foundation
-import Locking
 import MicroHTTP
 import Synchronization
 import TestSupport
 import Testing
+import Threading
 
 /// Answers every request with what it received, so tests can see the parsed request.
 struct EchoHandler: HTTPHandler {

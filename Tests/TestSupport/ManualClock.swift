@@ -1,5 +1,5 @@
 import Carousel
-import Locking
+import Threading
 import TimeZones
 
 /// A clock the test sets by hand, for exact times without sleeping.

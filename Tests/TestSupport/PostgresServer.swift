@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import Threading
 
 /// A throwaway PostgreSQL server for tests (Debian's `postgresql`): `initdb` into a fresh
 /// temporary directory, started on a free loopback port with its socket in that directory,

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import Threading
 
 /// The real `banner-server` executable (or another program), run as a child process with a clean
 /// environment and its output captured.

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Locking
+import Threading
 
 /// A webhook receiver on 127.0.0.1 for the tests (docs/WEBHOOKS.md): an HTTP/1.1 server that
 /// keeps every request it reads and answers each with the status `answer` gives (by the request's

@@ -6,7 +6,7 @@
 // needs no check: it is libmicrohttpd's to answer. Any difference stops the run (a finding).
 // Input: the request's bytes.
 import Glibc
-import Locking
+import Threading
 
 @testable import MicroHTTP
 

@@ -10,7 +10,7 @@ import TimeZones
 /// listed (what a screen plays from when it loses the service). Computed per request from the
 /// published state, with the engine's clock: the same steps the engine takes, and the scheduled
 /// changes made on the way (docs/SCHEDULED.md).
-enum TimelineView {
+enum TimelineDocument {
     static let defaultLimit = 100
     static let maxHours = 24.0
 
@@ -51,7 +51,7 @@ enum TimelineView {
     /// `GET …/preview`: the state planned, as `GET …/banner` writes a state (without `srcset`).
     static func preview(_ state: Carousel, headers: [HTTPHeader]) -> Response {
         Response(
-            status: 200, headers: ReadViews.jsonHeaders + headers,
+            status: 200, headers: PreparedReads.jsonHeaders + headers,
             body: CarouselJSON.state(state, banners: EncodedBanners(state.banners)))
     }
 
@@ -79,6 +79,6 @@ enum TimelineView {
             })
         if let until { document.add("until", until.rfc3339) }
         return Response(
-            status: 200, headers: ReadViews.jsonHeaders + headers, body: document.bytes + [UInt8(ascii: "\n")])
+            status: 200, headers: PreparedReads.jsonHeaders + headers, body: document.bytes + [UInt8(ascii: "\n")])
     }
 }

@@ -6,7 +6,7 @@ import Store
 /// A carousel's history as the admin API shows it (docs/HISTORY.md): the list of revisions kept
 /// and each revision's definition. Read from the store on each request and never cached: the
 /// history holds who changed what, for the admin role only.
-enum RevisionViews {
+enum RevisionDocuments {
     /// `{"carousel", "revisions": [{"revision", "at", "actor", "summary"}]}`, newest first.
     static func list(_ records: [RevisionRecord], of carousel: String) -> PreparedResponse {
         var object = JSONObject()
@@ -21,13 +21,13 @@ enum RevisionViews {
                 entry.add("summary", record.summary)
                 return entry
             })
-        return ReadViews.uncached(object)
+        return PreparedReads.uncached(object)
     }
 
     /// The definition as it was, in the shape `GET /carousels/{name}` answers (its `revision`
     /// that one): what a `PUT` takes back as it is.
     static func document(_ revision: Revision) -> PreparedResponse {
-        ReadViews.uncached(revision.definition.json(revision: revision.record.revision))
+        PreparedReads.uncached(revision.definition.json(revision: revision.record.revision))
     }
 
     /// The revision number a path names (1 and up, decimal digits only), or the 404.

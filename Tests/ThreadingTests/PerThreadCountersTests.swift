@@ -1,6 +1,6 @@
 import Dispatch
-import Locking
 import Testing
+import Threading
 
 @Suite("Per-thread counters")
 struct PerThreadCountersTests {

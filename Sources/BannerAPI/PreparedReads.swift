@@ -1,15 +1,15 @@
 import Carousel
 import JSON
-import Locking
 import MicroHTTP
 import Synchronization
+import Threading
 
 /// The read endpoints' responses for the latest carousel state, built once per change, by the
 /// first read after it: for each resource a 200 and a 304, in one variant per CORS origin. Reads
 /// queue copies of them that their thread keeps (`ReadCache`): no encoding, no allocation, no
 /// `await`. A carousel nobody reads costs nothing per advance but the publication itself
 /// (docs/PERFORMANCE.md, carousels at scale).
-final class ReadViews: Sendable {
+final class PreparedReads: Sendable {
     enum Resource: Int, CaseIterable {
         case state, banners, index
 
@@ -22,7 +22,7 @@ final class ReadViews: Sendable {
         }
     }
 
-    fileprivate struct Views: Sendable {
+    fileprivate struct Responses: Sendable {
         let stateJSON: [UInt8]
         /// Indexed by the position of the CORS variant in `cors.variants`, then by resource.
         let variants: [[Representation]]
@@ -35,13 +35,13 @@ final class ReadViews: Sendable {
     let instance: String
     /// The `srcset` of a banner whose image is in the media library.
     private let sourceSet: @Sendable (String) -> String?
-    /// The latest state, and its views once a read has asked for them.
+    /// The latest state, and its responses once a read has asked for them.
     private struct Latest: Sendable {
         var carousel: Carousel
         /// The banners as last encoded (nil until a read needed them); reused while the list is
         /// unchanged.
         var encodedBanners: EncodedBanners?
-        var views: Views?
+        var responses: Responses?
 
         /// The banners of `carousel`, encoded now unless they were already.
         mutating func banners(sourceSet: @escaping @Sendable (String) -> String?) -> EncodedBanners {
@@ -51,15 +51,15 @@ final class ReadViews: Sendable {
             return banners
         }
 
-        /// The views of `carousel`, built now if no read has built them since it was published.
+        /// The responses of `carousel`, built now if no read has built them since it was published.
         mutating func built(cors: CORSPolicy, instance: String, sourceSet: @escaping @Sendable (String) -> String?)
-            -> Views
+            -> Responses
         {
-            if let views { return views }
-            let views = ReadViews.views(
+            if let responses { return responses }
+            let responses = PreparedReads.responses(
                 of: carousel, banners: banners(sourceSet: sourceSet), cors: cors, instance: instance)
-            self.views = views
-            return views
+            self.responses = responses
+            return responses
         }
     }
 
@@ -90,9 +90,9 @@ final class ReadViews: Sendable {
     /// The latest representation at `index`, and the publication it belongs to.
     func representation(at index: Int) -> (representation: Representation, publication: UInt64) {
         latest.withLock { latest in
-            let views = latest.built(cors: cors, instance: instance, sourceSet: sourceSet)
+            let responses = latest.built(cors: cors, instance: instance, sourceSet: sourceSet)
             return (
-                views.variants[index / Resource.allCases.count][index % Resource.allCases.count],
+                responses.variants[index / Resource.allCases.count][index % Resource.allCases.count],
                 publication.load(ordering: .relaxed)
             )
         }
@@ -132,21 +132,23 @@ final class ReadViews: Sendable {
         return variantOrigins.firstIndex(of: origin) ?? 0
     }
 
-    /// Called by the engine with every new state: cheap, the views are built by the next read. A
+    /// Called by the engine with every new state: cheap, the responses are built by the next read. A
     /// state of the same version and lineup is the same to its readers (only another audience's
-    /// state moved, docs/AUDIENCES.md): its views and the readers' copies stand.
+    /// state moved, docs/AUDIENCES.md): its responses and the readers' copies stand.
     func publish(_ carousel: Carousel) {
         latest.withLock { latest in
             let unchanged = latest.carousel.version == carousel.version && latest.carousel.lineup == carousel.lineup
             latest.carousel = carousel
             guard !unchanged else { return }
-            latest.views = nil
+            latest.responses = nil
             publication.add(1, ordering: .releasing)
         }
     }
 
-    fileprivate static func views(of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String)
-        -> Views
+    fileprivate static func responses(
+        of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String
+    )
+        -> Responses
     {
         let state = CarouselJSON.state(carousel, banners: banners)
         let bodies: [Resource: [UInt8]] = [
@@ -161,7 +163,7 @@ final class ReadViews: Sendable {
                     body: bodies[resource]!, headers: jsonHeaders + cors.headers(for: origin))
             }
         }
-        return Views(stateJSON: state, variants: variants)
+        return Responses(stateJSON: state, variants: variants)
     }
 
     static let jsonContentType = HTTPHeader("Content-Type", "application/json; charset=utf-8")

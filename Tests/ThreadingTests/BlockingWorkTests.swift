@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Locking
 import Testing
+import Threading
 
 /// Code that blocks (a store write waiting for a lock) must not hold up other work: more blocked
 /// jobs at once than there are cores, which the cooperative pool (one thread per core) could not

@@ -4,56 +4,56 @@ import MicroHTTP
 import Store
 
 /// The carousels as HTTP shows them: the runtime's outlets (`CarouselOutlets`). Each carousel in
-/// service gets its read views and its event stream (`CarouselViews`); reads find them in their
+/// service gets its prepared reads and its event stream (`CarouselHTTPOutlet`); reads find them in their
 /// thread's copies (`ReadCache`), which hear here of every carousel added or removed.
-final class HTTPViews: CarouselOutlets {
-    private let reads: ReadCache
+final class HTTPOutlets: CarouselOutlets {
+    private let readCache: ReadCache
     /// One for every carousel (none of a carousel's own closures: 10,000 carousels).
-    private let maker: ViewMaker
+    private let maker: OutletMaker
 
     init(cors: CORSPolicy, streams: StreamRegistry, media: MediaIndex? = nil) {
-        let reads = ReadCache()
-        self.reads = reads
-        maker = ViewMaker(
+        let readCache = ReadCache()
+        self.readCache = readCache
+        maker = OutletMaker(
             cors: cors, streams: streams, sourceSet: { [media] in media?.sourceSet(forImage: $0) },
-            audiencesChanged: { reads.membershipChanged() })
+            audiencesChanged: { readCache.membershipChanged() })
     }
 
-    func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselViews {
-        let views = maker.views(state, instance: instance)
-        let events = maker.hub(group: "carousel-\(carousel.serial)") { [views] in views.current }
-        let audiences = AudienceViews(initial: state, root: views, rootEvents: events, maker: maker)
-        return CarouselViews(views: views, events: events, audiences: audiences)
+    func outlet(for carousel: StoredCarousel, instance: String, state: Carousel) -> CarouselHTTPOutlet {
+        let prepared = maker.preparedReads(state, instance: instance)
+        let events = maker.hub(group: "carousel-\(carousel.serial)") { [prepared] in prepared.current }
+        let audiences = AudienceOutlets(initial: state, root: prepared, rootEvents: events, maker: maker)
+        return CarouselHTTPOutlet(reads: prepared, events: events, audiences: audiences)
     }
 
     func membershipChanged() {
-        reads.membershipChanged()
+        readCache.membershipChanged()
     }
 
     /// The response to a read of `resource` of the carousel `name` from the calling thread's
     /// copies; `find` looks the carousel up the shared way when this thread has no copy (nil: no
     /// such carousel).
     func readResponse(
-        carousel name: String, audience: String?, _ resource: ReadViews.Resource, origin: String?,
-        ifNoneMatch: String?, find: (String) -> CarouselViews?
+        carousel name: String, audience: String?, _ resource: PreparedReads.Resource, origin: String?,
+        ifNoneMatch: String?, find: (String) -> CarouselHTTPOutlet?
     ) -> PreparedResponse? {
-        reads.response(carousel: name, audience: audience, resource, origin: origin, ifNoneMatch: ifNoneMatch) {
+        readCache.response(carousel: name, audience: audience, resource, origin: origin, ifNoneMatch: ifNoneMatch) {
             name, audience in
-            find(name)?.audiences.views(for: audience)
+            find(name)?.audiences.prepared(for: audience)
         }
     }
 }
 
 /// One carousel as HTTP shows it: the read responses of its latest state and its event stream,
 /// for screens that declare no audience and for each audience, all fed by its engine.
-struct CarouselViews: CarouselOutlet {
-    let views: ReadViews
+struct CarouselHTTPOutlet: CarouselOutlet {
+    let reads: PreparedReads
     let events: EventHub
-    let audiences: AudienceViews
+    let audiences: AudienceOutlets
 
     func publish(_ state: Carousel) {
-        views.publish(state)
-        events.publish(version: state.version) { views.stateJSON }
+        reads.publish(state)
+        events.publish(version: state.version) { reads.stateJSON }
         audiences.publish(state)
     }
 
@@ -64,10 +64,10 @@ struct CarouselViews: CarouselOutlet {
 }
 
 /// A carousel in service, as the HTTP adapter holds it.
-typealias ServedCarousel = LiveCarousel<CarouselViews>
+typealias ServedCarousel = LiveCarousel<CarouselHTTPOutlet>
 
-extension LiveCarousel where Outlet == CarouselViews {
-    var views: ReadViews { outlet.views }
+extension LiveCarousel where Outlet == CarouselHTTPOutlet {
+    var reads: PreparedReads { outlet.reads }
 
     /// A new subscriber of the event stream of `audience`'s screens.
     func subscribe(_ audience: String?, headers: [HTTPHeader]) -> ResponseStream {
@@ -76,7 +76,7 @@ extension LiveCarousel where Outlet == CarouselViews {
 
     /// The state response of `state` (a command's answer) as `audience`'s screens see it.
     func stateResponse(_ state: Carousel, audience: String?, origin: String?) -> PreparedResponse {
-        outlet.audiences.views(for: audience).views.state(of: state.state(for: audience), origin: origin)
+        outlet.audiences.prepared(for: audience).reads.state(of: state.state(for: audience), origin: origin)
     }
 
     /// The definition's strong ETag, for `If-Match`.

@@ -1,50 +1,50 @@
 import Carousel
-import Locking
 import MicroHTTP
+import Threading
 
-/// The read views and event streams of a carousel's audiences (docs/AUDIENCES.md), beside those
-/// of screens that declare none (`CarouselViews`).
+/// The prepared reads and event streams of a carousel's audiences (docs/AUDIENCES.md), beside those
+/// of screens that declare none (`CarouselHTTPOutlet`).
 ///
-/// Read views exist for audiences the banners name (their own state), made by the first read of
+/// Prepared reads exist for audiences the banners name (their own state), made by the first read of
 /// each: an audience nobody reads costs nothing. A read of any other audience is served the
-/// default views. Streams are kept per audience a subscriber declared, named by the banners or
+/// default state's reads. Streams are kept per audience a subscriber declared, named by the banners or
 /// not, so that its subscribers follow it when an edit names it or drops it; an audience's hub
 /// goes with its last subscriber (at the next publication).
 ///
-/// Lock order: a hub, then this, then a read view (a hub's first event reads the views); this
+/// Lock order: a hub, then this, then a prepared read (a hub's first event reads them); this
 /// lock is never held while a hub's is taken.
-final class AudienceViews: Sendable {
+final class AudienceOutlets: Sendable {
     private struct Members {
-        /// The latest state's `audienceStates`: all the views need of it.
+        /// The latest state's `audienceStates`: all the prepared reads need of it.
         var states: [String: Carousel]
-        var views: [String: ReadViews] = [:]
+        var reads: [String: PreparedReads] = [:]
         var hubs: [String: EventHub] = [:]
         /// Subscribers on their way into a hub, by audience: its hub stays until they are in.
         var arriving: [String: Int] = [:]
     }
 
     private let members: Lock<Members>
-    private let root: ReadViews
+    private let root: PreparedReads
     private let rootEvents: EventHub
-    private let maker: ViewMaker
+    private let maker: OutletMaker
 
-    init(initial: Carousel, root: ReadViews, rootEvents: EventHub, maker: ViewMaker) {
+    init(initial: Carousel, root: PreparedReads, rootEvents: EventHub, maker: OutletMaker) {
         members = Lock(Members(states: initial.audienceStates))
         self.root = root
         self.rootEvents = rootEvents
         self.maker = maker
     }
 
-    /// The read views of `audience`'s screens, and whether they are its own (else the default's).
-    func views(for audience: String?) -> (views: ReadViews, own: Bool) {
+    /// The prepared reads of `audience`'s screens, and whether they are its own (else the default's).
+    func prepared(for audience: String?) -> (reads: PreparedReads, own: Bool) {
         guard let audience else { return (root, false) }
         return members.withLock { members in
-            if let views = members.views[audience] { return (views, true) }
+            if let reads = members.reads[audience] { return (reads, true) }
             guard let state = members.states[audience] else { return (root, false) }
             // An audience's ETags name it: its versions are its own (docs/AUDIENCES.md).
-            let views = maker.views(state, instance: "\(root.instance)~\(audience)")
-            members.views[audience] = views
-            return (views, true)
+            let reads = maker.preparedReads(state, instance: "\(root.instance)~\(audience)")
+            members.reads[audience] = reads
+            return (reads, true)
         }
     }
 
@@ -55,7 +55,7 @@ final class AudienceViews: Sendable {
             members.arriving[audience, default: 0] += 1
             if let hub = members.hubs[audience] { return hub }
             let hub = maker.hub(group: "\(rootEvents.group)~\(audience)") { [weak self, root] in
-                self?.views(for: audience).views.current ?? root.current
+                self?.prepared(for: audience).reads.current ?? root.current
             }
             members.hubs[audience] = hub
             return hub
@@ -71,21 +71,21 @@ final class AudienceViews: Sendable {
 
     /// Every audience's new state, inside the engine (after the default's).
     func publish(_ state: Carousel) {
-        let (views, hubs, changed) = members.withLock { members in
+        let (reads, hubs, changed) = members.withLock { members in
             let joined = state.audienceStates.keys.contains { members.states[$0] == nil }
             members.states = state.audienceStates
-            let dropped = members.views.keys.filter { state.audienceStates[$0] == nil }
-            for name in dropped { members.views[name] = nil }
+            let dropped = members.reads.keys.filter { state.audienceStates[$0] == nil }
+            for name in dropped { members.reads[name] = nil }
             members.hubs = members.hubs.filter { name, hub in
                 hub.subscriberCount > 0 || members.arriving[name] != nil
             }
-            return (members.views, members.hubs, joined || !dropped.isEmpty)
+            return (members.reads, members.hubs, joined || !dropped.isEmpty)
         }
-        for (name, views) in views { views.publish(state.audienceStates[name]!) }
+        for (name, reads) in reads { reads.publish(state.audienceStates[name]!) }
         if changed { maker.audiencesChanged() }
         for (name, hub) in hubs {
             let version = state.state(for: name).version
-            hub.publish(version: version) { self.views(for: name).views.stateJSON }
+            hub.publish(version: version) { self.prepared(for: name).reads.stateJSON }
         }
     }
 
@@ -95,14 +95,14 @@ final class AudienceViews: Sendable {
     }
 }
 
-/// What every carousel's read views and event hubs are made with, its audiences' included, one
+/// What every carousel's prepared reads and event hubs are made with, its audiences' included, one
 /// for the service: a carousel keeps no closures of its own for audiences it may never have
 /// (docs/PERFORMANCE.md, memory per carousel).
-final class ViewMaker: Sendable {
+final class OutletMaker: Sendable {
     private let cors: CORSPolicy
     private let streams: StreamRegistry
     private let sourceSet: @Sendable (String) -> String?
-    /// Called when an audience gains or loses read views of its own: readers' copies of the old
+    /// Called when an audience gains or loses prepared reads of its own: readers' copies of the old
     /// ones are stale.
     let audiencesChanged: @Sendable () -> Void
 
@@ -116,8 +116,8 @@ final class ViewMaker: Sendable {
         self.audiencesChanged = audiencesChanged
     }
 
-    func views(_ state: Carousel, instance: String) -> ReadViews {
-        ReadViews(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
+    func preparedReads(_ state: Carousel, instance: String) -> PreparedReads {
+        PreparedReads(initial: state, cors: cors, instance: instance, sourceSet: sourceSet)
     }
 
     func hub(group: String, current: @escaping @Sendable () -> (UInt64, [UInt8])) -> EventHub {

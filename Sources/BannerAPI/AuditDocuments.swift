@@ -5,7 +5,7 @@ import TimeZones
 
 /// `GET /audit` (docs/AUDIT.md): the query a request asks, and the entries as JSON or CSV,
 /// newest first, a page at a time.
-enum AuditViews {
+enum AuditDocuments {
     /// Entries in a page unless `limit` says otherwise, and at most.
     static let defaultLimit = 100
     static let maximumLimit = 10_000
@@ -35,7 +35,7 @@ enum AuditViews {
             var object = JSONObject()
             object.add("entries", records.map(json))
             object.add("next", next)
-            return ReadViews.uncached(object)
+            return PreparedReads.uncached(object)
         }
         var text = CSV.record(["seq", "at", "actor", "action", "carousel", "target", "revision", "requestId"])
         for record in records {

@@ -1,5 +1,5 @@
-import Locking
 import Testing
+import Threading
 
 @Suite("Lock")
 struct LockTests {

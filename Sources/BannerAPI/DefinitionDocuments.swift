@@ -6,7 +6,7 @@ import Store
 
 /// The admin API's documents: a definition (with its revision) or a banner, with the
 /// definition's ETag.
-enum DefinitionViews {
+enum DefinitionDocuments {
     static func definition(
         _ stored: StoredCarousel, tag: String, status: Int, ifNoneMatch: String? = nil, headers: [HTTPHeader]
     ) -> Response {
@@ -25,7 +25,7 @@ enum DefinitionViews {
         _ object: JSONObject, tag: String, status: Int, ifNoneMatch: String?, headers: [HTTPHeader]
     ) -> Response {
         let representation = Representation(
-            etag: tag, body: object.bytes + [UInt8(ascii: "\n")], headers: ReadViews.jsonHeaders + headers)
+            etag: tag, body: object.bytes + [UInt8(ascii: "\n")], headers: PreparedReads.jsonHeaders + headers)
         if status == 200 { return representation.response(ifNoneMatch: ifNoneMatch).response }
         var response = representation.ok.response
         response.status = status

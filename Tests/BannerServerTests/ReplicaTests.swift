@@ -203,7 +203,7 @@ struct ReplicaTests {
         let (processes, ports) = try await Self.replicas(2, on: server)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let at = formatter.string(from: Date().addingTimeInterval(3))
+        let at = formatter.string(from: Date().addingTimeInterval(15))
         let scheduled = try await StoreProcessTests.json(
             ports[0], "PATCH", "/carousels/default?at=\(at)", #"{"interval": 9}"#)
         #expect(scheduled.status == 202)

@@ -26,7 +26,7 @@ struct AdminAPITests {
         try await service.request(method, path, headers: [("Content-Type", "application/json")] + headers, body: body)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aCreatedCarouselIsServedUnderItsName(_ transport: Transport) async throws {
         let service = try await transport.start()
         let created = try await Self.create(service)
@@ -57,7 +57,7 @@ struct AdminAPITests {
     }
 
     /// `GET /carousels?limit=&after=` pages through the carousels by name (docs/API.md).
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func theListPagesByName(_ transport: Transport) async throws {
         let service = try await transport.start()
         for name in ["zoo", "lobby", "hall"] {
@@ -84,7 +84,7 @@ struct AdminAPITests {
         }
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func anUnknownCarouselIsA404NamingIt(_ transport: Transport) async throws {
         let service = try await transport.start()
         for (method, path) in [
@@ -97,7 +97,7 @@ struct AdminAPITests {
         }
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aStaleIfMatchChangesNothing(_ transport: Transport) async throws {
         let service = try await transport.start()
         let first = try #require(try await Self.create(service).header("ETag"))
@@ -117,7 +117,7 @@ struct AdminAPITests {
         #expect(now["interval"] as? Double == 5 && now["revision"] as? Int == 2)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func bannersAreAddedReadChangedAndRemoved(_ transport: Transport) async throws {
         let service = try await transport.start()
         _ = try await Self.create(service)
@@ -144,7 +144,7 @@ struct AdminAPITests {
         #expect(try await Self.ids(service) == ["a", "b", "c"])
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func anOrderMustBeAPermutation(_ transport: Transport) async throws {
         let service = try await transport.start()
         _ = try await Self.create(service)
@@ -161,7 +161,7 @@ struct AdminAPITests {
     }
 
     /// The current banner stays current, its countdown untouched, when it survives an edit.
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func anEditKeepsTheCurrentBanner(_ transport: Transport) async throws {
         let service = try await transport.start()
         let jumped = try await Self.json(service, "PUT", "/banner/index", #"{"index": 2}"#).json

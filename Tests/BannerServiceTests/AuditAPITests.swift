@@ -24,7 +24,7 @@ struct AuditAPITests {
 
     static func id(_ requestID: String) -> [(String, String)] { [("X-Request-Id", requestID)] }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func everyKindOfWriteIsAuditedWithItsActorAndRequest(_ transport: Transport) async throws {
         let service = try await transport.start()
         let created = try await AdminAPITests.json(
@@ -86,7 +86,7 @@ struct AuditAPITests {
 
     /// A write refused (here an invalid body, a stale If-Match, a wrong role) answers its request's
     /// id, and appends nothing.
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aRefusedWriteIsNotAudited(_ transport: Transport) async throws {
         let service = try await transport.start()
         let before = try await service.request("GET", "/audit").json["entries"] as? [[String: Any]]
@@ -105,7 +105,7 @@ struct AuditAPITests {
         #expect(after?.count == before?.count && after?.count == 1, "the seed or import only")
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func theLogIsReadByFilterAndPageAsJSONOrCSV(_ transport: Transport) async throws {
         let service = try await transport.start()
         for requestID in ["@first", "second", "-third"] {
@@ -133,7 +133,7 @@ struct AuditAPITests {
         #expect(rows.dropFirst().allSatisfy { $0.count == 8 && $0[2] == "anonymous" && $0[3] == "command.next" })
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func badQueriesAreRefusedNamingTheParameter(_ transport: Transport) async throws {
         let service = try await transport.start()
         let cases: [(String, Int, String)] = [

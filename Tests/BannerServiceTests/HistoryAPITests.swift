@@ -19,7 +19,7 @@ struct HistoryAPITests {
         return try #require(try response.json["revisions"] as? [[String: Any]])
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func editsAreListedNewestFirstWithWhoAndWhat(_ transport: Transport) async throws {
         let service = try await transport.start()
         _ = try await AdminAPITests.create(service)
@@ -53,7 +53,7 @@ struct HistoryAPITests {
         #expect(try put.json["revision"] as? Int == 4)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aRestoreIsANewRevisionEqualToTheOldOne(_ transport: Transport) async throws {
         let service = try await transport.start()
         let created = try await AdminAPITests.create(service)
@@ -79,7 +79,7 @@ struct HistoryAPITests {
         #expect(latest["summary"] as? String == "restored revision 1: interval 5.0 s → 3600.0 s")
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aRevisionThatIsNotKeptIsA404NamingIt(_ transport: Transport) async throws {
         let service = try await transport.start()
         _ = try await AdminAPITests.create(service)

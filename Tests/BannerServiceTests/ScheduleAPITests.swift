@@ -17,7 +17,7 @@ struct ScheduleAPITests {
         (state[key] as? [String: Any])?["id"] as? String
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aTakeoverHoldsEveryScreenUntilEnded(_ transport: Transport) async throws {
         let service = try await transport.start()
         let started = try await Self.post(service, "/carousels/default/takeover", #"{"banner": "b2", "seconds": 60}"#)
@@ -50,7 +50,7 @@ struct ScheduleAPITests {
         #expect(try await service.request("POST", "/banner/next").status == 200)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aTakeoverThatCannotBeIsRefusedAndChangesNothing(_ transport: Transport) async throws {
         let service = try await transport.start()
         let before = try await service.request("GET", "/banner").json["version"] as? Int
@@ -90,7 +90,7 @@ struct ScheduleAPITests {
         #expect(admin.status == 200)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func theTimelinePlansTheNextChanges(_ transport: Transport) async throws {
         let service = try await transport.start()
         let state = try await service.request("GET", "/banner").json
@@ -136,7 +136,7 @@ struct ScheduleAPITests {
         #expect(paused?.isEmpty == true)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func schedulesAreEditedAndShownThroughTheAdminAPI(_ transport: Transport) async throws {
         let service = try await transport.start()
         // The live transports run on the real clock: the night window opens two and four days

@@ -43,6 +43,14 @@ enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
     /// Every transport; in the unit tier the router alone (docs/TESTING.md).
     static var allCases: [Transport] { TestTier.isUnit ? [.router] : [.router, .live, .libmicrohttpd, .postgres] }
 
+    /// The transports a feature's check can tell apart: the store behind it (the router's memory
+    /// store, SQLite behind the live service, PostgreSQL). Whether the fast paths or libmicrohttpd
+    /// answer changes no outcome of a route the check only reads and writes through: that the two
+    /// engines answer the same is RouterTests' and DifferentialTests' to hold, and a check of what
+    /// an engine does itself (reads, streams, reports, audiences, media) runs on `allCases`
+    /// (docs/TESTING.md).
+    static var eachStore: [Transport] { TestTier.isUnit ? [.router] : [.router, .live, .postgres] }
+
     /// A carousel of `banners` sample banners (an hour apart, so nothing advances by itself while
     /// the live one is checked).
     func start(banners: Int = 5, token: String? = nil, adminToken: String? = nil, corsOrigins: [String] = [])

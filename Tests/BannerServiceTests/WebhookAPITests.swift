@@ -24,7 +24,7 @@ struct WebhookAPITests {
         try #require(try await service.request("GET", "/webhooks").json["webhooks"] as? [[String: Any]])
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aWebhookIsCreatedListedReadAndDeleted(_ transport: Transport) async throws {
         let service = try await transport.start()
         let created = try await Self.create(
@@ -56,7 +56,7 @@ struct WebhookAPITests {
             ])
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func aBadWebhookIsRefusedNamingTheFieldAndNothingIsKept(_ transport: Transport) async throws {
         let service = try await transport.start()
         let allowed = "unless webhookAllowPrivate (CAROUSEL_WEBHOOK_ALLOW_PRIVATE) is true"

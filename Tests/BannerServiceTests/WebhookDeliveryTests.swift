@@ -59,7 +59,7 @@ struct WebhookDeliveryTests {
         let takeover = try await AdminAPITests.json(
             service, "POST", "/carousels/default/takeover", #"{"banner": "b2"}"#)
         #expect(takeover.status == 200, "\(takeover.text)")
-        let at = Date().addingTimeInterval(2).formatted(.iso8601)
+        let at = Date().addingTimeInterval(15).formatted(.iso8601)
         let scheduled = try await Self.patch(service, "/carousels/default?at=\(at)", #"{"interval": 40}"#)
         #expect(scheduled.status == 202, "\(scheduled.text)")
 

@@ -19,7 +19,7 @@ struct WeightAPITests {
         try await service.request(method, path, headers: [("Content-Type", "application/json")], body: body)
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func sharesTimelineAndCommandsFollowTheWeights(_ transport: Transport) async throws {
         let service = try await transport.start()
         #expect(try await Self.send(service, "POST", "/carousels", Self.shop).status == 201)
@@ -56,7 +56,7 @@ struct WeightAPITests {
         #expect(shares.map { $0["share"] as? Double } == [0.625, 0.25, 0.125])
     }
 
-    @Test(arguments: Transport.allCases)
+    @Test(arguments: Transport.eachStore)
     func badWeightsAreRefusedAndChangeNothing(_ transport: Transport) async throws {
         let service = try await transport.start()
         #expect(try await Self.send(service, "POST", "/carousels", Self.shop).status == 201)

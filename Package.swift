@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Modules, lowest first; each uses only modules above it (docs/ARCHITECTURE.md says what lives
@@ -9,6 +9,13 @@ let package = Package(
         .executable(name: "banner-server", targets: ["banner-server"])
     ],
     targets: [
+        // Text files compiled in as string literals (the web client, the OpenAPI document): the tool
+        // that writes them and the build plugin that runs it (SwiftPM's `.embedInCode` writes byte
+        // arrays, minutes of a build).
+        .executableTarget(name: "EmbedFiles"),
+        .plugin(
+            name: "EmbedFilesPlugin", capability: .buildTool(), dependencies: ["EmbedFiles"],
+            path: "Sources/EmbedFilesPlugin"),
         // libmicrohttpd from Debian (`libmicrohttpd-dev`), found with pkg-config.
         .systemLibrary(
             name: "CMicroHTTPD",
@@ -80,7 +87,7 @@ let package = Package(
                 "TimeZones",
             ]),
         // The web client's files, compiled in.
-        .target(name: "WebClient", resources: [.embedInCode("web")]),
+        .target(name: "WebClient", exclude: ["web"], plugins: ["EmbedFilesPlugin"]),
         // Webhooks (docs/WEBHOOKS.md): their URLs read and their addresses checked (only public
         // ones unless allowed).
         .target(name: "Webhooks"),
@@ -101,7 +108,7 @@ let package = Package(
                 "TimeZones",
                 "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
-            resources: [.embedInCode("Resources/openapi.json")]
+            exclude: ["Resources"], plugins: ["EmbedFilesPlugin"]
         ),
         // Wiring: settings, configuration, launch, signals, the health-check client.
         .target(

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // libFuzzer targets for the parsers that read untrusted bytes. A package of its own because a
 // fuzz target has no `main` (libFuzzer brings it), which the main package's builds would refuse.
 // It compiles the service's modules from their sources (`Modules` is a link to ../Sources), so
@@ -9,6 +9,11 @@ import PackageDescription
 let package = Package(
     name: "banner-carousel-fuzz",
     targets: [
+        .executableTarget(
+            name: "EmbedFiles", path: "Modules/EmbedFiles", swiftSettings: [.define("LIBFUZZER_MAIN")]),
+        .plugin(
+            name: "EmbedFilesPlugin", capability: .buildTool(), dependencies: ["EmbedFiles"],
+            path: "Modules/EmbedFilesPlugin"),
         .systemLibrary(name: "CMicroHTTPD", path: "Modules/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         .target(name: "Platform", path: "Modules/Platform"),
         .target(name: "Threading", dependencies: ["Platform"], path: "Modules/Threading"),
@@ -44,7 +49,7 @@ let package = Package(
             path: "Modules/CarouselRuntime"),
         .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
         .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Threading"], path: "Modules/Media"),
-        .target(name: "WebClient", path: "Modules/WebClient", resources: [.embedInCode("web")]),
+        .target(name: "WebClient", path: "Modules/WebClient", exclude: ["web"], plugins: ["EmbedFilesPlugin"]),
         .target(name: "Webhooks", path: "Modules/Webhooks"),
         .target(
             name: "BannerAPI",
@@ -53,7 +58,7 @@ let package = Package(
                 "TimeZones",
                 "Platform", "Metrics", "CarouselRuntime", "Media", "Webhooks", "Digest",
             ],
-            path: "Modules/BannerAPI", resources: [.embedInCode("Resources/openapi.json")]),
+            path: "Modules/BannerAPI", exclude: ["Resources"], plugins: ["EmbedFilesPlugin"]),
         .target(
             name: "BannerService",
             dependencies: [

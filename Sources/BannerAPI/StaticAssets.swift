@@ -12,7 +12,7 @@ struct StaticAssets: Sendable {
         + [
             WebClient.Asset(
                 path: "/openapi.json", contentType: PreparedReads.jsonContentType.value,
-                content: PackageResources.openapi_json)
+                content: EmbeddedFiles.openapi_json)
         ]
 
     /// Each file's ETag, by path: hashed once per process (a test process starts hundreds of

@@ -10,6 +10,7 @@ struct EngineTimerTests {
     let threeBanners = (0..<3).map { Banner(id: "b\($0)", image: "https://cdn.example.com/\($0).png") }
 
     @Test func theTimerAdvancesTheCarouselByItself() async throws {
+        try TestTier.needs("the real clock")
         let start = Timestamp.now()
         let engine = CarouselEngine(carousel: Carousel(banners: threeBanners, interval: .milliseconds(20), now: start))
         engine.start()
@@ -22,6 +23,7 @@ struct EngineTimerTests {
     }
 
     @Test func theTimerEndsATimedPause() async throws {
+        try TestTier.needs("the real clock")
         let engine = CarouselEngine(
             carousel: Carousel(banners: threeBanners, interval: .seconds(3600), now: Timestamp.now()))
         engine.start()

@@ -35,7 +35,9 @@ struct StaticAssets: Sendable {
         ]
         var representations: [String: Representation] = [:]
         for asset in Self.files {
-            let policy = asset.path == Self.serviceWorkerPath ? Self.serviceWorkerPolicy : pagePolicy
+            let policy =
+                asset.path == Self.serviceWorkerPath
+                ? Self.serviceWorkerPolicy : Self.isAdminPage(asset.path) ? Self.adminPolicy : pagePolicy
             representations[asset.path] = Representation(
                 etag: Self.etags[asset.path]!, body: asset.content,
                 headers: [
@@ -56,8 +58,21 @@ struct StaticAssets: Sendable {
     /// service; banner images from anywhere on the web. The page may be framed by the origins CORS
     /// allows (a shop's home page), else only by this service.
     static func contentSecurityPolicy(framedBy cors: CORSPolicy) -> String {
-        let ancestors = cors.allowsAnyOrigin ? "*" : (["'self'"] + cors.origins).joined(separator: " ")
-        return "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; "
+        contentSecurityPolicy(
+            ancestors: cors.allowsAnyOrigin ? "*" : (["'self'"] + cors.origins).joined(separator: " "))
+    }
+
+    /// The admin page and its files are framed by this service alone, whatever CORS allows: framed
+    /// by another site, the page's requests would still be its own origin's, under the other
+    /// site's clicks (clickjacking; docs/ADMIN.md).
+    static let adminPolicy = contentSecurityPolicy(ancestors: "'self'")
+
+    static func isAdminPage(_ path: String) -> Bool {
+        path == "/admin" || path.hasPrefix("/admin.") || path.hasPrefix("/admin-")
+    }
+
+    private static func contentSecurityPolicy(ancestors: String) -> String {
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; "
             + "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
             + "frame-ancestors \(ancestors)"
     }

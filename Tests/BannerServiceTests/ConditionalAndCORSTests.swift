@@ -268,4 +268,25 @@ struct WebClientAssetTests {
                 .hasSuffix("frame-ancestors 'self' https://shop.example.com"))
         #expect(StaticAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["*"])).hasSuffix("frame-ancestors *"))
     }
+
+    /// Another site may frame the page at `/` when CORS allows it, never the admin page or its
+    /// files: framed, the admin page's requests would be same-origin under the other site's clicks.
+    @Test(arguments: Transport.allCases)
+    func theAdminPageIsFramedByThisServiceAloneWhateverCORSAllows(_ transport: Transport) async throws {
+        let pageAncestors = [
+            (["*"], "*"), (["https://shop.example.com"], "'self' https://shop.example.com"), ([], "'self'"),
+        ]
+        for (origins, ancestors) in pageAncestors {
+            let service = try await transport.start(corsOrigins: origins)
+            let page = try await service.request("GET", "/")
+            #expect(page.header("Content-Security-Policy")?.hasSuffix("; frame-ancestors \(ancestors)") == true)
+            for path in ["/admin", "/admin.js", "/admin-api.js", "/admin.css"] {
+                let answer = try await service.request("GET", path)
+                #expect(answer.status == 200, "\(path)")
+                #expect(
+                    answer.header("Content-Security-Policy")?.hasSuffix("; frame-ancestors 'self'") == true,
+                    "\(path) with CORS origins \(origins)")
+            }
+        }
+    }
 }

@@ -51,8 +51,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         case (169, 254): "link-local (169.254.0.0/16), where cloud metadata services answer"
         case (172, 16...31): "private (172.16.0.0/12)"
         case (192, 0) where b[2] == 0: "reserved for protocol assignments (192.0.0.0/24)"
+        case (192, 0) where b[2] == 2: "reserved for documentation (192.0.2.0/24)"
+        case (192, 88) where b[2] == 99: "the deprecated 6to4 relay anycast (192.88.99.0/24)"
         case (192, 168): "private (192.168.0.0/16)"
         case (198, 18...19): "reserved for benchmarks (198.18.0.0/15)"
+        case (198, 51) where b[2] == 100: "reserved for documentation (198.51.100.0/24)"
+        case (203, 0) where b[2] == 113: "reserved for documentation (203.0.113.0/24)"
         case (224...239, _): "multicast (224.0.0.0/4)"
         case (240...255, _): "reserved (240.0.0.0/4)"
         default: nil
@@ -67,9 +71,21 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             return Self.notPublic(ipv4: Array(b[12...])).map { "an IPv4-mapped address, \($0)" }
         }
         if prefix(12, [UInt8](repeating: 0, count: 12)) { return "IPv4-compatible (::/96, deprecated)" }
+        if prefix(12, [0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0]) {
+            return "IPv4-translated (::ffff:0:0/96), which the internet does not route"
+        }
         if prefix(12, [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]) {
             return Self.notPublic(ipv4: Array(b[12...])).map { "a NAT64 address, \($0)" }
         }
+        // The rest of the IETF's special-purpose registry that the internet does not route: a
+        // translator of the local network (RFC 8215), Teredo and the other protocol assignments,
+        // the discard prefix (RFC 6666), the second documentation prefix (RFC 9637).
+        if prefix(6, [0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]) { return "local-use NAT64 (64:ff9b:1::/48)" }
+        if prefix(2, [0x20, 0x01]) && b[2] & 0xFE == 0 {
+            return "reserved for protocol assignments (2001::/23, Teredo's 2001::/32 included)"
+        }
+        if prefix(8, [0x01, 0, 0, 0, 0, 0, 0, 0]) { return "discard-only (100::/64)" }
+        if prefix(2, [0x3F, 0xFF]) && b[2] & 0xF0 == 0 { return "reserved for documentation (3fff::/20)" }
         if prefix(2, [0x20, 0x02]) {
             return Self.notPublic(ipv4: Array(b[2..<6])).map { "a 6to4 address, \($0)" }
         }

@@ -26,6 +26,9 @@ final class ConnectionWatchdog: Sendable {
         /// client sent a NUL in it. -1 before the first request. Written and read on the
         /// connection's worker thread only.
         let targetLength = Atomic<Int>(-1)
+        /// Whether the current request's path (before any `?`) holds `%00`, which libmicrohttpd
+        /// decodes into a NUL that ends the path it hands on. Worker thread only, as above.
+        let pathHasEncodedNUL = Atomic<Bool>(false)
         /// The current request's query string, taken off its target before libmicrohttpd could
         /// parse it (`QueryString`). Written and read on the connection's worker thread only.
         let query = Mutex<QueryString>(QueryString(bytes: []))

@@ -51,9 +51,15 @@ final class Dispatcher: Sendable {
         }
         let declaredLength = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length")
         var targetLength = -1
-        withWatch(of: connection) { targetLength = $0.targetLength.load(ordering: .relaxed) }
+        var encodedNUL = false
+        withWatch(of: connection) { watch in
+            targetLength = watch.targetLength.load(ordering: .relaxed)
+            encodedNUL = watch.pathHasEncodedNUL.load(ordering: .relaxed)
+        }
         let headers = HeaderCensus(of: connection)
-        if let problem = Self.framingProblem(headers, path: path, targetLength: targetLength, version: version) {
+        if let problem = Self.framingProblem(
+            headers, path: path, targetLength: targetLength, encodedNUL: encodedNUL, version: version)
+        {
             let rejection: Rejection =
                 switch problem {
                 case .malformed(let reason):
@@ -88,9 +94,12 @@ final class Dispatcher: Sendable {
     /// another name, so `Content-Length : 5` framed nothing and its body was read as the next
     /// request); a transfer coding other than chunked (libmicrohttpd waited for the connection to
     /// close); several Host headers, or none in HTTP/1.1; a NUL in the target (libmicrohttpd's
-    /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`).
+    /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`), sent raw
+    /// or as `%00` in the path (decoded into one: `/tokens%00x` was answered as `/tokens`, a way
+    /// around a proxy's rules for paths).
     private static func framingProblem(
-        _ headers: HeaderCensus, path: UnsafePointer<CChar>, targetLength: Int, version: UnsafePointer<CChar>?
+        _ headers: HeaderCensus, path: UnsafePointer<CChar>, targetLength: Int, encodedNUL: Bool,
+        version: UnsafePointer<CChar>?
     ) -> FramingProblem? {
         if let name = headers.invalidName {
             return .malformed("header name '\(name)' is not a token (a space before the colon?)")
@@ -112,6 +121,7 @@ final class Dispatcher: Sendable {
         if let version, version.pointee != 0, targetLength >= 0, path + targetLength + 1 != version {
             return .malformed("a NUL byte in the request target")
         }
+        if encodedNUL { return .malformed("an encoded NUL (%00) in the request path") }
         return nil
     }
 

@@ -242,7 +242,8 @@ private let handleConnectionNotice: MHD_NotifyConnectionCallback = { context, co
 
 /// A request's target, as received, before libmicrohttpd splits off the query or decodes anything.
 /// Its length, for `Dispatcher.begin` to find a NUL the client sent in it (libmicrohttpd hands the
-/// target on as a C string, which ends at the first NUL). And its query: copied for `Request`, then
+/// target on as a C string, which ends at the first NUL), and whether its path holds a `%00` (which
+/// libmicrohttpd decodes into one). And its query: copied for `Request`, then
 /// cut to nothing in libmicrohttpd's buffer (a NUL after the `?`), so that libmicrohttpd parses no
 /// parameter — it would stall on more than its memory pool holds (`QueryString`,
 /// docs/ARCHITECTURE.md, "Query strings"). The target is in libmicrohttpd's read buffer, which is
@@ -254,7 +255,10 @@ private let noteTarget:
             guard let target, let connection, let context = cmhd_connection_context(connection) else { return nil }
             let length = strlen(target)
             var query = QueryString(bytes: [])
-            if let mark = memchr(target, Int32(UInt8(ascii: "?")), length) {
+            let mark = memchr(target, Int32(UInt8(ascii: "?")), length)
+            let pathLength = mark.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) - target } ?? length
+            let encodedNUL = containsEncodedNUL(UnsafeRawBufferPointer(start: target, count: pathLength))
+            if let mark {
                 let start = mark.assumingMemoryBound(to: CChar.self) + 1
                 let count = length - (UnsafePointer(start) - target)
                 if count > 0 {
@@ -264,10 +268,23 @@ private let noteTarget:
             }
             Unmanaged<ConnectionWatchdog.Watch>.fromOpaque(context)._withUnsafeGuaranteedRef { watch in
                 watch.targetLength.store(length, ordering: .relaxed)
+                watch.pathHasEncodedNUL.store(encodedNUL, ordering: .relaxed)
                 watch.query.withLock { $0 = query }
             }
             return nil
         }
+
+/// Whether `bytes` hold `%00` (glibc's `memmem` is not exported to Swift).
+private func containsEncodedNUL(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard bytes.count >= 3 else { return false }
+    for index in 0..<(bytes.count - 2)
+    where bytes[index] == UInt8(ascii: "%") && bytes[index + 1] == UInt8(ascii: "0")
+        && bytes[index + 2] == UInt8(ascii: "0")
+    {
+        return true
+    }
+    return false
+}
 
 private let forwardLibraryMessage: cmhd_log_sink = { context, message in
     guard let message else { return }

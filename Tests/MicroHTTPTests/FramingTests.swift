@@ -27,6 +27,8 @@ struct FramingTests {
                 "header name 'Content-Length ' is not a token (a space before the colon?)"
             ),
             ("GET /healthz\0/../banner HTTP/1.1\r\nHost: x\r\n\r\n", 400, "a NUL byte in the request target"),
+            ("GET /tokens%00x HTTP/1.1\r\nHost: x\r\n\r\n", 400, "an encoded NUL (%00) in the request path"),
+            ("GET /banner%00/x?a=1 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "an encoded NUL (%00) in the request path"),
             ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "several Host headers; send exactly one"),
             (
                 "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 501,

@@ -93,7 +93,7 @@ final class Dispatcher: Sendable {
     /// Transfer-Encoding; a header name with a space before its colon (libmicrohttpd keeps it as
     /// another name, so `Content-Length : 5` framed nothing and its body was read as the next
     /// request); a transfer coding other than chunked (libmicrohttpd waited for the connection to
-    /// close); several Host headers, or none in HTTP/1.1; a NUL in the target (libmicrohttpd's
+    /// close); several Host headers, or none in HTTP/1.1; several Origin or Sec-Fetch-Site; a NUL in the target (libmicrohttpd's
     /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`), sent raw
     /// or as `%00` in the path (decoded into one: `/tokens%00x` was answered as `/tokens`, a way
     /// around a proxy's rules for paths).
@@ -112,6 +112,10 @@ final class Dispatcher: Sendable {
             return .unknownTransferCoding(coding)
         }
         if headers.hosts > 1 { return .malformed("several Host headers; send exactly one") }
+        // Who sent a request is judged from these (the admin page's loopback trust, CORS): with
+        // two, whichever one is read decides, and a client may put the harmless one first.
+        if headers.origins > 1 { return .malformed("several Origin headers; send at most one") }
+        if headers.fetchSites > 1 { return .malformed("several Sec-Fetch-Site headers; send at most one") }
         if let version, strcmp(version, "HTTP/1.1") == 0, headers.hosts == 0 {
             return .malformed("HTTP/1.1 request without a Host header")
         }
@@ -129,6 +133,8 @@ final class Dispatcher: Sendable {
     private struct HeaderCensus {
         var contentLengths = 0
         var hosts = 0
+        var origins = 0
+        var fetchSites = 0
         var transferEncoding: String?
         var invalidName: String?
 
@@ -150,6 +156,10 @@ final class Dispatcher: Sendable {
                 contentLengths += 1
             } else if strcasecmp(name, "Host") == 0 {
                 hosts += 1
+            } else if strcasecmp(name, "Origin") == 0 {
+                origins += 1
+            } else if strcasecmp(name, "Sec-Fetch-Site") == 0 {
+                fetchSites += 1
             } else if strcasecmp(name, "Transfer-Encoding") == 0 {
                 let coding = value.map { String(cString: $0) } ?? ""
                 transferEncoding = transferEncoding.map { "\($0), \(coding)" } ?? coding

@@ -86,6 +86,8 @@ struct RequestHead {
         }
         var records = 0  // libmicrohttpd's, one per header (the query is read outside it: QueryString)
         var hasHost = false
+        var hasOrigin = false
+        var hasFetchSite = false
         var contentLength: Int?
         var start = lineEnd + 2
         while true {
@@ -98,6 +100,12 @@ struct RequestHead {
             if equalsIgnoringCase(name, "host".utf8) {
                 guard !hasHost else { return .other }  // two Hosts: libmicrohttpd's path refuses them
                 hasHost = true
+            } else if equalsIgnoringCase(name, "origin".utf8) {
+                guard !hasOrigin else { return .other }  // two Origins: libmicrohttpd's path refuses them
+                hasOrigin = true
+            } else if equalsIgnoringCase(name, "sec-fetch-site".utf8) {
+                guard !hasFetchSite else { return .other }  // the same
+                hasFetchSite = true
             } else if method == .post && contentLength == nil && equalsIgnoringCase(name, "content-length".utf8) {
                 guard let length = plainLength(bytes, (colon + 1)..<end), length <= maxBodySize else { return .other }
                 contentLength = length

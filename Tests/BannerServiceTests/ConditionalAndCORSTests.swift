@@ -269,6 +269,31 @@ struct WebClientAssetTests {
         #expect(StaticAssets.contentSecurityPolicy(framedBy: CORSPolicy(origins: ["*"])).hasSuffix("frame-ancestors *"))
     }
 
+    /// Who sent a request is judged from its Origin and Sec-Fetch-Site: two of either are refused
+    /// by both engines, the fast paths' reads included (the first used to decide, whatever the
+    /// second said).
+    @Test(arguments: [Transport.live, .libmicrohttpd])
+    func twoOriginsOrTwoFetchSitesAreRefused(_ transport: Transport) async throws {
+        let service = try await transport.start(corsOrigins: ["https://shop.example.com"])
+        let one = try await service.request("GET", "/banner", headers: [("Origin", "https://shop.example.com")])
+        #expect(one.status == 200)
+        #expect(one.header("Access-Control-Allow-Origin") == "https://shop.example.com")
+        let cases = [
+            (
+                "Origin", ["https://shop.example.com", "https://evil.example"],
+                "several Origin headers; send at most one"
+            ),
+            ("Sec-Fetch-Site", ["same-origin", "cross-site"], "several Sec-Fetch-Site headers; send at most one"),
+        ]
+        for (name, values, reason) in cases {
+            for path in ["/banner", "/carousels"] {
+                let two = try await service.request("GET", path, headers: values.map { (name, $0) })
+                #expect(two.status == 400, "\(name) twice on \(path)")
+                #expect(two.text.contains(reason), "\(two.text)")
+            }
+        }
+    }
+
     /// Another site may frame the page at `/` when CORS allows it, never the admin page or its
     /// files: framed, the admin page's requests would be same-origin under the other site's clicks.
     @Test(arguments: Transport.allCases)

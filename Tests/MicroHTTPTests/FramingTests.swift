@@ -31,6 +31,14 @@ struct FramingTests {
             ("GET /banner%00/x?a=1 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "an encoded NUL (%00) in the request path"),
             ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "several Host headers; send exactly one"),
             (
+                "GET /x HTTP/1.1\r\nHost: x\r\nOrigin: http://x\r\norigin: https://evil.example\r\n\r\n", 400,
+                "several Origin headers; send at most one"
+            ),
+            (
+                "GET /x HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: same-origin\r\nSec-Fetch-Site: cross-site\r\n\r\n", 400,
+                "several Sec-Fetch-Site headers; send at most one"
+            ),
+            (
                 "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 501,
                 "transfer coding 'identity' is not supported; send chunked or Content-Length"
             ),

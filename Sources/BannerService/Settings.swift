@@ -270,9 +270,17 @@ struct Setting: Sendable {
     }
 
     /// Empty is refused rather than read as "no token": it is almost always an unset variable in
-    /// a deployment template.
+    /// a deployment template. A short one is refused too: these tokens open the whole service, and
+    /// one of a few characters is guessed.
+    static let minimumTokenLength = 16
+
     private static func checkedToken(_ value: String, unsetMeans: String) throws(FieldProblem) -> String {
         guard !value.isEmpty else { throw FieldProblem("is set but empty; set a token, or unset it to \(unsetMeans)") }
+        guard value.utf8.count >= minimumTokenLength else {
+            throw FieldProblem(
+                "is \(value.utf8.count) characters; a token needs at least \(minimumTokenLength), one that cannot be "
+                    + "guessed (openssl rand -base64 24 makes one)")
+        }
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
         guard value.utf8.count <= 1024, value.utf8.allSatisfy(allowed.contains) else {
             throw FieldProblem("must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / =")

@@ -288,12 +288,16 @@ struct BannerServerTests {
         let config = try temporaryFile(contents: #"{"host": "127.0.0.1", "port": 1}"#)
         let server = try ServerProcess(
             arguments: [],
-            environment: ["CAROUSEL_CONFIG": config.path, "CAROUSEL_PORT": "0", "CAROUSEL_CONTROL_TOKEN": "abc"])
+            environment: [
+                "CAROUSEL_CONFIG": config.path, "CAROUSEL_PORT": "0", "CAROUSEL_CONTROL_TOKEN": "abc-control-token",
+            ])
         let port = try await server.waitForPort()
         #expect(try await httpRequest(port: port, "POST", "/banner/pause").status == 401)
         #expect(
-            try await httpRequest(port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer abc")])
-                .status
+            try await httpRequest(
+                port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer abc-control-token")]
+            )
+            .status
                 == 200)
         server.signal(SIGTERM)
         #expect(await server.waitForExit(seconds: 5) == 0)
@@ -302,23 +306,23 @@ struct BannerServerTests {
     /// Tokens from files (as container secrets are mounted), and never in the log, whatever happens.
     @Test func tokensComeFromFilesAndAreNeverLogged() async throws {
         let config = try temporaryFile(contents: #"{"host": "127.0.0.1", "port": 0}"#)
-        let admin = try temporaryFile(named: "admin-token", contents: "adm1n-s3cret\n")
+        let admin = try temporaryFile(named: "admin-token", contents: "adm1n-s3cret-token\n")
         let server = try ServerProcess(
             arguments: ["--log-level", "trace"],
             environment: [
-                "CAROUSEL_CONFIG": config.path, "CAROUSEL_CONTROL_TOKEN": "c0ntrol-s3cret",
+                "CAROUSEL_CONFIG": config.path, "CAROUSEL_CONTROL_TOKEN": "c0ntrol-s3cret-token",
                 "CAROUSEL_ADMIN_TOKEN_FILE": admin.path,
             ])
         let port = try await server.waitForPort()
         let wrong = try await httpRequest(
-            port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer c0ntrol-s3cret")])
+            port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer c0ntrol-s3cret-token")])
         #expect(wrong.status == 403, "the control token is known, and not the admin one")
         let right = try await httpRequest(
-            port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer adm1n-s3cret")])
+            port: port, "POST", "/banner/pause", headers: [("Authorization", "Bearer adm1n-s3cret-token")])
         #expect(right.status == 200)
         #expect(
             try await httpRequest(
-                port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer adm1n-s3cret")]
+                port: port, "DELETE", "/carousels/default", headers: [("Authorization", "Bearer adm1n-s3cret-token")]
             ).status == 204)
         server.signal(SIGTERM)
         #expect(await server.waitForExit(seconds: 5) == 0)

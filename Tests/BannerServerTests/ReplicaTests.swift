@@ -302,7 +302,7 @@ struct ReplicaTests {
     /// (docs/TOKENS.md): the deletion notifies, each replica reads the tokens again.
     @Test func aTokenRevokedOnOneReplicaIsRefusedByEveryReplica() async throws {
         let uri = try await PostgresServer.shared().createDatabase()
-        let environment = ["CAROUSEL_CONTROL_TOKEN": "env-control"]
+        let environment = ["CAROUSEL_CONTROL_TOKEN": "env-control-token"]
         let processes = try (0..<2).map { _ in try Self.replica(uri, environment: environment) }
         var ports: [Int] = []
         for process in processes { ports.append(try await process.waitForPort()) }

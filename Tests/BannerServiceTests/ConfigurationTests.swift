@@ -151,8 +151,8 @@ struct LaunchTests {
 
     @Test func theControlTokenComesFromTheEnvironment() throws {
         #expect(
-            try configuration(environment: ["CAROUSEL_CONTROL_TOKEN": "s3cret-Token_1"]).controlToken
-                == "s3cret-Token_1")
+            try configuration(environment: ["CAROUSEL_CONTROL_TOKEN": "s3cret-Token_1/xyz+"]).controlToken
+                == "s3cret-Token_1/xyz+")
     }
 
     @Test func theListeningURLBracketsIPv6Hosts() {
@@ -232,7 +232,12 @@ struct LaunchTests {
             "--store: 'sqlite:' names no file; use memory, sqlite:PATH, a file path or postgres://…"
         ),
         (
-            [], ["CAROUSEL_CONTROL_TOKEN": "has space"],
+            [], ["CAROUSEL_ADMIN_TOKEN": "s3cret"],
+            "CAROUSEL_ADMIN_TOKEN: is 6 characters; a token needs at least 16, one that cannot be guessed "
+                + "(openssl rand -base64 24 makes one)"
+        ),
+        (
+            [], ["CAROUSEL_CONTROL_TOKEN": "has space in a long token"],
             "CAROUSEL_CONTROL_TOKEN: must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / ="
         ),
     ])
@@ -242,12 +247,15 @@ struct LaunchTests {
     }
 
     @Test func aTokenFileGivesTheTokenAndATokenGivenTwiceIsRefused() throws {
-        let file = try temporaryFile(named: "admin-token", contents: "s3cret\n")
-        #expect(try configuration(environment: ["CAROUSEL_ADMIN_TOKEN_FILE": file.path]).adminToken == "s3cret")
+        let file = try temporaryFile(named: "admin-token", contents: "s3cret-admin-token\n")
         #expect(
-            configurationError(environment: ["CAROUSEL_ADMIN_TOKEN": "a", "CAROUSEL_ADMIN_TOKEN_FILE": file.path])
+            try configuration(environment: ["CAROUSEL_ADMIN_TOKEN_FILE": file.path]).adminToken == "s3cret-admin-token")
+        #expect(
+            configurationError(environment: [
+                "CAROUSEL_ADMIN_TOKEN": "another-admin-token", "CAROUSEL_ADMIN_TOKEN_FILE": file.path,
+            ])
                 == "CAROUSEL_ADMIN_TOKEN_FILE: CAROUSEL_ADMIN_TOKEN is set too; set one of them")
-        let spaced = try temporaryFile(named: "control-token", contents: "has space\n")
+        let spaced = try temporaryFile(named: "control-token", contents: "has space in a long token\n")
         #expect(
             configurationError(environment: ["CAROUSEL_CONTROL_TOKEN_FILE": spaced.path])
                 == "CAROUSEL_CONTROL_TOKEN_FILE: the token in \(spaced.path) must be at most 1024 of A-Z a-z 0-9 - . _ ~ + / ="

@@ -866,7 +866,7 @@ class AnotherCarousel(WebClientTest):
 
 
 class WithAControlToken(WebClientTest):
-    token = "s3cret-token"
+    token = "s3cret-control-token"
 
     def test_asks_for_the_token_once_and_reports_a_wrong_one(self):
         self.find(".next-button").click()
@@ -1326,7 +1326,7 @@ class ComponentInStep(InStep, ComponentTest):
 
 
 class ComponentWithAToken(ComponentTest):
-    token = "shop-secret"
+    token = "shop-secret-control"
 
     def page_token(self):
         return self.token
@@ -2259,7 +2259,7 @@ class AdminTokens(AdminPageTest):
     """Named tokens on the admin page (docs/ADMIN.md, docs/TOKENS.md): created with the secret shown
     once, refused by the service once revoked. Commands need a token here, so a secret is seen to work."""
 
-    token = "env-control"
+    token = "env-control-token"
 
     def command_with(self, secret):
         request = urllib.request.Request(self.service.url + "/banner/next", method="POST",
@@ -2442,7 +2442,7 @@ class AdminAudit(AdminPageTest):
 class AdminPageWithAToken(AdminPageTest):
     """The page when the service has an admin token: it asks for it once per tab."""
 
-    admin_token = "admin-secret"
+    admin_token = "admin-secret-token"
 
     def give_token(self, token):
         dialog = self.find("#token-dialog")

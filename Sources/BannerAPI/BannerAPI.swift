@@ -34,6 +34,7 @@ public struct BannerAPI: HTTPHandler {
     /// Event-stream subscribers connected now, by who holds their connection (`GET /metrics`).
     let subscribers: @Sendable () -> (ownSocket: Int, libmicrohttpd: Int)
     let requests = RequestMetrics(routeTemplates: Routes.allTemplates)
+    let refusedCredentials = RefusedCredentials()
     /// Everything else `GET /metrics` reports.
     let metrics: ServiceMetrics
     /// Uploaded images (docs/MEDIA.md), and their files as responses.
@@ -175,11 +176,27 @@ public struct BannerAPI: HTTPHandler {
             problem.headers += cors.headers(for: origin)
             let reply = Reply.response(problem.response)
             if request.sends(reply) {  // else logged where it is asked again and sent
-                let level: Logger.Level = request.method == "GET" || request.method == "HEAD" ? .debug : .notice
-                logger.log(level, "\(Self.label(request, requestID)) refused: \(error.status) \(error.detail)")
+                let line = "\(Self.label(request, requestID)) refused: \(error.status) \(error.detail)"
+                if error.status == 401 || error.status == 403 {
+                    logRefusedCredentials(line)
+                } else {
+                    logger.log(request.method == "GET" || request.method == "HEAD" ? .debug : .notice, line)
+                }
             }
             return reply
         }
+    }
+
+    /// A 401 or 403, at info whatever the method (a guess leaves a trace), within the log's budget.
+    private func logRefusedCredentials(_ line: String) {
+        guard logger.minimumLevel <= .info else { return }
+        guard case .log(let dropped) = refusedCredentials.admit(at: monotonicNanoseconds()) else { return }
+        if dropped > 0 {
+            logger.info(
+                "\(dropped) more requests refused for their credentials (401, 403) were not logged (at most "
+                    + "\(refusedCredentials.limit) lines each \(refusedCredentials.window / 1_000_000_000) s)")
+        }
+        logger.info(line)
     }
 
     /// Who the request acts as, when `rule` lets it call an endpoint about `carousel` (nil: about

@@ -45,6 +45,21 @@ struct BannerServerTests {
         #expect(await server.waitForExit(seconds: 5) == 0)
     }
 
+    /// A request refused for its credentials is logged at the default level, a read too: guessing
+    /// tokens leaves a trace (within a budget of lines, RefusedCredentialsTests).
+    @Test func aRefusedTokenIsLoggedAtTheDefaultLevel() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(
+            arguments: ["--config", config.path], environment: ["CAROUSEL_ADMIN_TOKEN": "the-admin-token-2026"])
+        let port = try await server.waitForPort()
+        let guess = [("Authorization", "Bearer a-guessed-token")]
+        #expect(try await httpRequest(port: port, "GET", "/tokens", headers: guess).status == 401)
+        #expect(await server.standardErrorShows(" info [banner-server] GET /tokens refused: 401 "))
+        #expect(!server.standardError.contains("a-guessed-token"), "a token sent is never logged")
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
     /// A decoded path with a line break in it is logged on one line: no request forges a line.
     @Test func aPathCannotForgeALogLine() async throws {
         let config = try temporaryFile(contents: validConfiguration)

@@ -135,6 +135,25 @@ public struct AccessPolicy: Sendable {
         return "loopback"
     }
 
+    /// Why an admin write asked at `askedAt` by `requester` may no longer be made on `carousel`
+    /// (a scheduled change, made at its time: docs/SCHEDULED.md); nil while it still may. A named
+    /// token must still be there (not revoked, nor revoked and made again under its name since),
+    /// unexpired, admin and for `carousel`: a revoked token's changes are not made for it later.
+    /// The environment's admin and this host keep what they asked (they are the operator's).
+    func withdrawn(_ requester: Requester, askedAt: Timestamp, carousel: String) -> String? {
+        let actor = requester.actor
+        guard let named, !actor.hasPrefix("env:"), !TokenRequests.reservedNames.contains(actor) else { return nil }
+        guard let token = named.token(named: actor), token.createdAt <= askedAt else {
+            return "the token '\(actor)' that asked for it was revoked"
+        }
+        do throws(Problem) {
+            _ = try check(token, for: .admin, carousel: carousel)
+            return nil
+        } catch {
+            return error.detail
+        }
+    }
+
     /// `token`'s name when it may act in `role` on `carousel` (nil: on no one carousel) now;
     /// else why not. Admin includes control and stats.
     private func check(_ token: TokenRecord, for role: TokenRole, carousel: String?) throws(Problem) -> String {

@@ -119,14 +119,19 @@ enum ScheduledRequests {
 /// needs, not the API: the runtime keeps it, and the API keeps the runtime's parts.
 struct PendingChangeMaker: Sendable {
     let media: MediaLibrary
+    let access: AccessPolicy
     let logger: Logger
 
     /// Makes scheduled change `change` on `live` now that it is due: its request read again and
     /// made as an admin write by whoever asked, claimed in the write's transaction. One that can no
-    /// longer be made as asked (its If-Match no longer holds, or its request is now refused) is
-    /// dropped with an audit entry saying why.
+    /// longer be made as asked (its If-Match no longer holds, its token was revoked or expired, or
+    /// its request is now refused) is dropped with an audit entry saying why.
     func make(_ change: PendingChange, on live: ServedCarousel) async {
         let label = "\(change.method) \(change.path) (change \(change.id), due \(change.at.rfc3339))"
+        if let withdrawn = access.withdrawn(change.requester, askedAt: change.createdAt, carousel: live.name) {
+            await skip(change, on: live, because: withdrawn, label: label)
+            return
+        }
         let asked: AdminRequest
         do throws(Problem) {
             asked = try ScheduledRequests.asked(by: change, carousel: live.name)

@@ -55,7 +55,7 @@ public struct ServiceParts: Sendable {
     public func start() {
         runtime.start()
         // After the engines' timers are started: a wake armed before would fire into nothing.
-        let maker = PendingChangeMaker(media: runtime.media, logger: api.logger)
+        let maker = PendingChangeMaker(media: runtime.media, access: api.access, logger: api.logger)
         runtime.scheduled.start(making: { change, live in await maker.make(change, on: live) })
     }
 

@@ -39,6 +39,11 @@ public final class NamedTokens: Sendable {
         }
     }
 
+    /// The token named `name`, as this process last read them.
+    public func token(named name: String) -> TokenRecord? {
+        known.withLock { known in known.values.first { $0.name == name } }
+    }
+
     /// Every token, by name, as the store has them.
     public func all() throws(StoreError) -> [TokenRecord] {
         try store.tokens()

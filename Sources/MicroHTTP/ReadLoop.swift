@@ -280,6 +280,12 @@ final class ReadLoop: @unchecked Sendable {
             handOver(descriptor, &loop)
             return false
         }
+        if response.closesConnection {
+            // `Connection: close`: libmicrohttpd answers it again and closes the connection as it
+            // should (reading what else the client sent, so that no reset takes the answer away).
+            handOver(descriptor, &loop)
+            return false
+        }
         // The whole head was peeked, so it is all there to take.
         guard recv(descriptor, nil, head.length, Int32(MSG_TRUNC | MSG_DONTWAIT)) == head.length else {
             closeConnection(descriptor, &loop)

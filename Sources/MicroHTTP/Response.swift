@@ -50,6 +50,9 @@ public final class PreparedResponse: @unchecked Sendable {
     /// blank line.
     private let wireHead: UnsafeMutableRawBufferPointer
     private let statusLineCount: Int
+    /// Whether it says `Connection: close`: the server then closes the connection once it is sent
+    /// (RFC 9112, 9.6), as libmicrohttpd does; a read loop must too.
+    let closesConnection: Bool
 
     /// Body files open at most (each a descriptor): beyond, bodies go in buffers. The server
     /// raises the open-file limit by as many.
@@ -86,6 +89,7 @@ public final class PreparedResponse: @unchecked Sendable {
             handle = MHD_create_response_from_buffer_with_free_callback(storedBodyCount, buffer) { free($0) }!
         }
         (wireHead, statusLineCount) = Self.prepare(handle, status: status, headers: headers, length: storedBodyCount)
+        closesConnection = Self.saysClose(headers)
     }
 
     /// A 304 for a body of `length` bytes, without them: the one Content-Length RFC 9110 allows
@@ -99,6 +103,7 @@ public final class PreparedResponse: @unchecked Sendable {
         bodyFile = nil
         handle = MHD_create_response_from_callback(UInt64(length), 4096, { _, _, _, _ in -2 }, nil, nil)!
         (wireHead, statusLineCount) = Self.prepare(handle, status: status, headers: headers, length: length)
+        closesConnection = Self.saysClose(headers)
     }
 
     /// Adds `headers` to `handle`; the head as a read loop writes it, and its status line's length.
@@ -116,6 +121,10 @@ public final class PreparedResponse: @unchecked Sendable {
             byteCount: statusLine.utf8.count + lines.utf8.count, alignment: 1)
         _ = head.initializeMemory(as: UInt8.self, from: (statusLine + lines).utf8)
         return (head, statusLine.utf8.count)
+    }
+
+    private static func saysClose(_ headers: [HTTPHeader]) -> Bool {
+        headers.contains { $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
     }
 
     /// `HTTP/1.1 200 OK` and its CRLF.
@@ -229,6 +238,10 @@ public final class PreparedResponse: @unchecked Sendable {
 /// The lines of a response head as libmicrohttpd writes them, for the responses this server
 /// writes itself (a `ReadLoop`'s answers, the heads of streams the `Acceptor` holds).
 enum WireHead {
+    private static func saysClose(_ headers: [HTTPHeader]) -> Bool {
+        headers.contains { $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
+    }
+
     /// `HTTP/1.1 200 OK` and its CRLF.
     static func statusLine(_ status: Int) -> String {
         let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""

@@ -135,6 +135,19 @@ struct DifferentialTests {
             "an event stream with CORS", head("/carousels/default/banner/events", "Origin: \(shop)\r\n"), stream: true),
         Exchange("a refused event stream", head("/carousels/nope/banner/events") + last),
         Exchange("an event stream after a read", head("/banner") + head("/banner/events"), stream: true),
+        // Every public GET, on one keep-alive connection (not /time and /metrics, whose bodies are
+        // each service's own): the page's files and the OpenAPI document too.
+        Exchange(
+            "the page's files",
+            ["/", "/openapi.json", "/app.js", "/embed.js", "/sw.js", "/admin", "/admin.js", "/embed-demo.html"]
+                .map { head($0) }.joined() + last),
+        Exchange(
+            "every public read",
+            [
+                "/healthz", "/readyz", "/carousels", "/carousels/default", "/carousels/default/banners/b0",
+                "/carousels/default/timeline", "/carousels/default/preview", "/carousels/default/",
+                "/carousels/default/banner", "/carousels/default/banners", "/carousels/default/banner/index",
+            ].map { head($0) }.joined() + last),
     ]
 
     /// One pair of services for every case (a pair per case would hold hundreds of PostgreSQL

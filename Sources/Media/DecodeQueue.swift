@@ -1,3 +1,4 @@
+import CVips
 import Dispatch
 import Glibc
 import Threading
@@ -31,10 +32,13 @@ public final class DecodeQueue: Sendable {
     /// The nice value of the decoding threads where `SCHED_IDLE` is refused: the lowest.
     static let niceness: Int32 = 19
 
+    /// Also sets how the process allocates large blocks (each mapped on its own, returned when
+    /// freed: `cvips_unmap_large_allocations`), before the first upload arrives.
     public init(workers: Int, backlog: Int) {
         precondition(workers >= 1 && backlog >= 0)
         self.workers = workers
         self.backlog = backlog
+        cvips_unmap_large_allocations()
     }
 
     /// Runs `work` on a decoding thread and returns its result; nil when the queue is full or stopped.
@@ -92,7 +96,12 @@ public final class DecodeQueue: Sendable {
             if taken.stopping { return }
             guard let job = taken.job else { continue }
             job.run()
-            state.withLock { $0.running -= 1 }
+            let idle = state.withLock { state in
+                state.running -= 1
+                return state.running == 0 && state.waiting.isEmpty
+            }
+            // The last decode of a burst has ended: what its small blocks freed goes back too.
+            if idle { cvips_release_freed_memory() }
         }
     }
 }

@@ -43,13 +43,11 @@ enum CarouselHandlers {
         let live = try api.carousel(call)
         let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
         let headers = api.cors.headers(for: call.origin)
-        guard let screen else { return .stream(live.subscribe(audience, headers: headers)) }
-        let held: ScreenRecord.Key
-        do throws(ScreenRefusal) {
-            held = try api.fleet.hold(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
-        } catch {
-            throw ScreenRequests.problem(error)
-        }
+        // A screen past the fleet's limit (`maxScreens`) is served all the same, not tracked.
+        guard let screen,
+            let held = try? api.fleet.hold(
+                screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
+        else { return .stream(live.subscribe(audience, headers: headers)) }
         let stream = live.subscribe(audience, headers: headers)
         stream.onClose { [fleet = api.fleet] in fleet.release(held) }
         return .stream(stream)

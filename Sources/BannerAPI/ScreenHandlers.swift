@@ -6,16 +6,13 @@ import Store
 /// The fleet over HTTP (docs/SCREENS.md): screens heard from as they read, their receipts, and
 /// the lists and event stream operators watch.
 enum ScreenHandlers {
-    /// A poll from `screen` of `audience`: heard, or the problem when it cannot be.
+    /// A poll from `screen` of `audience`: heard when the fleet can keep one more. A read is never
+    /// refused for the fleet's limit (`maxScreens`): a screen past it is served, and not tracked.
     static func hear(
         _ screen: ScreenID, of audience: String?, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
     ) throws(Problem) {
         let live = try api.carousel(call)
-        do throws(ScreenRefusal) {
-            try api.fleet.hear(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
-        } catch {
-            throw ScreenRequests.problem(error)
-        }
+        try? api.fleet.hear(screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
     }
 
     /// `POST /carousels/{name}/screens/{id}/receipts`: what a screen showed, when.

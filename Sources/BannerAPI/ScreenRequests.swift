@@ -40,7 +40,8 @@ enum ScreenRequests {
         return id
     }
 
-    /// What the fleet's refusal is told: 429 for a carousel full of screens, 422 for a receipt.
+    /// What the fleet's refusal of a report is told: 429 for a carousel full of screens (its reads
+    /// are served all the same, untracked), 422 for a receipt.
     static func problem(_ refusal: ScreenRefusal) -> Problem {
         switch refusal {
         case .full(let carousel, let limit):

@@ -93,7 +93,7 @@ struct Setting: Sendable {
             range: .seconds(3) ... .seconds(86_400), set: { $0.fleet.screenTimeout = $1 }),
         integer(
             flag: nil, metavariable: "", variable: "CAROUSEL_MAX_SCREENS", field: "maxScreens", defaultValue: "10000",
-            help: "screens per carousel; a new one past it gets 429", range: 1...1_000_000,
+            help: "screens tracked per carousel; a new one past it is served, not tracked", range: 1...1_000_000,
             textRule: "must be a whole number of screens", set: { $0.fleet.maxScreens = $1 }),
         seconds(
             flag: nil, metavariable: "", variable: "CAROUSEL_STEP_TOLERANCE", field: "stepTolerance",

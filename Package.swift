@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "CarouselTests", dependencies: ["Carousel", "Threading", "TestSupport", "TimeZones"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Threading", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "DigestTests", dependencies: ["Digest"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"]),
         .testTarget(name: "WebhookSenderTests", dependencies: ["WebhookSender", "Store", "TestSupport", "TimeZones"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Digest", "TestSupport"], exclude: ["Fixtures"]),

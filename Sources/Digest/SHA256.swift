@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), for content addresses: a media file's id is the digest of its bytes.
 /// Written here because the toolchain on Linux has no CryptoKit and the service takes no Swift
-/// package; checked against the standard's test vectors (Tests/DigestTests).
+/// package; checked against the standard's test vectors and OpenSSL's libcrypto (Tests/DigestTests).
 public struct SHA256 {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,

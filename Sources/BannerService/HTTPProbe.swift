@@ -60,7 +60,7 @@ public enum HTTPProbe {
             switch self {
             case .cannotResolve(let host): "cannot resolve \(host)"
             case .cannotConnect(let host, let port, let code):
-                "cannot connect to \(host):\(port): \(SystemErrno.describe(code))"
+                "cannot connect to \(host):\(port): \(Errno(code).explained)"
             case .noAnswer: "no HTTP answer within the timeout"
             }
         }

@@ -74,7 +74,7 @@ final class EventLoop: @unchecked Sendable {
         sigemptyset(&signals)
         sigaddset(&signals, SIGPIPE)
         let blocked = pthread_sigmask(SIG_BLOCK, &signals, nil)
-        precondition(blocked == 0, "pthread_sigmask: \(String(cString: strerror(blocked)))")
+        precondition(blocked == 0, "pthread_sigmask: \(Errno(blocked))")
     }
 
     /// Ends the loop (its `finish` runs) and returns when the thread has. False

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Why an `HTTPServer` could not start, in words an operator can act on.
 public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
@@ -18,7 +19,7 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
         case .cannotResolve(let host, let reason):
             "cannot resolve host '\(host)': \(reason)"
         case .cannotListen(let host, let port, let code):
-            "cannot listen on \(host):\(port): \(SystemErrno.describe(code))"
+            "cannot listen on \(host):\(port): \(Errno(code).explained)"
         case .daemonDidNotStart:
             "libmicrohttpd did not start (see its messages above)"
         case .invalidConfiguration(let message):
@@ -27,28 +28,6 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
             "libmicrohttpd \(found) is too old; \(LibraryVersion.minimum) or later is needed "
                 + "(Debian 12: apt-get install libmicrohttpd12)"
         }
-    }
-}
-
-/// Readable names for the errno values a listening server or a client probe meets.
-public enum SystemErrno {
-    public static func describe(_ code: Int32) -> String {
-        let known: [Int32: (String, String)] = [
-            EADDRINUSE: ("EADDRINUSE", "address already in use; another process holds the port"),
-            EADDRNOTAVAIL: ("EADDRNOTAVAIL", "address not available on this machine"),
-            EACCES: ("EACCES", "permission denied; ports below 1024 need privileges"),
-            EAFNOSUPPORT: ("EAFNOSUPPORT", "address family not supported"),
-            EMFILE: ("EMFILE", "too many open files in this process"),
-            ENFILE: ("ENFILE", "too many open files on this system"),
-            EINVAL: ("EINVAL", "invalid argument"),
-            ECONNREFUSED: ("ECONNREFUSED", "connection refused; nothing listens there"),
-            ETIMEDOUT: ("ETIMEDOUT", "timed out"),
-            EHOSTUNREACH: ("EHOSTUNREACH", "host unreachable"),
-        ]
-        if let (name, message) = known[code] {
-            return "\(message) (\(name))"
-        }
-        return "errno \(code)"
     }
 }
 

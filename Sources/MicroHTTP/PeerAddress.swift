@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import Platform
 
 /// A client's address, as `accept` or `getpeername` gives it: what libmicrohttpd is handed with a
 /// connection (`handOver`), and whether it is this host.
@@ -40,7 +41,7 @@ struct PeerAddress {
             }
         }
         if added != .YES {
-            errorLog?(.notice, "libmicrohttpd refused a connection: \(String(cString: strerror(errno)))")
+            errorLog?(.notice, "libmicrohttpd refused a connection: \(Errno(errno))")
         }
     }
 }

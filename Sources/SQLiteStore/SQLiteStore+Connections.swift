@@ -3,6 +3,7 @@ import Carousel
 import Definitions
 import Glibc
 import JSON
+import Platform
 import Store
 import Threading
 import TimeZones
@@ -62,7 +63,7 @@ extension SQLiteStore {
             guard !part.isEmpty, part != "." else { continue }
             if mkdir(folder, 0o755) != 0 && errno != EEXIST {
                 throw .unusable(
-                    "cannot create the folder \(folder) for the store \(path): \(String(cString: strerror(errno)))")
+                    "cannot create the folder \(folder) for the store \(path): \(Errno(errno))")
             }
         }
     }

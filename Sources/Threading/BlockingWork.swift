@@ -65,7 +65,7 @@ public final class LoopThread: @unchecked Sendable {
                 Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
                 return nil
             }, context)
-        precondition(created == 0, "pthread_create: \(String(cString: strerror(created)))")
+        precondition(created == 0, "pthread_create: \(Errno(created))")
     }
 
     /// Through /proc (pthread_setname_np is not visible to Swift without _GNU_SOURCE). A name
@@ -79,6 +79,6 @@ public final class LoopThread: @unchecked Sendable {
     /// Waits for the body to return. Once.
     public func join() {
         let joined = pthread_join(thread, nil)
-        precondition(joined == 0, "pthread_join: \(String(cString: strerror(joined)))")
+        precondition(joined == 0, "pthread_join: \(Errno(joined))")
     }
 }

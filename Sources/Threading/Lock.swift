@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// A value behind a mutual-exclusion lock, on `pthread_mutex_t`.
 ///
@@ -56,6 +57,6 @@ public final class Lock<State>: @unchecked Sendable {
 @inline(__always)
 private func check(_ result: Int32, _ call: StaticString) {
     guard result == 0 else {
-        fatalError("\(call) failed: \(String(cString: strerror(result))) (\(result))")
+        fatalError("\(call) failed: \(Errno(result)) (\(result))")
     }
 }

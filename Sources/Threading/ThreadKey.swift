@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// A pthread key: one pointer per thread, owned by this object (the key is deleted with it; what
 /// the pointers point to is the owner's to free).
@@ -8,7 +9,7 @@ public final class ThreadKey: @unchecked Sendable {
     public init() {
         key = .allocate(capacity: 1)
         let created = pthread_key_create(key, nil)
-        precondition(created == 0, "pthread_key_create: \(String(cString: strerror(created)))")
+        precondition(created == 0, "pthread_key_create: \(Errno(created))")
     }
 
     deinit {
@@ -23,6 +24,6 @@ public final class ThreadKey: @unchecked Sendable {
     /// Sets the calling thread's pointer.
     public func set(_ value: UnsafeMutableRawPointer) {
         let result = pthread_setspecific(key.pointee, value)
-        precondition(result == 0, "pthread_setspecific: \(String(cString: strerror(result)))")
+        precondition(result == 0, "pthread_setspecific: \(Errno(result))")
     }
 }

@@ -269,11 +269,12 @@ struct Setting: Sendable {
             }, fromJSON: nil)
     }
 
-    /// Empty is refused rather than read as "no token": it is almost always an unset variable in
-    /// a deployment template. A short one is refused too: these tokens open the whole service, and
-    /// one of a few characters is guessed.
+    /// The shortest bootstrap token taken: these tokens open the whole service, and one of a few
+    /// characters is guessed.
     static let minimumTokenLength = 16
 
+    /// Empty is refused rather than read as "no token": it is almost always an unset variable in
+    /// a deployment template; shorter than `minimumTokenLength` too.
     private static func checkedToken(_ value: String, unsetMeans: String) throws(FieldProblem) -> String {
         guard !value.isEmpty else { throw FieldProblem("is set but empty; set a token, or unset it to \(unsetMeans)") }
         guard value.utf8.count >= minimumTokenLength else {

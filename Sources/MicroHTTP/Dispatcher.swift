@@ -93,10 +93,10 @@ final class Dispatcher: Sendable {
     /// Transfer-Encoding; a header name with a space before its colon (libmicrohttpd keeps it as
     /// another name, so `Content-Length : 5` framed nothing and its body was read as the next
     /// request); a transfer coding other than chunked (libmicrohttpd waited for the connection to
-    /// close); several Host headers, or none in HTTP/1.1; several Origin or Sec-Fetch-Site; a NUL in the target (libmicrohttpd's
-    /// C string ends there, so `/healthz%00/../banner` sent raw was read as `/healthz`), sent raw
-    /// or as `%00` in the path (decoded into one: `/tokens%00x` was answered as `/tokens`, a way
-    /// around a proxy's rules for paths).
+    /// close); several Host headers, or none in HTTP/1.1; several Origin or Sec-Fetch-Site; a NUL
+    /// in the target (libmicrohttpd's C string ends there, so `/healthz%00/../banner` sent raw was
+    /// read as `/healthz`), sent raw or as `%00` in the path (decoded into one: `/tokens%00x` was
+    /// answered as `/tokens`, a way around a proxy's rules for paths).
     private static func framingProblem(
         _ headers: HeaderCensus, path: UnsafePointer<CChar>, targetLength: Int, encodedNUL: Bool,
         version: UnsafePointer<CChar>?

@@ -238,10 +238,6 @@ public final class PreparedResponse: @unchecked Sendable {
 /// The lines of a response head as libmicrohttpd writes them, for the responses this server
 /// writes itself (a `ReadLoop`'s answers, the heads of streams the `Acceptor` holds).
 enum WireHead {
-    private static func saysClose(_ headers: [HTTPHeader]) -> Bool {
-        headers.contains { $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
-    }
-
     /// `HTTP/1.1 200 OK` and its CRLF.
     static func statusLine(_ status: Int) -> String {
         let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""

@@ -10,18 +10,13 @@ public enum WebClient {
         /// Where it is served (`/app.js`).
         public let path: String
         public let contentType: String
-        /// The file's bytes where the binary keeps them, in order (`/embed.js` joins several).
-        private let parts: [StaticString]
+        public let content: [UInt8]
 
+        /// `content`: the literals' bytes, one after another (`/embed.js` joins several files).
         public init(path: String, contentType: String, content: StaticString...) {
             self.path = path
             self.contentType = contentType
-            parts = content
-        }
-
-        /// The bytes, copied out of the binary for the caller (who builds its response once).
-        public var content: [UInt8] {
-            parts.flatMap { $0.withUTF8Buffer(Array.init) }
+            self.content = content.flatMap { $0.withUTF8Buffer(Array.init) }
         }
     }
 

@@ -177,7 +177,11 @@ public final class PostgresServer: Sendable {
     private func run(_ arguments: String...) throws -> String {
         let command = Self.asUser + arguments
         let log = directory.appendingPathComponent("command-\(UUID().uuidString).out").path
-        let shell = command.map(shellQuoted).joined(separator: " ") + " > \(shellQuoted(log)) 2>&1 < /dev/null"
+        // From the server's own folder: the `postgres` user may not enter the test's working
+        // directory (a clone under a 0700 `mktemp -d`), and psql says so in the output kept.
+        let shell =
+            "cd \(shellQuoted(directory.path)) && " + command.map(shellQuoted).joined(separator: " ")
+            + " > \(shellQuoted(log)) 2>&1 < /dev/null"
         let status = runShell(shell)
         let output = textOfFile(atPath: log) ?? ""
         try? FileManager.default.removeItem(atPath: log)

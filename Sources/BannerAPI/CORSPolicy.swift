@@ -10,7 +10,7 @@ public struct CORSPolicy: Sendable, Equatable {
 
     /// Request headers a preflight may ask for.
     static let allowedHeaders =
-        "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id"
+        "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id, X-Screen-Key"
     /// Response headers scripts on another origin may read.
     static let exposedHeaders = "ETag, Location, X-Request-Id"
 

@@ -43,10 +43,12 @@ enum CarouselHandlers {
         let live = try api.carousel(call)
         let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
         let headers = api.cors.headers(for: call.origin)
-        // A screen past the fleet's limit (`maxScreens`) is served all the same, not tracked.
+        let key = try screen.map { _ throws(Problem) in try ScreenRequests.screenKey(of: request) } ?? nil
+        // A screen past the fleet's limit (`maxScreens`), or named without the key that claimed
+        // it, is served all the same, not tracked.
         guard let screen,
             let held = try? api.fleet.hold(
-                screen, on: live, userAgent: request.header("User-Agent"), audience: audience)
+                screen, on: live, userAgent: request.header("User-Agent"), audience: audience, screenKey: key)
         else { return .stream(live.subscribe(audience, headers: headers)) }
         let stream = live.subscribe(audience, headers: headers)
         stream.onClose { [fleet = api.fleet] in fleet.release(held) }

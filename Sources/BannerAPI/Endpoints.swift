@@ -50,6 +50,9 @@ extension Routes {
                 "POST", "/carousels/{name}/screens/{id}/receipts", .screen, fastPath: .atOnce,
                 operation: "reportReceipts", ScreenHandlers.receipts),
             Endpoint(
+                "DELETE", "/carousels/{name}/screens/{id}", .admin, audited: true, operation: "forgetScreen",
+                ScreenHandlers.forget),
+            Endpoint(
                 "GET", "/carousels/{name}/screens", .admin, fastPath: .atOnce, operation: "listCarouselScreens",
                 ScreenHandlers.ofCarousel),
         ]

@@ -11,6 +11,20 @@ import TimeZones
 /// kept of a refused one.
 enum ScreenRequests {
     static let header = "X-Screen-Id"
+    static let keyHeader = "X-Screen-Key"
+
+    /// The key a screen sends with what it reports (`X-Screen-Key`, else `?screenKey=`; nil when
+    /// none): docs/SCREENS.md, "A screen's own reports". 400 for an invalid one.
+    static func screenKey(of request: borrowing Request) throws(Problem) -> ScreenKey? {
+        let (text, source) =
+            request.header(keyHeader).map { ($0, keyHeader) }
+            ?? request.queryParameter("screenKey").map { ($0, "screenKey") } ?? (nil, "")
+        guard let text else { return nil }
+        guard let key = ScreenKey(text) else {
+            throw Problem.badRequest("\(source): the screen key is invalid: \(ScreenKey.rule)")
+        }
+        return key
+    }
 
     /// The screen a read or a subscription names (`X-Screen-Id`, else `?screen=`; nil when none)
     /// and the audience it declares (`?audience=`), the query scanned once for both. 400 for an
@@ -51,6 +65,12 @@ enum ScreenRequests {
                     + "already go on. Raise CAROUSEL_MAX_SCREENS, or let offline screens be forgotten")
         case .invalidReceipt(let field, let detail):
             .unprocessable("\(field): \(detail)")
+        case .claimed(let carousel, let screen):
+            Problem(
+                status: 403,
+                detail: "screen '\(screen)' of carousel '\(carousel)' is claimed by another key; send the key it "
+                    + "first reported with (X-Screen-Key or ?screenKey=), or have an operator forget the screen "
+                    + "(DELETE /carousels/\(carousel)/screens/\(screen)) so that it can be claimed again")
         }
     }
 

@@ -10,7 +10,8 @@ import TimeZones
 public struct FleetSettings: Sendable, Equatable {
     /// A screen not heard from for longer is offline.
     public var screenTimeout: Duration
-    /// Screens per carousel: a new one past it is refused; known ones go on.
+    /// Screens per carousel: a new one past it is not tracked, unless an offline screen makes
+    /// room; known ones go on.
     public var maxScreens: Int
     /// How far a flip may be from the carousel's change, either side, and still be in step.
     public var stepTolerance: Duration
@@ -74,8 +75,10 @@ public struct ReportedReceipt: Sendable, Equatable {
 
 /// Why the fleet did not take what a screen sent; nothing of it was kept.
 public enum ScreenRefusal: Error, Equatable {
-    /// The carousel has `limit` screens already and this one is new.
+    /// The carousel has `limit` screens already, all online, and this one is new.
     case full(carousel: String, limit: Int)
+    /// Another key claimed this screen (docs/SCREENS.md, "A screen's own reports").
+    case claimed(carousel: String, screen: ScreenID)
     /// A receipt cannot be true; `field` is its path in the report (`receipts[2].banner`).
     case invalidReceipt(field: String, detail: String)
 }
@@ -109,6 +112,11 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         var entries: [ScreenRecord.Key: ScreenEntry] = [:]
         /// Each carousel's screens, stored or pending: what `maxScreens` counts.
         var known: [Int64: Set<ScreenID>] = [:]
+        /// Each carousel's offline screens as last judged, the longest unheard last: who makes room
+        /// for a new screen past `maxScreens`.
+        var makingRoom: [Int64: [ScreenRecord.Key]] = [:]
+        /// Screens that made room, to delete from the store at the next tick.
+        var madeRoom: Set<ScreenRecord.Key> = []
         var observers: [@Sendable (ScreenEntry) -> Void] = []
         /// Told of the screens that changed state, all of a judging at once (a start's first judging
         /// is not a change: nothing is told then).
@@ -121,10 +129,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         var count: Int
         var userAgent: String
         var audience: String?
+        var claim: ScreenKey?
 
         /// The screen heard at `now` through the stream it holds.
         func sighting(of key: ScreenRecord.Key, at now: Timestamp) -> ScreenSighting {
-            ScreenSighting(key: key, heardAt: now, via: .stream, userAgent: userAgent, audience: audience, receipt: nil)
+            ScreenSighting(
+                key: key, heardAt: now, via: .stream, userAgent: userAgent, audience: audience, receipt: nil,
+                claim: claim)
         }
     }
 
@@ -163,35 +174,43 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     // MARK: Hearing screens
 
-    /// A request from screen `id` of `live`, a screen of `audience` (a poll, or a report).
-    public func hear(_ id: ScreenID, on live: Live, userAgent: String?, audience: String?) throws(ScreenRefusal) {
-        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
-        let now = clock()
-        try state.withLock { state throws(ScreenRefusal) in
-            try admit(key, of: live.name, in: &state)
-            let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
-            Self.note(
-                ScreenSighting(
-                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "", audience: audience, receipt: nil),
-                in: &state)
-        }
-    }
-
-    /// Screen `id` of `live`, a screen of `audience`, opened an event stream: it is heard all the
-    /// while it is held (every third of the timeout), until `release`.
-    public func hold(_ id: ScreenID, on live: Live, userAgent: String?, audience: String?) throws(ScreenRefusal)
-        -> ScreenRecord.Key
+    /// A request from screen `id` of `live`, a screen of `audience` (a poll, or a report), sent
+    /// with `screenKey` (nil: none).
+    public func hear(_ id: ScreenID, on live: Live, userAgent: String?, audience: String?, screenKey: ScreenKey? = nil)
+        throws(ScreenRefusal)
     {
         let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
         let now = clock()
         try state.withLock { state throws(ScreenRefusal) in
-            try admit(key, of: live.name, in: &state)
-            state.streams[key, default: StreamHold(count: 0, userAgent: "")].count += 1
-            state.streams[key]?.userAgent = userAgent ?? ""
-            state.streams[key]?.audience = audience
+            try admit(key, of: live.name, with: screenKey, at: now, in: &state)
+            let via: ScreenVia = state.streams[key] == nil ? .poll : .stream
             Self.note(
                 ScreenSighting(
-                    key: key, heardAt: now, via: .stream, userAgent: userAgent ?? "", audience: audience, receipt: nil),
+                    key: key, heardAt: now, via: via, userAgent: userAgent ?? "", audience: audience, receipt: nil,
+                    claim: screenKey),
+                in: &state)
+        }
+    }
+
+    /// Screen `id` of `live`, a screen of `audience`, opened an event stream with `screenKey`: it
+    /// is heard all the while it is held (every third of the timeout), until `release`.
+    public func hold(
+        _ id: ScreenID, on live: Live, userAgent: String?, audience: String?, screenKey: ScreenKey? = nil
+    ) throws(ScreenRefusal) -> ScreenRecord.Key {
+        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
+        let now = clock()
+        try state.withLock { state throws(ScreenRefusal) in
+            try admit(key, of: live.name, with: screenKey, at: now, in: &state)
+            var hold = state.streams[key] ?? StreamHold(count: 0, userAgent: "")
+            hold.count += 1
+            hold.userAgent = userAgent ?? ""
+            hold.audience = audience
+            hold.claim = hold.claim ?? screenKey
+            state.streams[key] = hold
+            Self.note(
+                ScreenSighting(
+                    key: key, heardAt: now, via: .stream, userAgent: userAgent ?? "", audience: audience, receipt: nil,
+                    claim: screenKey),
                 in: &state)
         }
         return key
@@ -212,7 +231,8 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// any is kept, then judged against what the carousel showed that audience; the latest is the
     /// screen's.
     public func report(
-        _ receipts: [ReportedReceipt], from id: ScreenID, on live: Live, userAgent: String?, audience: String? = nil
+        _ receipts: [ReportedReceipt], from id: ScreenID, on live: Live, userAgent: String?, audience: String? = nil,
+        screenKey: ScreenKey? = nil
     ) throws(ScreenRefusal) {
         let now = clock()
         let snapshot = live.engine.snapshot.state(for: audience)
@@ -245,7 +265,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 outOfStep: verdict.outOfStep, verdictSince: now, offsetMs: receipt.offsetMs, rttMs: receipt.rttMs)
         }
         try state.withLock { state throws(ScreenRefusal) in
-            try admit(key, of: live.name, in: &state)
+            try admit(key, of: live.name, with: screenKey, at: now, in: &state)
             // A screen sends its receipts in the order it flipped and sends again what it is not
             // sure arrived (a batch whose answer was lost, receipts queued offline): one for an
             // instant no later than the screen's latest is a repeat, and is not measured twice.
@@ -259,17 +279,67 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             Self.note(
                 ScreenSighting(
                     key: key, heardAt: now, via: via, userAgent: userAgent ?? "", audience: audience,
-                    receipt: judged.max { $0.shownAt < $1.shownAt }), in: &state)
+                    receipt: judged.max { $0.shownAt < $1.shownAt }, claim: screenKey), in: &state)
         }
     }
 
-    /// Refuses a new screen past `maxScreens`; remembers it otherwise.
-    private func admit(_ key: ScreenRecord.Key, of carousel: String, in state: inout State) throws(ScreenRefusal) {
-        if state.known[key.carousel]?.contains(key.id) == true { return }
-        if (state.known[key.carousel]?.count ?? 0) >= settings.maxScreens {
-            throw .full(carousel: carousel, limit: settings.maxScreens)
+    /// Refuses what is sent without the key that claimed the screen, and a new screen past
+    /// `maxScreens` when no offline screen can make room; remembers a new one otherwise.
+    private func admit(
+        _ key: ScreenRecord.Key, of carousel: String, with screenKey: ScreenKey?, at now: Timestamp,
+        in state: inout State
+    ) throws(ScreenRefusal) {
+        if state.known[key.carousel]?.contains(key.id) == true {
+            let claim = state.pending[key]?.claim ?? state.streams[key]?.claim ?? state.entries[key]?.record.claim
+            guard ScreenKey.admits(screenKey, to: claim) else { throw .claimed(carousel: carousel, screen: key.id) }
+            return
         }
+        if (state.known[key.carousel]?.count ?? 0) >= settings.maxScreens {
+            guard let room = Self.room(in: key.carousel, at: now, timeout: settings.screenTimeout, &state) else {
+                throw .full(carousel: carousel, limit: settings.maxScreens)
+            }
+            state.entries[room] = nil
+            state.known[key.carousel]?.remove(room.id)
+            state.madeRoom.insert(room)
+        }
+        state.madeRoom.remove(key)
         state.known[key.carousel, default: []].insert(key.id)
+    }
+
+    /// The screen of `carousel` heard from longest ago, if it is offline still and nothing of it
+    /// waits here: the one that makes room for a new screen past `maxScreens`. A ghost (an id made
+    /// up by a stranger) is offline a timeout after it was last heard; it must not keep a real
+    /// screen out for the 30 days it would be kept otherwise.
+    private static func room(in carousel: Int64, at now: Timestamp, timeout: Duration, _ state: inout State)
+        -> ScreenRecord.Key?
+    {
+        while let candidate = state.makingRoom[carousel]?.popLast() {
+            guard let entry = state.entries[candidate], state.pending[candidate] == nil,
+                state.streams[candidate] == nil,
+                !ScreenState.isHeard(lastSeen: entry.record.lastSeen, now: now, timeout: timeout)
+            else { continue }
+            return candidate
+        }
+        return nil
+    }
+
+    /// Forgets screen `id` of `live` at the word of the one `attribution` names (the audit log
+    /// says so), its claim with it: the next key it is heard with claims it again. False when the
+    /// fleet does not know it.
+    public func forget(_ id: ScreenID, of live: Live, by attribution: Attribution) throws(StoreError) -> Bool {
+        let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
+        // Between ticks: what a tick has taken to write cannot bring the row back after it is gone.
+        return try ticking.withLock { _ throws(StoreError) in
+            guard state.withLock({ $0.known[key.carousel]?.contains(id) == true }) else { return false }
+            try store.forgetScreens(
+                [key], audit: [AuditEntry(.forgetScreen, attribution, carousel: live.name, target: id.rawValue)])
+            state.withLock { state in
+                state.pending[key] = nil
+                state.entries[key] = nil
+                if state.streams[key] == nil { state.known[key.carousel]?.remove(id) }
+            }
+            return true
+        }
     }
 
     /// Merges `sighting` into what is pending for its screen: the latest presence, the latest
@@ -331,6 +401,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     func tick() {
         ticking.withLock { ticking in
             let now = clock()
+            makeRoom(&ticking)
             let written = write(at: now, &ticking)
             var forgottenBefore: Timestamp?
             if ticking.lastForget.map({ now - $0 >= FleetSettings.forgetEvery }) ?? true {
@@ -395,6 +466,26 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             failed("writing \(batch.count) screen\(batch.count == 1 ? "" : "s")", error, &ticking)
             return []
+        }
+    }
+
+    /// Deletes the rows of the screens that made room for new ones (kept for the next tick when
+    /// the store fails), before what was heard is written: a screen heard again since is new.
+    private func makeRoom(_ ticking: inout TickState) {
+        let gone = state.withLock { state in
+            defer { state.madeRoom = [] }
+            return Array(state.madeRoom)
+        }
+        guard !gone.isEmpty else { return }
+        do throws(StoreError) {
+            try store.forgetScreens(gone, audit: [])
+        } catch {
+            state.withLock { state in
+                for key in gone where state.known[key.carousel]?.contains(key.id) != true {
+                    state.madeRoom.insert(key)
+                }
+            }
+            failed("forgetting \(gone.count) screens that made room for new ones", error, &ticking)
         }
     }
 
@@ -479,6 +570,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             for key in gone { state.entries[key] = nil }
             Self.forget(gone, in: &state)
+            Self.listRoom(in: &state, limit: settings.maxScreens)
             if countTransitions {
                 for entry in changed { state.transitions[entry.state.name, default: 0] += 1 }
             }
@@ -536,6 +628,21 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
         }
         return appeared
+    }
+
+    /// Lists, for each carousel at `maxScreens`, its offline screens, the longest unheard last:
+    /// who makes room for the next new screens (`room`).
+    private static func listRoom(in state: inout State, limit: Int) {
+        state.makingRoom = [:]
+        let full = Set(state.known.filter { $0.value.count >= limit }.keys)
+        guard !full.isEmpty else { return }
+        var offline: [Int64: [ScreenRecord]] = [:]
+        for entry in state.entries.values where entry.state == .offline && full.contains(entry.record.carousel) {
+            offline[entry.record.carousel, default: []].append(entry.record)
+        }
+        for (carousel, rows) in offline {
+            state.makingRoom[carousel] = rows.sorted { $0.lastSeen > $1.lastSeen }.map(\.key)
+        }
     }
 
     /// Screens no longer stored no longer count against `maxScreens`, unless heard here since.

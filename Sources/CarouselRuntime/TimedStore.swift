@@ -114,6 +114,10 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.screens) { () throws(StoreError) in try store.forgetScreens(silentSince: cutoff) }
     }
 
+    func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError) {
+        try metrics.timing(.screens) { () throws(StoreError) in try store.forgetScreens(keys, audit: audit) }
+    }
+
     func saveMedia(_ media: NewMedia, by attribution: Attribution) throws(StoreError) -> Bool {
         try metrics.timing(.media) { () throws(StoreError) in try store.saveMedia(media, by: attribution) }
     }

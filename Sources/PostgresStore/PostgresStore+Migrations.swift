@@ -226,6 +226,9 @@ extension PostgresStore {
             ALTER TABLE engagement DROP CONSTRAINT engagement_pkey, ADD PRIMARY KEY (carousel, audience, quarter, banner);
             ALTER TABLE screens ADD COLUMN audience text;
             """),
+        // A screen's claim (docs/SCREENS.md, "A screen's own reports"): the digest of the key it
+        // first reported with; NULL: unclaimed.
+        Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim text;"),
     ]
 
     /// Brings the database to this build's schema, in one transaction under an advisory lock (so

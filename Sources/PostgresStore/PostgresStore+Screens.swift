@@ -20,12 +20,13 @@ extension PostgresStore: ScreenStore {
             try Self.transaction(connection) { () throws(PostgresError) in
                 for sighting in sightings {
                     let key = [String(sighting.key.carousel), sighting.key.id.rawValue]
-                    // `ScreenSighting.merged(into:timeout:)`, in SQL.
+                    // `ScreenSighting.merged(into:timeout:)`, in SQL: another key's sighting changes nothing.
                     try connection.execute(
                         """
-                        INSERT INTO screens AS old (carousel, id, last_seen, heard_since, via, user_agent, audience)
-                        SELECT $1, $2, $3, $3, $4, $5, $7 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
+                        INSERT INTO screens AS old (carousel, id, last_seen, heard_since, via, user_agent, audience, claim)
+                        SELECT $1, $2, $3, $3, $4, $5, $7, $8 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
                         ON CONFLICT (carousel, id) DO UPDATE SET
+                            claim = COALESCE(old.claim, excluded.claim),
                             heard_since = CASE WHEN excluded.last_seen - old.last_seen > $6
                                 THEN excluded.last_seen ELSE old.heard_since END,
                             via = CASE WHEN excluded.last_seen >= old.last_seen THEN excluded.via ELSE old.via END,
@@ -34,10 +35,11 @@ extension PostgresStore: ScreenStore {
                             audience = CASE WHEN excluded.last_seen >= old.last_seen
                                 THEN excluded.audience ELSE old.audience END,
                             last_seen = GREATEST(old.last_seen, excluded.last_seen)
+                        WHERE old.claim IS NULL OR old.claim = excluded.claim
                         """,
                         key + [
                             String(sighting.heardAt.nanosecondsSinceEpoch), sighting.via.rawValue, sighting.userAgent,
-                            String(timeout.nanoseconds), sighting.audience,
+                            String(timeout.nanoseconds), sighting.audience, sighting.claim?.digest,
                         ])
                     guard let receipt = sighting.receipt else { continue }
                     try connection.execute(
@@ -47,12 +49,13 @@ extension PostgresStore: ScreenStore {
                                 THEN verdict_since ELSE $8 END,
                             out_of_step = $7, offset_ms = $9, rtt_ms = $10
                         WHERE carousel = $1 AND id = $2 AND (shown_at IS NULL OR shown_at <= $5)
+                            AND (claim IS NULL OR claim = $11)
                         """,
                         key + [
                             receipt.banner, String(receipt.version), String(receipt.shownAt.nanosecondsSinceEpoch),
                             receipt.lateness.map { String($0.nanoseconds) }, receipt.outOfStep?.rawValue,
                             String(receipt.verdictSince.nanosecondsSinceEpoch), receipt.offsetMs.map { String($0) },
-                            receipt.rttMs.map { String($0) },
+                            receipt.rttMs.map { String($0) }, sighting.claim?.digest,
                         ])
                 }
             }
@@ -72,6 +75,19 @@ extension PostgresStore: ScreenStore {
             try connection.execute(
                 "DELETE FROM screens WHERE last_seen < $1 RETURNING 1", [String(cutoff.nanosecondsSinceEpoch)]
             ).count
+        }
+    }
+
+    public func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        try on(commands) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) in
+                for key in keys {
+                    try connection.execute(
+                        "DELETE FROM screens WHERE carousel = $1 AND id = $2", [String(key.carousel), key.id.rawValue])
+                }
+                try Self.append(audit, on: connection)
+            }
         }
     }
 }

@@ -246,6 +246,9 @@ extension SQLiteStore {
             ALTER TABLE engagement_by_audience RENAME TO engagement;
             ALTER TABLE screens ADD COLUMN audience TEXT;
             """),
+        // A screen's claim (docs/SCREENS.md, "A screen's own reports"): the digest of the key it
+        // first reported with; NULL: unclaimed.
+        Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim TEXT;"),
     ]
 
     /// Brings the store to this build's schema; returns its identity. A store on the current

@@ -17,12 +17,14 @@ extension SQLiteStore: ScreenStore {
                 for sighting in sightings {
                     let carousel = SQLiteValue.integer(sighting.key.carousel)
                     let id = SQLiteValue.text(sighting.key.id.rawValue)
-                    // `ScreenSighting.merged(into:timeout:)`, in SQL.
+                    let claim = sighting.claim.map { SQLiteValue.text($0.digest) }
+                    // `ScreenSighting.merged(into:timeout:)`, in SQL: another key's sighting changes nothing.
                     try connection.statement(
                         """
-                        INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent, audience)
-                        SELECT ?1, ?2, ?3, ?3, ?4, ?5, ?7 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
+                        INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent, audience, claim)
+                        SELECT ?1, ?2, ?3, ?3, ?4, ?5, ?7, ?8 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
                         ON CONFLICT (carousel, id) DO UPDATE SET
+                            claim = coalesce(claim, excluded.claim),
                             heard_since = CASE WHEN excluded.last_seen - last_seen > ?6
                                 THEN excluded.last_seen ELSE heard_since END,
                             via = CASE WHEN excluded.last_seen >= last_seen THEN excluded.via ELSE via END,
@@ -31,10 +33,12 @@ extension SQLiteStore: ScreenStore {
                             audience = CASE WHEN excluded.last_seen >= last_seen
                                 THEN excluded.audience ELSE audience END,
                             last_seen = max(last_seen, excluded.last_seen)
+                        WHERE claim IS NULL OR claim = excluded.claim
                         """
                     ).bind(
                         carousel, id, .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
-                        .text(sighting.userAgent), .integer(timeout.nanoseconds), sighting.audience.map { .text($0) }
+                        .text(sighting.userAgent), .integer(timeout.nanoseconds), sighting.audience.map { .text($0) },
+                        claim
                     ).run()
                     guard let receipt = sighting.receipt else { continue }
                     try connection.statement(
@@ -44,6 +48,7 @@ extension SQLiteStore: ScreenStore {
                                 THEN verdict_since ELSE ?8 END,
                             out_of_step = ?7, offset_ms = ?9, rtt_ms = ?10
                         WHERE carousel = ?1 AND id = ?2 AND (shown_at IS NULL OR shown_at <= ?5)
+                            AND (claim IS NULL OR claim = ?11)
                         """
                     ).bind(
                         carousel, id, .text(receipt.banner), .integer(Int64(clamping: receipt.version)),
@@ -51,7 +56,7 @@ extension SQLiteStore: ScreenStore {
                         receipt.lateness.map { .integer($0.nanoseconds) },
                         receipt.outOfStep.map { .text($0.rawValue) },
                         .integer(receipt.verdictSince.nanosecondsSinceEpoch),
-                        receipt.offsetMs.map { .integer($0) }, receipt.rttMs.map { .integer($0) }
+                        receipt.offsetMs.map { .integer($0) }, receipt.rttMs.map { .integer($0) }, claim
                     ).run()
                 }
             }
@@ -77,6 +82,20 @@ extension SQLiteStore: ScreenStore {
                 .integer(cutoff.nanosecondsSinceEpoch)
             ).run()
             return connection.changes
+        }
+    }
+
+    public func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                for key in keys {
+                    try connection.statement("DELETE FROM screens WHERE carousel = ?1 AND id = ?2").bind(
+                        .integer(key.carousel), .text(key.id.rawValue)
+                    ).run()
+                }
+                try Self.append(audit, in: connection)
+            }
         }
     }
 }

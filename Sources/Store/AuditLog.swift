@@ -36,6 +36,7 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
     public static let skipChange = AuditAction(rawValue: "change.skip")
     public static let createWebhook = AuditAction(rawValue: "webhook.create")
     public static let deleteWebhook = AuditAction(rawValue: "webhook.delete")
+    public static let forgetScreen = AuditAction(rawValue: "screen.forget")
 
     /// Every action this build writes.
     public static let all: [AuditAction] = [
@@ -67,6 +68,7 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable {
         .skipChange,
         .createWebhook,
         .deleteWebhook,
+        .forgetScreen,
     ]
 }
 

@@ -25,5 +25,12 @@ extension MemoryStore: ScreenStore {
         }
     }
 
+    public func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError) {
+        contents.withLock { contents in
+            for key in keys { contents.screens[key] = nil }
+            contents.append(audit)
+        }
+    }
+
     // MARK: Media
 }

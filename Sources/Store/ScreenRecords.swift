@@ -1,4 +1,5 @@
 import Carousel
+import Digest
 import TimeZones
 
 // What a store keeps of the fleet (docs/SCREENS.md, "The fleet"): one row per screen and
@@ -20,10 +21,12 @@ public struct ScreenRecord: Sendable, Equatable {
     public var audience: String?
     /// Its latest receipt (the one shown last), judged; nil before its first.
     public var receipt: JudgedReceipt?
+    /// The key that claimed it (the first it was heard with); nil: unclaimed, anyone may report it.
+    public var claim: ScreenKey?
 
     public init(
         carousel: Int64, id: ScreenID, lastSeen: Timestamp, heardSince: Timestamp, via: ScreenVia, userAgent: String,
-        audience: String? = nil, receipt: JudgedReceipt? = nil
+        audience: String? = nil, receipt: JudgedReceipt? = nil, claim: ScreenKey? = nil
     ) {
         self.carousel = carousel
         self.id = id
@@ -33,6 +36,7 @@ public struct ScreenRecord: Sendable, Equatable {
         self.userAgent = userAgent
         self.audience = audience
         self.receipt = receipt
+        self.claim = claim
     }
 
     /// User agents are kept cut to this many characters: enough to tell a kiosk from a phone.
@@ -50,6 +54,45 @@ public struct ScreenRecord: Sendable, Equatable {
     }
 
     public var key: Key { Key(carousel: carousel, id: id) }
+}
+
+/// The secret a screen proves its id with (docs/SCREENS.md, "A screen's own reports"): the first
+/// key a screen is heard with claims it, and from then on only what is sent with that key changes
+/// its row. Kept as its SHA-256 only: a copy of the store does not hand out the keys.
+public struct ScreenKey: Hashable, Sendable {
+    /// 64 hexadecimal digits.
+    public let digest: String
+
+    /// Nil when `text` is not a key by `rule`.
+    public init?(_ text: String) {
+        var text = text
+        let digest = text.withUTF8 { bytes -> String? in
+            guard (16...128).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
+            return SHA256.hex(of: UnsafeRawBufferPointer(bytes))
+        }
+        guard let digest else { return nil }
+        self.digest = digest
+    }
+
+    /// A key as a stored row holds it.
+    public init(digest: String) { self.digest = digest }
+
+    /// What an invalid key is told.
+    public static let rule = "a screen key is 16 to 128 of A-Z, a-z, 0-9, '-' and '_' (the page makes 32 at random)"
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default: false
+        }
+    }
+
+    /// Whether a screen claimed by `claim` (nil: by none) may be reported with this key (nil: none).
+    public static func admits(_ key: ScreenKey?, to claim: ScreenKey?) -> Bool {
+        claim == nil || key == claim
+    }
 }
 
 /// How a screen was last heard from.
@@ -111,10 +154,13 @@ public struct ScreenSighting: Sendable, Equatable {
     /// The latest receipt heard, if any; its `verdictSince` is its own arrival, which the store
     /// keeps older when the stored receipt said the same.
     public var receipt: JudgedReceipt?
+    /// The key it was heard with (nil: none): it claims an unclaimed screen; a sighting of a screen
+    /// claimed by another key changes nothing.
+    public var claim: ScreenKey?
 
     public init(
         key: ScreenRecord.Key, heardAt: Timestamp, via: ScreenVia, userAgent: String, audience: String? = nil,
-        receipt: JudgedReceipt?
+        receipt: JudgedReceipt?, claim: ScreenKey? = nil
     ) {
         self.key = key
         self.heardAt = heardAt
@@ -122,6 +168,7 @@ public struct ScreenSighting: Sendable, Equatable {
         self.userAgent = String(userAgent.prefix(ScreenRecord.userAgentLimit))
         self.audience = audience
         self.receipt = receipt
+        self.claim = claim
     }
 
     /// The row as it is after this sighting, given the row stored before (nil: a new screen); the
@@ -130,8 +177,11 @@ public struct ScreenSighting: Sendable, Equatable {
         guard var row = stored else {
             return ScreenRecord(
                 carousel: key.carousel, id: key.id, lastSeen: heardAt, heardSince: heardAt, via: via,
-                userAgent: userAgent, audience: audience, receipt: receipt)
+                userAgent: userAgent, audience: audience, receipt: receipt, claim: claim)
         }
+        // Another key's sighting (one that lost a race to claim it, on another process) is dropped.
+        guard ScreenKey.admits(claim, to: row.claim) else { return row }
+        row.claim = row.claim ?? claim
         if heardAt - row.lastSeen > timeout { row.heardSince = heardAt }
         if heardAt >= row.lastSeen {
             row.lastSeen = heardAt
@@ -145,7 +195,9 @@ public struct ScreenSighting: Sendable, Equatable {
 
     /// Takes in a sighting of the same screen heard after this one was (or while it waited to be
     /// written): the latest presence, the latest receipt, by the rules of `merged(into:timeout:)`.
+    /// The fleet notes only sightings its screen's claim admits, so the first claim stands.
     public mutating func absorb(_ other: ScreenSighting) {
+        claim = claim ?? other.claim
         if other.heardAt >= heardAt {
             heardAt = other.heardAt
             via = other.via
@@ -163,7 +215,7 @@ extension ScreenRecord {
     /// stores share.
     public static let columns =
         "carousel, id, last_seen, heard_since, via, user_agent, banner, version, shown_at, lateness, out_of_step, "
-        + "verdict_since, offset_ms, rtt_ms, audience"
+        + "verdict_since, offset_ms, rtt_ms, audience, claim"
 
     /// A row read by column number (`columns`' order); nil for a row no process of this build
     /// wrote (an id or a name it does not know), which is skipped rather than shown wrong.
@@ -185,7 +237,7 @@ extension ScreenRecord {
         self.init(
             carousel: carousel, id: id, lastSeen: Timestamp(nanosecondsSinceEpoch: lastSeen),
             heardSince: Timestamp(nanosecondsSinceEpoch: heardSince), via: via, userAgent: row.text(5) ?? "",
-            audience: row.text(14), receipt: receipt)
+            audience: row.text(14), receipt: receipt, claim: row.text(15).map(ScreenKey.init(digest:)))
     }
 }
 
@@ -201,4 +253,8 @@ public protocol ScreenStore: AnyObject, Sendable {
 
     /// Forgets the screens not heard from since `cutoff`; returns how many.
     func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int
+
+    /// Forgets these screens, their claims with them (ones that made room for new screens, or one an
+    /// operator forgot, `audit` saying so in the same transaction).
+    func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError)
 }

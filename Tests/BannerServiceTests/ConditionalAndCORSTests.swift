@@ -140,7 +140,8 @@ struct CORSTests {
         #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, OPTIONS")
         #expect(
             response.header("Access-Control-Allow-Headers")
-                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id")
+                == "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id, X-Screen-Id, X-Screen-Key"
+        )
         #expect(response.header("Access-Control-Max-Age") == "600")
         #expect(response.header("Allow") == "GET, HEAD, PUT, OPTIONS")
 

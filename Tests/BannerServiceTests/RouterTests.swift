@@ -85,7 +85,8 @@ struct RouterReadTests {
         ("/carousels/nope/banner", true), ("/carousels", true), ("/carousels/default/screens", true),
         ("/carousels//banner", false), ("/carousels/", false), ("/carousels/default/banners/", false),
         ("/carousels/default/banners/b1/x", false), ("/carousels/default/banners//click", false),
-        ("/carousels/default/banners/b1/click/", false), ("/carousels/default/screens/receipts", false),
+        ("/carousels/default/banners/b1/click/", false), ("/carousels/default/screens/receipts", true),
+        ("/carousels/default/screens/a/receipts/x", false),
         ("/carousels/default/screens//receipts", false), ("/carousels/default/screens/a/b/receipts", false),
     ])
     func aCarouselsPathLeadsWhereItSays(_ path: String, _ routed: Bool) async {

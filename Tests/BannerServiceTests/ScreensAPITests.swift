@@ -140,6 +140,67 @@ struct ScreensAPITests {
         #expect(Set(listed.keys) == ["first"], "the others are not tracked")
     }
 
+    /// A screen's reports are its own (docs/SCREENS.md, "A screen's own reports"; found from
+    /// outside: one anonymous receipt for a screen put it out of step and replaced its user agent).
+    /// The first key claims it; a stranger's poll and stream are served and change nothing, their
+    /// receipts are 403; an operator forgetting the screen lets a new key claim it.
+    @Test(arguments: [Transport.live, .libmicrohttpd])
+    func aClaimedScreensReportsAreItsOwn(_ transport: Transport) async throws {
+        let live = try await LiveService(
+            fastPaths: transport == .live, fleet: FleetSettings(screenTimeout: .seconds(3600)))
+        let (own, other) = ("own-key-0123456789abcdef", "someone-elses-key-0123")
+        let claimed = try await live.request(
+            "GET", "/banner?screen=wall-1&screenKey=\(own)", headers: [("User-Agent", "Kiosk/1")])
+        #expect(claimed.status == 200)
+        #expect(try await eventually { try await Self.screens(live)["wall-1"] != nil })
+        // A stranger, without the key and with another: served all the same.
+        let version = try #require(try await live.state()["version"] as? Int)
+        let wrong = Self.receipts(
+            #"{"version": \#(version), "banner": "b1", "shownAt": "\#(Timestamp.now().rfc3339)"}"#)
+        let receipts = "/carousels/default/screens/wall-1/receipts"
+        for key in [nil, other] {
+            let keyHeader = key.map { [("X-Screen-Key", $0)] } ?? []
+            let poll = try await live.request(
+                "GET", "/banner", headers: [("X-Screen-Id", "wall-1"), ("User-Agent", "Intruder")] + keyHeader)
+            #expect(poll.status == 200)
+            let stream = try HTTPConnection(port: live.port)
+            let query = key.map { "&screenKey=\($0)" } ?? ""
+            #expect(try await stream.openStream("/banner/events?screen=wall-1\(query)").status == 200)
+            stream.hangUp()
+            let refused = try await live.request(
+                "POST", receipts + (key.map { "?screenKey=\($0)" } ?? ""),
+                headers: [("Content-Type", "text/plain"), ("User-Agent", "Intruder")], body: wrong)
+            #expect(refused.status == 403, "\(refused.text)")
+            #expect(refused.problemDetail?.contains("claimed by another key") == true)
+        }
+        let invalid = try await live.request("GET", "/banner?screen=wall-1&screenKey=short")
+        #expect(invalid.status == 400 && invalid.problemDetail?.contains("16 to 128") == true)
+        // Heard after the stranger: once it is listed, what the stranger sent would be too.
+        #expect(try await live.request("GET", "/banner?screen=marker").status == 200)
+        var listed: [String: [String: Any]] = [:]
+        #expect(
+            try await eventually {
+                listed = try await Self.screens(live)
+                return listed["marker"] != nil
+            })
+        #expect(listed["wall-1"]?["userAgent"] as? String == "Kiosk/1")
+        #expect(listed["wall-1"]?["state"] as? String == "online" && listed["wall-1"]?["shown"] is NSNull)
+
+        let forget = "/carousels/default/screens/wall-1"
+        #expect(try await live.request("DELETE", forget).status == 204)
+        #expect(try await live.request("DELETE", forget).status == 404)
+        #expect(try await Self.screens(live)["wall-1"] == nil)
+        let log = try #require(try await live.request("GET", "/audit").json["entries"] as? [[String: Any]])
+        #expect(log.first?["action"] as? String == "screen.forget" && log.first?["target"] as? String == "wall-1")
+        let reclaimed = try await live.request(
+            "POST", receipts, headers: [("Content-Type", "application/json"), ("X-Screen-Key", other)], body: wrong)
+        #expect(reclaimed.status == 204)
+        #expect(
+            try await eventually {
+                try await Self.screens(live)["wall-1"]?["shown"] is [String: Any]
+            })
+    }
+
     @Test func screenEventsTellEachChangeOfStateAndAClosedStreamGoesOffline() async throws {
         let live = try await LiveService(fleet: FleetSettings(screenTimeout: .seconds(1)))
         let watcher = try HTTPConnection(port: live.port)

@@ -209,6 +209,10 @@ final class SharedMemoryStore: CarouselStore {
         try store.forgetScreens(silentSince: cutoff)
     }
 
+    func forgetScreens(_ keys: [ScreenRecord.Key], audit: [AuditEntry]) throws(StoreError) {
+        try store.forgetScreens(keys, audit: audit)
+    }
+
     func importDefinitions(
         _ definitions: [CarouselDefinition], anchor: (CarouselDefinition, StoredCarousel?) -> CarouselAnchor,
         by attribution: Attribution

@@ -210,3 +210,104 @@ struct FleetTests {
         #expect(state(of: "b") == .offline)
     }
 }
+
+/// Who makes room past `maxScreens`, and screens' claims (docs/SCREENS.md, "Limits" and "A
+/// screen's own reports"): the fleet of `FleetTests`, two screens at most.
+extension FleetTests {
+    /// Ids made up by a stranger must not keep real screens out: past `maxScreens`, the screen
+    /// heard from longest ago makes room for a new one once it is offline; while every screen is
+    /// online a new one is not tracked.
+    @Test func anOfflineScreenMakesRoomForANewOnePastTheLimit() throws {
+        let (a, b, c, d) = (ScreenID("a")!, ScreenID("b")!, ScreenID("c")!, ScreenID("d")!)
+        at(1)
+        try fleet.hear(a, on: lobby, userAgent: nil, audience: nil)
+        at(2)
+        try fleet.hear(b, on: lobby, userAgent: nil, audience: nil)
+        fleet.tick()
+        #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
+            try fleet.hear(c, on: lobby, userAgent: nil, audience: nil)
+        }
+        at(32)  // a is offline (heard at 1), b online (heard at 2; the edge is online)
+        fleet.tick()
+        try fleet.hear(c, on: lobby, userAgent: "New/1", audience: nil)
+        #expect(throws: ScreenRefusal.full(carousel: "lobby", limit: 2)) {
+            try fleet.hear(d, on: lobby, userAgent: nil, audience: nil)
+        }
+        fleet.tick()
+        #expect(fleet.entries().map(\.record.id) == [b, c])
+        #expect(try store.screens().map(\.id.rawValue).sorted() == ["b", "c"])
+        // The screen that made room is a new one when it is back, and takes the place of b, offline now.
+        at(33)
+        fleet.tick()
+        try fleet.hear(a, on: lobby, userAgent: "Back/1", audience: nil)
+        fleet.tick()
+        #expect(fleet.entries().map(\.record.id) == [a, c])
+        #expect(try store.screens().map(\.id.rawValue).sorted() == ["a", "c"])
+        #expect(fleet.entries().first?.record.heardSince == t0 + .seconds(33))
+    }
+
+    /// The first key a screen is heard with claims it: without that key a poll, a stream or a
+    /// receipt changes nothing (a stranger cannot put it out of step, nor take its user agent or
+    /// audience); an operator forgetting the screen lets a new key claim it.
+    @Test func theFirstKeyAScreenIsHeardWithClaimsIt() throws {
+        let wall = ScreenID("wall-1")!
+        let own = try #require(ScreenKey("own-key-0123456789"))
+        let other = try #require(ScreenKey("someone-elses-key"))
+        let refused = ScreenRefusal.claimed(carousel: "lobby", screen: wall)
+        at(1)
+        try fleet.hear(wall, on: lobby, userAgent: "Kiosk/1", audience: nil, screenKey: own)
+        fleet.tick()
+        at(4.1)
+        try fleet.report([receipt("b1", at: 4.01)], from: wall, on: lobby, userAgent: "Kiosk/1", screenKey: own)
+        for key in [nil, other] {
+            #expect(throws: refused) {
+                try fleet.report(
+                    [receipt("b2", at: 4.05)], from: wall, on: lobby, userAgent: "Intruder", screenKey: key)
+            }
+            #expect(throws: refused) {
+                try fleet.hear(wall, on: lobby, userAgent: "Intruder", audience: "night", screenKey: key)
+            }
+            #expect(throws: refused) {
+                try fleet.hold(wall, on: lobby, userAgent: "Intruder", audience: "night", screenKey: key)
+            }
+        }
+        fleet.tick()
+        let entry = try #require(fleet.entries().first)
+        #expect(entry.state == .online && entry.record.claim == own)
+        #expect(entry.record.userAgent == "Kiosk/1" && entry.record.audience == nil)
+        #expect(entry.record.receipt?.banner == "b1" && entry.record.receipt?.outOfStep == nil)
+        #expect(try store.screens().first?.claim == own)
+
+        #expect(try fleet.forget(wall, of: lobby, by: byTests))
+        #expect(fleet.entries().isEmpty)
+        #expect(try store.screens().isEmpty)
+        #expect(try store.auditLog(AuditQuery()).first?.entry.action == .forgetScreen)
+        #expect(try !fleet.forget(wall, of: lobby, by: byTests))
+        at(5)
+        try fleet.hear(wall, on: lobby, userAgent: "Kiosk/2", audience: nil, screenKey: other)
+        fleet.tick()
+        #expect(fleet.entries().first?.record.claim == other)
+        #expect(throws: refused) { try fleet.hear(wall, on: lobby, userAgent: nil, audience: nil, screenKey: own) }
+    }
+
+    /// A screen heard without a key is open to all until a key claims it: clients of an earlier
+    /// version go on as they were.
+    @Test func aScreenHeardWithoutAKeyIsOpenUntilAKeyClaimsIt() throws {
+        let wall = ScreenID("wall-1")!
+        let own = try #require(ScreenKey("own-key-0123456789"))
+        at(1)
+        try fleet.hear(wall, on: lobby, userAgent: "Old/1", audience: nil)
+        fleet.tick()
+        at(2)
+        try fleet.hear(wall, on: lobby, userAgent: "Old/2", audience: nil)
+        fleet.tick()
+        #expect(fleet.entries().first?.record.userAgent == "Old/2" && fleet.entries().first?.record.claim == nil)
+        at(3)
+        try fleet.hear(wall, on: lobby, userAgent: "New/1", audience: nil, screenKey: own)
+        #expect(throws: ScreenRefusal.claimed(carousel: "lobby", screen: wall)) {
+            try fleet.hear(wall, on: lobby, userAgent: "Old/3", audience: nil)
+        }
+        fleet.tick()
+        #expect(fleet.entries().first?.record.userAgent == "New/1" && fleet.entries().first?.record.claim == own)
+    }
+}

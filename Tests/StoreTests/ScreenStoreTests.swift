@@ -11,9 +11,10 @@ struct ScreenStoreTests {
 
     func sighting(
         _ key: ScreenRecord.Key, at offset: Int64, via: ScreenVia = .stream, userAgent: String = "Kiosk/1",
-        receipt: JudgedReceipt? = nil
+        receipt: JudgedReceipt? = nil, claim: ScreenKey? = nil
     ) -> ScreenSighting {
-        ScreenSighting(key: key, heardAt: t0 + .seconds(offset), via: via, userAgent: userAgent, receipt: receipt)
+        ScreenSighting(
+            key: key, heardAt: t0 + .seconds(offset), via: via, userAgent: userAgent, receipt: receipt, claim: claim)
     }
 
     func receipt(_ banner: String, shownAt offset: Int64, _ reason: OutOfStepReason?, arrived: Int64) -> JudgedReceipt {
@@ -93,5 +94,60 @@ struct ScreenStoreTests {
         #expect(try store.screens().map(\.key) == [desk])
         try store.delete(stored.key, expectedRevision: stored.revision, by: byTests)
         #expect(try store.screens().isEmpty)
+    }
+
+    /// The first key a screen is written with claims it; a sighting with another key, or none,
+    /// changes nothing of its row, receipt included (another process that lost the race to claim
+    /// it, or a stranger), on every store.
+    @Test(arguments: StoreKind.allCases)
+    func theFirstClaimStandsAndAnotherKeysSightingChangesNothing(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let serial = try store.create(lobby, anchor: playing, by: byTests).serial
+        let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
+        let own = try #require(ScreenKey("own-key-0123456789"))
+        let other = try #require(ScreenKey("someone-elses-key"))
+        #expect(own.digest.count == 64 && own != other)
+        let rows = try save(
+            [
+                [sighting(wall, at: 0, userAgent: "Old/1")],
+                [
+                    sighting(
+                        wall, at: 1, userAgent: "Kiosk/1", receipt: receipt("a", shownAt: 1, nil, arrived: 1),
+                        claim: own)
+                ],
+                [
+                    sighting(
+                        wall, at: 2, userAgent: "Intruder", receipt: receipt("b", shownAt: 2, .wrongBanner, arrived: 2),
+                        claim: other)
+                ],
+                [
+                    sighting(
+                        wall, at: 3, userAgent: "Intruder", receipt: receipt("b", shownAt: 3, .wrongBanner, arrived: 3))
+                ],
+            ], to: store)
+        #expect(
+            rows[wall]?.claim == own && rows[wall]?.userAgent == "Kiosk/1" && rows[wall]?.lastSeen == t0 + .seconds(1))
+        #expect(rows[wall]?.receipt?.banner == "a" && rows[wall]?.receipt?.outOfStep == nil)
+        let later = try save([[sighting(wall, at: 4, userAgent: "Kiosk/2", claim: own)]], to: store)
+        #expect(later[wall]?.userAgent == "Kiosk/2" && later[wall]?.claim == own)
+    }
+
+    /// Screens forgotten by key (ones that made room, or one an operator forgot) go with their
+    /// claims, the audit entry in the same write.
+    @Test(arguments: StoreKind.allCases)
+    func screensForgottenByKeyGoWithTheirClaims(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let serial = try store.create(lobby, anchor: playing, by: byTests).serial
+        let wall = ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!)
+        let desk = ScreenRecord.Key(carousel: serial, id: ScreenID("desk")!)
+        let own = try #require(ScreenKey("own-key-0123456789"))
+        try store.saveScreens([sighting(wall, at: 0, claim: own), sighting(desk, at: 0)], timeout: timeout)
+        try store.forgetScreens(
+            [wall], audit: [AuditEntry(.forgetScreen, byTests, carousel: "lobby", target: "wall-1")])
+        #expect(try store.screens().map(\.key) == [desk])
+        let entry = try #require(try store.auditLog(AuditQuery()).first?.entry)
+        #expect(entry.action == .forgetScreen && entry.carousel == "lobby" && entry.target == "wall-1")
+        try store.saveScreens([sighting(wall, at: 1, userAgent: "New/1")], timeout: timeout)
+        #expect(try store.screens().first { $0.key == wall }?.claim == nil)
     }
 }

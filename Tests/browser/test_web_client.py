@@ -986,6 +986,16 @@ class Screens(WebClientTest):
         # In step: flipped within the tolerance (50 ms) of the carousel's own change.
         self.assertLessEqual(abs(entry["shown"]["lateMs"]), 50, entry)
         self.assertIsNotNone(entry["offsetMs"])
+        # The page claimed wall-1 with the key it keeps (docs/SCREENS.md, "A screen's own
+        # reports"): a receipt sent without it is refused, and the page's key is not in the list.
+        key = self.browser.execute_script("return localStorage.getItem('banner-carousel-screen-key')")
+        self.assertRegex(key or "", r"^[A-Za-z0-9_-]{32}$")
+        stranger = {"receipts": [{"version": self.service.state()["version"], "banner": entry["shown"]["banner"],
+                                  "shownAt": entry["shown"]["at"]}]}
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            self.service.call("POST", "/carousels/default/screens/wall-1/receipts", stranger)
+        self.assertEqual(refused.exception.code, 403)
+        self.assertNotIn(key, json.dumps(self.service.call("GET", "/screens")))
 
     def test_a_page_that_stops_flipping_turns_out_of_step_frozen(self):
         self.wait_for_receipts()

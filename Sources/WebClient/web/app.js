@@ -55,6 +55,8 @@
     const preview = new URLSearchParams(location.search).has("preview");
     // Which screen this is (docs/SCREENS.md): `?screen=ID`, else an id kept for this browser.
     const screen = preview ? null : screenId(new URLSearchParams(location.search).get("screen"));
+    // Its key (docs/SCREENS.md, "A screen's own reports"): `?screenKey=`, else one kept for this browser.
+    const key = preview ? null : screenKey(new URLSearchParams(location.search).get("screenKey"));
     // Its audience (docs/AUDIENCES.md): `?audience=NAME`; the state, the stream, the plan and the
     // answers to its commands are that audience's.
     const audience = audienceName(new URLSearchParams(location.search).get("audience"));
@@ -62,6 +64,7 @@
         onState: (next, {restart}) => receive(next, {restart}),
         onStatus: (status) => showStatus(status),
         screen,
+        key,
         audience,
     });
     // Views wait in IndexedDB until the service has them (docs/STATS.md): none lost offline.
@@ -83,7 +86,7 @@
     let offlineSince = null; // Date.now() when the service was last reached, while it is not
     const offlineSinceKey = "banner-carousel-offline-since";
     const receipts = screen
-        ? new ReceiptReporter(carouselURL, screen, clock, {keepIn: "banner-carousel-reports", audience}) : null;
+        ? new ReceiptReporter(carouselURL, screen, clock, {key, keepIn: "banner-carousel-reports", audience}) : null;
 
     // ----- Showing the state ---------------------------------------------------------------
 

@@ -178,11 +178,14 @@ class BannerCarouselElement extends HTMLElement {
         this.running = true;
         // Which screen this is (docs/SCREENS.md): the `screen` attribute, else an id kept for this browser.
         this.screen = screenId(this.getAttribute("screen"));
+        // Its key (docs/SCREENS.md, "A screen's own reports"): one kept for this browser.
+        this.screenKey = screenKey(null);
         // Its audience (docs/AUDIENCES.md): the `audience` attribute; what it shows and its
         // commands' answers are that audience's.
         this.audience = audienceName(this.getAttribute("audience"));
         this.feed = new CarouselFeed(this.base, this.clock, {
             screen: this.screen,
+            key: this.screenKey,
             audience: this.audience,
             onState: (next, {restart}) => this.receive(next, {restart}),
             onStatus: (status) => this.followStatus(status),
@@ -200,7 +203,8 @@ class BannerCarouselElement extends HTMLElement {
         this.feed.start();
         this.views = new ViewReporter(this.carouselURL, this.clock, this, {audience: this.audience});
         this.views.start();
-        this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock, {audience: this.audience});
+        this.receipts = new ReceiptReporter(this.carouselURL, this.screen, this.clock,
+            {key: this.screenKey, audience: this.audience});
         this.receipts.start();
         this.frameRequest = requestAnimationFrame((time) => this.frame(time));
         this.drawControls();

@@ -392,12 +392,12 @@ class TimelinePlan {
  * "live", "unreachable" or "missing" (the service does not know it).
  */
 class CarouselFeed {
-    constructor(base, clock, {onState, onStatus, screen = null, audience = null}) {
+    constructor(base, clock, {onState, onStatus, screen = null, key = null, audience = null}) {
         this.base = base;
-        // The screen this page is (docs/SCREENS.md) and its audience (docs/AUDIENCES.md), named on
-        // the stream and the polls: in the query, which needs no CORS preflight and which
-        // EventSource can send.
-        this.query = queryOf({screen, audience});
+        // The screen this page is, with its key (docs/SCREENS.md), and its audience
+        // (docs/AUDIENCES.md), named on the stream and the polls: in the query, which needs no
+        // CORS preflight and which EventSource can send.
+        this.query = queryOf({screen, screenKey: screen ? key : null, audience});
         this.clock = clock;
         this.onState = onState;
         this.onStatus = onStatus;
@@ -752,21 +752,43 @@ function screenId(given) {
     const rule = /^[a-z0-9][a-z0-9._-]{0,63}$/;
     if (given && rule.test(given)) return given;
     if (given) console.warn(`banner-carousel: '${given}' is not a screen id (a-z, 0-9, '.', '_', '-'); using another`);
-    const key = "banner-carousel-screen";
+    return keptForThisBrowser("banner-carousel-screen", rule, () => "web-" + randomText(12, "abcdefghijklmnopqrstuvwxyz0123456789"));
+}
+
+/**
+ * This screen's key (docs/SCREENS.md, "A screen's own reports"): `given` when it is one (the
+ * page's `?screenKey=`, for a kiosk whose storage is wiped at every start), else 32 random
+ * characters made once for this browser, kept in localStorage. The first key a screen is heard
+ * with claims its id; what is sent without it changes nothing.
+ */
+function screenKey(given) {
+    const rule = /^[A-Za-z0-9_-]{16,128}$/;
+    if (given && rule.test(given)) return given;
+    if (given) console.warn("banner-carousel: the screenKey given is not a key (16 to 128 of A-Z, a-z, 0-9, '-', '_'); using another");
+    return keptForThisBrowser("banner-carousel-screen-key", rule,
+        () => randomText(32, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"));
+}
+
+/** The value kept in localStorage as `name` when `rule` holds for it, else a new one `make`s, kept. */
+function keptForThisBrowser(name, rule, make) {
     try {
-        const kept = localStorage.getItem(key);
+        const kept = localStorage.getItem(name);
         if (kept && rule.test(kept)) return kept;
     } catch {
-        // Storage refused (a private window's policy): an id for this page only.
+        // Storage refused (a private window's policy): a value for this page only.
     }
-    const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    const id = "web-" + Array.from(crypto.getRandomValues(new Uint8Array(12)), (byte) => alphabet[byte % 36]).join("");
+    const made = make();
     try {
-        localStorage.setItem(key, id);
+        localStorage.setItem(name, made);
     } catch {
         // As above.
     }
-    return id;
+    return made;
+}
+
+/** `length` characters of `alphabet` at random (equally likely when its length divides 256, as a key's 64 does). */
+function randomText(length, alphabet) {
+    return Array.from(crypto.getRandomValues(new Uint8Array(length)), (byte) => alphabet[byte % alphabet.length]).join("");
 }
 
 /**
@@ -779,12 +801,13 @@ function screenId(given) {
  * sent again once. With `keepIn` (the built-in page), the queue survives a reload.
  */
 class ReceiptReporter {
-    constructor(base, screen, clock, {everyMs = 5000, keepIn = null, audience = null} = {}) {
+    constructor(base, screen, clock, {key = null, everyMs = 5000, keepIn = null, audience = null} = {}) {
         this.clock = clock;
         this.everyMs = everyMs;
         // The id is the queue's own: the service tells a receipt sent again by its instant. The
-        // screen's audience (docs/AUDIENCES.md) says which of the carousel's states it is judged by.
-        const path = `${base}/screens/${encodeURIComponent(screen)}/receipts${queryOf({audience})}`;
+        // screen's audience (docs/AUDIENCES.md) says which of the carousel's states it is judged by;
+        // its key, in the query (sendBeacon sends no header), that the receipts are its own.
+        const path = `${base}/screens/${encodeURIComponent(screen)}/receipts${queryOf({screenKey: key, audience})}`;
         this.reports = new ReportQueue(path, "receipts", {
             keepIn, maxAgeMs: 50 * 60 * 1000, timeOf: (receipt) => receipt.shownAt, limit: 100,
             wire: ({id, ...receipt}) => receipt});

@@ -16,7 +16,8 @@ final class Dispatcher: Sendable {
     let watchdog: ConnectionWatchdog
     let deferred = DeferredAnswers()
     let streams: StreamRegistry
-    /// Bytes of an oversize body read (and dropped) before the connection is closed instead.
+    /// Bytes past the cap of a body without a declared length read (and dropped) after its 413
+    /// was written, for the client to stop sending and read it, before the connection is cut.
     static let discardLimit = 1 << 20
     /// Requests between their first handler call and their completion notification. Each
     /// connection marks its own request in its watchdog entry, which only its worker thread
@@ -180,13 +181,32 @@ final class Dispatcher: Sendable {
 
     /// An upload call: a piece of the body. It is kept while the body fits under the cap. A body
     /// without a declared length (chunked) can only be found too large while it arrives, when
-    /// libmicrohttpd no longer accepts a response: it is read to its end and discarded, then
-    /// answered 413 — or, past `discardLimit`, cut off by closing the connection.
-    func receive(_ data: UnsafePointer<CChar>, count: Int, slot: RequestSlot) -> MHD_Result {
+    /// libmicrohttpd accepts no response: its 413 is written on the socket at once, with
+    /// `Connection: close`; the rest is dropped as it comes, the client reading the answer
+    /// meanwhile (curl stops sending), and the connection closed at the body's end — or after
+    /// `discardLimit` more bytes, long after the answer was there to read.
+    func receive(
+        _ data: UnsafePointer<CChar>, count: Int, slot: RequestSlot, on connection: OpaquePointer,
+        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>
+    ) -> MHD_Result {
         let exchange = slot.exchange(bodyLimit: maxBodySize)
-        if case .refused = exchange.phase { return .YES }  // answered already; the rest is ignored
-        let fits = exchange.append(UnsafeRawBufferPointer(start: data, count: count))
-        return fits || exchange.receivedBytes <= Self.discardLimit ? .YES : .NO
+        switch exchange.phase {
+        case .refused: return .YES  // answered already; the rest is ignored
+        case .answeredOnTheSocket:
+            _ = exchange.append(UnsafeRawBufferPointer(start: data, count: count))
+            return exchange.receivedBytes - exchange.bodyLimit <= Self.discardLimit ? .YES : .NO
+        default:
+            guard !exchange.append(UnsafeRawBufferPointer(start: data, count: count)) else { return .YES }
+            let rejection = Rejection.bodyTooLarge(
+                limit: exchange.bodyLimit, method: String(cString: method), path: String(cString: path))
+            let answer = WireHead.closing(handler.respond(to: rejection))
+            let descriptor = cmhd_connection_descriptor(connection)
+            // An empty send buffer takes a problem's few hundred bytes whole; a socket that does
+            // not (the client gone) is closed at once.
+            guard descriptor >= 0, DirectWrite.write(answer, to: descriptor) == answer.count else { return .NO }
+            exchange.answeredOnTheSocket()
+            return .YES
+        }
     }
 
     /// The final call: the whole request is in — or deferred work resumed the connection. Answers it.
@@ -198,12 +218,11 @@ final class Dispatcher: Sendable {
         if case .exchange(let exchange) = slot.state {
             switch exchange.phase {
             case .refused: return .YES
+            // Answered; closing now leaves nothing unread to reset the connection with.
+            case .answeredOnTheSocket: return .NO
             case .answerReady(let answer): return queue(answer, on: connection)
             case .awaitingAnswer: preconditionFailure("a suspended request was called before its resume")
             case .receivingBody:
-                if exchange.receivedBytes > exchange.bodyLimit {
-                    return refuseOversize(exchange, method: method, path: path, on: connection)
-                }
                 body = exchange.body
             }
         }

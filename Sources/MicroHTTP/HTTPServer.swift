@@ -214,7 +214,8 @@ private let handleAccess: MHD_AccessHandlerCallback = {
             if uploadDataSize.pointee > 0, let uploadData {
                 let count = uploadDataSize.pointee
                 uploadDataSize.pointee = 0
-                return dispatcher.receive(uploadData, count: count, slot: request)
+                return dispatcher.receive(
+                    uploadData, count: count, slot: request, on: connection, method: method, path: url)
             }
             return dispatcher.finish(connection, method: method, path: url, slot: request)
         }

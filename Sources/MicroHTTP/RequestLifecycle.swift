@@ -72,6 +72,10 @@ final class Exchange: @unchecked Sendable {
         /// A response was queued before the body arrived (ambiguous framing, a declared oversize
         /// body); the rest of the request is ignored.
         case refused
+        /// A body without a declared length outgrew the cap: its 413 was written on the socket
+        /// itself, libmicrohttpd taking no response mid-body; the rest is read and dropped, and
+        /// the connection closed at its end.
+        case answeredOnTheSocket
         /// The connection is suspended while deferred work runs.
         case awaitingAnswer
         /// The deferred work's answer, queued at the final call that follows the resume.
@@ -115,6 +119,12 @@ final class Exchange: @unchecked Sendable {
     func refuse() {
         assertOnWorkerThread()
         currentPhase.withLock { $0 = .refused }
+    }
+
+    /// receivingBody → answeredOnTheSocket.
+    func answeredOnTheSocket() {
+        assertOnWorkerThread()
+        currentPhase.withLock { $0 = .answeredOnTheSocket }
     }
 
     /// receivingBody → awaitingAnswer, just before the connection is suspended.

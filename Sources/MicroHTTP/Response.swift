@@ -252,6 +252,16 @@ enum WireHead {
         return "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
     }
 
+    /// `response` whole, head and body, saying `Connection: close`: an answer written on a socket
+    /// libmicrohttpd holds, which it must not write on again.
+    static func closing(_ response: Response) -> [UInt8] {
+        let headers =
+            response.headers + [
+                HTTPHeader("Content-Length", String(response.body.count)), HTTPHeader("Connection", "close"),
+            ]
+        return Array((statusLine(response.status) + dateLine() + headerLines(headers) + "\r\n").utf8) + response.body
+    }
+
     /// Each header and its CRLF; one with a CR or LF byte in it is left out, as libmicrohttpd
     /// refuses it (other line separators, such as U+2028, it sends as they are, and so does this).
     static func headerLines(_ headers: [HTTPHeader]) -> String {

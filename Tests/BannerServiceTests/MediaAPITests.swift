@@ -356,6 +356,28 @@ struct MediaAPITests {
         #expect(response.problemDetail?.contains("10485760 bytes (mediaMaxBytes)") == true, "\(response.text)")
         #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.isEmpty == true)
     }
+
+    /// A chunked upload (no length declared) is answered 413 as soon as it is past
+    /// `mediaMaxBytes`, while the client still sends it, and its connection is closed once the
+    /// client stops (found from outside: it was closed with no answer at all).
+    @Test(arguments: [true, false])
+    func aChunkedUploadPastTheLimitIsAnswered413WhileItIsSent(_ fastPaths: Bool) async throws {
+        let service = try await LiveService(fastPaths: fastPaths)
+        let connection = try HTTPConnection(port: service.port)
+        try await connection.write(
+            Array(
+                "POST /media HTTP/1.1\r\nHost: localhost\r\nContent-Type: image/jpeg\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    .utf8))
+        // 11 MiB in chunks of 1 MiB, and no last chunk: the answer comes before the body ends.
+        let chunk = Array("100000\r\n".utf8) + [UInt8](repeating: 0xFF, count: 1 << 20) + Array("\r\n".utf8)
+        for _ in 0..<11 { try await connection.write(chunk) }
+        let response = try await connection.readResponse()
+        #expect(response.status == 413 && response.header("Connection") == "close")
+        #expect(response.header("Content-Type") == "application/problem+json")
+        #expect(response.problemDetail?.contains("10485760 bytes (mediaMaxBytes)") == true, "\(response.text)")
+        connection.hangUp()
+        #expect((try await service.request("GET", "/media").json["media"] as? [Any])?.isEmpty == true)
+    }
 }
 
 struct InspectFailure: Error, CustomStringConvertible {

@@ -162,6 +162,27 @@ struct MicroHTTPServerTests {
         #expect(handler.calls.count == 0)
     }
 
+    /// Past the cap, a chunked body is answered at once (libmicrohttpd takes no response mid-body:
+    /// the answer is written on the socket), the client reading it before it has sent the rest;
+    /// what follows is dropped, and the connection closed when the client goes on regardless.
+    @Test func aChunkedBodyPastTheCapIsAnsweredBeforeItEndsAndCutAfterTheAllowance() async throws {
+        let handler = EchoHandler()
+        let server = try startServer(handler, maxBodySize: 16)
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port)
+        try await connection.write(
+            Array(
+                "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n\(String(repeating: "a", count: 20))\r\n"
+                    .utf8))
+        let response = try await connection.readResponse()
+        #expect(response.status == 413 && response.header("Connection") == "close")
+        #expect(handler.calls.count == 0)
+        let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 97, count: 1 << 16) + Array("\r\n".utf8)
+        for _ in 0..<40 { try? await connection.write(chunk) }  // past the allowance (1 MiB): cut
+        #expect(await connection.waitForClose())
+        #expect(handler.calls.count == 0)
+    }
+
     @Test func aBodyAtTheCapIsAccepted() async throws {
         let server = try startServer(EchoHandler(), maxBodySize: 16)
         defer { stopLater(server) }

@@ -106,7 +106,8 @@ enum WebhookRequests {
     }
 
     /// `{"deliveries": [{"id", "type", "at", "state", "attempts", "nextAttemptAt",
-    /// "deliveredAt", "lastAttempt": {"at", "status", "error"}}]}`, newest first.
+    /// "deliveredAt", "lastAttempt": {"at", "status", "error"}, "attemptLog": [attempt, …]}]}`,
+    /// newest first; each delivery's attempts oldest first.
     static func deliveries(_ records: [DeliveryRecord]) -> PreparedResponse {
         var object = JSONObject()
         object.add(
@@ -120,18 +121,20 @@ enum WebhookRequests {
                 delivery.add("attempts", record.attempts)
                 delivery.add("nextAttemptAt", record.nextAttemptAt?.rfc3339)
                 delivery.add("deliveredAt", record.deliveredAt?.rfc3339)
-                delivery.add(
-                    "lastAttempt",
-                    record.lastAttempt.map { attempt in
-                        var last = JSONObject()
-                        last.add("at", attempt.at.rfc3339)
-                        last.add("status", attempt.status)
-                        last.add("error", attempt.error)
-                        return last
-                    })
+                delivery.add("lastAttempt", record.lastAttempt.map(json))
+                delivery.add("attemptLog", record.attemptLog.map(json))
                 return delivery
             })
         return PreparedReads.uncached(object)
+    }
+
+    /// `{"at", "status", "error"}`: when, and the receiver's status or why there was none.
+    private static func json(_ attempt: DeliveryAttempt) -> JSONObject {
+        var object = JSONObject()
+        object.add("at", attempt.at.rfc3339)
+        object.add("status", attempt.status)
+        object.add("error", attempt.error)
+        return object
     }
 
     static func list(_ webhooks: [WebhookRecord]) -> PreparedResponse {

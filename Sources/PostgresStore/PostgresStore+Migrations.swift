@@ -229,6 +229,8 @@ extension PostgresStore {
         // A screen's claim (docs/SCREENS.md, "A screen's own reports"): the digest of the key it
         // first reported with; NULL: unclaimed.
         Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim text;"),
+        // Each attempt of a delivery (docs/WEBHOOKS.md), JSON: `[[at, status, error], …]`.
+        Migration("delivery-attempt-log", "ALTER TABLE deliveries ADD COLUMN attempt_log jsonb;"),
     ]
 
     /// Brings the database to this build's schema, in one transaction under an advisory lock (so

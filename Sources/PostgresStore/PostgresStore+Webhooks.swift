@@ -105,7 +105,9 @@ extension PostgresStore: WebhookStore {
             try connection.execute(
                 """
                 UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = $2, last_status = $3,
-                    last_error = $4, delivered_at = $5, next_attempt_at = $6, claimed_until = NULL
+                    last_error = $4, delivered_at = $5, next_attempt_at = $6, claimed_until = NULL,
+                    attempt_log = coalesce(attempt_log, '[]'::jsonb)
+                        || jsonb_build_array(jsonb_build_array($2::bigint, $3::integer, $4::text))
                 WHERE id = $1
                 """,
                 [

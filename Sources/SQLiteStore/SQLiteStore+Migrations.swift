@@ -249,6 +249,8 @@ extension SQLiteStore {
         // A screen's claim (docs/SCREENS.md, "A screen's own reports"): the digest of the key it
         // first reported with; NULL: unclaimed.
         Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim TEXT;"),
+        // Each attempt of a delivery (docs/WEBHOOKS.md), JSON: `[[at, status, error], …]`.
+        Migration("delivery-attempt-log", "ALTER TABLE deliveries ADD COLUMN attempt_log TEXT;"),
     ]
 
     /// Brings the store to this build's schema; returns its identity. A store on the current

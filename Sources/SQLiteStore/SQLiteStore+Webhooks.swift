@@ -151,7 +151,8 @@ extension SQLiteStore: WebhookStore {
             try connection.statement(
                 """
                 UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = ?2, last_status = ?3,
-                    last_error = ?4, delivered_at = ?5, next_attempt_at = ?6, claimed_until = NULL
+                    last_error = ?4, delivered_at = ?5, next_attempt_at = ?6, claimed_until = NULL,
+                    attempt_log = json_insert(coalesce(attempt_log, '[]'), '$[#]', json_array(?2, ?3, ?4))
                 WHERE id = ?1
                 """
             ).bind(

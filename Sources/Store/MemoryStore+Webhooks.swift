@@ -39,13 +39,16 @@ extension MemoryStore: WebhookStore {
         var attempts = 0
         var nextAttemptAt: Timestamp?
         var claimedUntil: Timestamp?
-        var lastAttempt: DeliveryAttempt?
+        var attemptLog: [DeliveryAttempt] = []
         var deliveredAt: Timestamp?
+
+        var lastAttempt: DeliveryAttempt? { attemptLog.last }
 
         func record(_ number: Int64) -> DeliveryRecord {
             DeliveryRecord(
                 number: number, event: event.id, type: event.type.rawValue, createdAt: event.at, attempts: attempts,
-                nextAttemptAt: nextAttemptAt, deliveredAt: deliveredAt, lastAttempt: lastAttempt)
+                nextAttemptAt: nextAttemptAt, deliveredAt: deliveredAt, lastAttempt: lastAttempt,
+                attemptLog: attemptLog)
         }
     }
 
@@ -75,7 +78,7 @@ extension MemoryStore: WebhookStore {
         contents.withLock { contents in
             guard var delivery = contents.deliveries[number] else { return }
             delivery.attempts += 1
-            delivery.lastAttempt = attempt
+            delivery.attemptLog.append(attempt)
             delivery.deliveredAt = attempt.delivered ? attempt.at : nil
             delivery.nextAttemptAt = attempt.delivered ? nil : retryAt
             delivery.claimedUntil = nil

@@ -129,10 +129,13 @@ public struct DeliveryRecord: Sendable, Hashable {
     public let deliveredAt: Timestamp?
     /// The last attempt's.
     public let lastAttempt: DeliveryAttempt?
+    /// Every attempt, oldest first (at most some 150: retries stop after a day, `DeliveryRetry`);
+    /// those made before a store kept them are counted in `attempts` only.
+    public let attemptLog: [DeliveryAttempt]
 
     public init(
         number: Int64, event: String, type: String, createdAt: Timestamp, attempts: Int, nextAttemptAt: Timestamp?,
-        deliveredAt: Timestamp?, lastAttempt: DeliveryAttempt?
+        deliveredAt: Timestamp?, lastAttempt: DeliveryAttempt?, attemptLog: [DeliveryAttempt]
     ) {
         self.number = number
         self.event = event
@@ -142,11 +145,13 @@ public struct DeliveryRecord: Sendable, Hashable {
         self.nextAttemptAt = nextAttemptAt
         self.deliveredAt = deliveredAt
         self.lastAttempt = lastAttempt
+        self.attemptLog = attemptLog
     }
 
     /// The columns a SQL store keeps it in, in this order.
     public static let columns =
-        "id, event, type, created_at, attempts, next_attempt_at, delivered_at, last_attempt_at, last_status, last_error"
+        "id, event, type, created_at, attempts, next_attempt_at, delivered_at, last_attempt_at, last_status, last_error, "
+        + "attempt_log"
 
     /// A row of `columns` as read (times in nanoseconds since the epoch).
     public init(row: some SQLRow) {
@@ -156,7 +161,26 @@ public struct DeliveryRecord: Sendable, Hashable {
             number: row.integer(0) ?? 0, event: row.text(1) ?? "", type: row.text(2) ?? "",
             createdAt: row.timestamp(3) ?? Timestamp(nanosecondsSinceEpoch: 0), attempts: Int(row.integer(4) ?? 0),
             nextAttemptAt: row.timestamp(5), deliveredAt: row.timestamp(6),
-            lastAttempt: row.timestamp(7).map { DeliveryAttempt(at: $0, status: status, error: error) })
+            lastAttempt: row.timestamp(7).map { DeliveryAttempt(at: $0, status: status, error: error) },
+            attemptLog: row.text(10).map(Self.attempts(stored:)) ?? [])
+    }
+
+    /// The attempts an `attempt_log` column holds, `[[at, status, error], …]` (`at` in nanoseconds
+    /// since the epoch; `status` and `error` null when absent); an entry not of that shape is
+    /// left out.
+    static func attempts(stored text: String) -> [DeliveryAttempt] {
+        guard case .array(let entries)? = try? JSONParser.parse(Array(text.utf8)) else { return [] }
+        return entries.compactMap { entry in
+            guard case .array(let fields) = entry, fields.count == 3, case .number(let at) = fields[0],
+                let nanoseconds = at.integralValue
+            else { return nil }
+            var status: Int?
+            if case .number(let number) = fields[1] { status = number.integralValue }
+            var error: String?
+            if case .string(let text) = fields[2] { error = text }
+            return DeliveryAttempt(
+                at: Timestamp(nanosecondsSinceEpoch: Int64(nanoseconds)), status: status, error: error)
+        }
     }
 
     public enum State: String, Sendable {

@@ -3,6 +3,7 @@ import CarouselRuntime
 import Foundation
 import TestSupport
 import Testing
+import TimeZones
 
 /// Webhook deliveries end to end (docs/WEBHOOKS.md): the service on the real clock, a receiver
 /// on 127.0.0.1 (`webhookAllowPrivate`), writes made over HTTP; what arrives is checked as a
@@ -142,6 +143,13 @@ struct WebhookDeliveryTests {
             })
         #expect(listed["attempts"] as? Int == 3 && listed["nextAttemptAt"] is NSNull)
         #expect(listed["deliveredAt"] is String)
+        // Each attempt, oldest first: two refusals, then the delivery.
+        let log = try #require(listed["attemptLog"] as? [[String: Any]])
+        #expect(log.map { $0["status"] as? Int } == [503, 503, 204])
+        let times = log.compactMap { ($0["at"] as? String).flatMap(Timestamp.init(rfc3339:)) }
+        #expect(
+            times.count == 3 && times == times.sorted()
+                && log.last?["at"] as? String == listed["deliveredAt"] as? String)
     }
 
     @Test func deliveriesOfAnUnknownWebhookAndBadLimitsAreRefused() async throws {

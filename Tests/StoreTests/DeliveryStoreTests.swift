@@ -126,6 +126,12 @@ struct DeliveryStoreTests {
         listed = try #require(try store.deliveries(of: webhook.id, limit: 10).first)
         #expect(listed.state == .delivered && listed.deliveredAt == Self.at(6) && listed.nextAttemptAt == nil)
         #expect(listed.attempts == 2)
+        // Each attempt listed, oldest first, with its status or its error.
+        #expect(
+            listed.attemptLog == [
+                DeliveryAttempt(at: Self.at(4), status: 500, error: nil),
+                DeliveryAttempt(at: Self.at(6), status: 204, error: nil),
+            ])
         #expect(try store.nextDeliveryDue() == nil)
 
         // Given up: retried no more, listed as failed with why.
@@ -136,6 +142,7 @@ struct DeliveryStoreTests {
             third.number, DeliveryAttempt(at: Self.at(11), status: nil, error: "connection refused"), retryAt: nil)
         let failed = try #require(try store.deliveries(of: webhook.id, limit: 10).first)
         #expect(failed.state == .failed && failed.lastAttempt?.error == "connection refused")
+        #expect(failed.attemptLog == [DeliveryAttempt(at: Self.at(11), status: nil, error: "connection refused")])
         #expect(try store.deliveries(of: webhook.id, limit: 1).count == 1, "the limit")
 
         #expect(try store.forgetDeliveries(doneBefore: Self.at(7)) == 1, "the delivered one, done at 6")

@@ -54,22 +54,15 @@ let package = Package(
         .target(
             name: "SQLiteStore",
             dependencies: ["CSQLite", "Carousel", "Definitions", "JSON", "Store", "Threading", "Platform", "TimeZones"]),
-        // libpq from Debian (`libpq-dev`), found with pkg-config.
-        .systemLibrary(
-            name: "CPostgres",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
-        ),
+        // libpq from Debian (`libpq-dev` for its header, `libpq5` at run time), opened with a store
+        // on PostgreSQL.
+        .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         // The PostgreSQL store, for several replicas; the only module that imports CPostgres.
         .target(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Threading", "Platform", "TimeZones"]),
-        // libvips from Debian (`libvips-dev`), found with pkg-config: decoding and resizing uploads.
-        .systemLibrary(
-            name: "CVips",
-            pkgConfig: "vips",
-            providers: [.apt(["libvips-dev"])]
-        ),
+        // libvips from Debian (`libvips42`), opened on first use: decoding and resizing uploads.
+        .systemLibrary(name: "CVips", providers: [.apt(["libvips42"])]),
         // Uploaded images (docs/MEDIA.md): formats told by their bytes, headers read before decoding,
         // metadata stripped, WebP variants made with libvips; the only module that imports CVips.
         .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Threading"]),
@@ -91,12 +84,9 @@ let package = Package(
         // Webhooks (docs/WEBHOOKS.md): their URLs read and their addresses checked (only public
         // ones unless allowed).
         .target(name: "Webhooks"),
-        // libcurl from Debian (`libcurl4-openssl-dev`): HTTP and HTTPS for webhook deliveries.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl from Debian (`libcurl4-openssl-dev` for its header, `libcurl4` at run time),
+        // opened at the first delivery: HTTP and HTTPS for webhook deliveries.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Sends one webhook delivery, signed, to an address checked as it connects; the only
         // module that imports CCurl.
         .target(name: "WebhookSender", dependencies: ["CCurl", "Digest", "Store", "TimeZones", "Webhooks"]),

@@ -33,7 +33,7 @@ let package = Package(
                 "CSQLite", "Carousel", "Definitions", "JSON", "Store", "Threading", "Platform", "TimeZones",
             ],
             path: "Modules/SQLiteStore"),
-        .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
+        .systemLibrary(name: "CPostgres", path: "Modules/CPostgres"),
         .target(
             name: "PostgresStore",
             dependencies: ["CPostgres", "Carousel", "Definitions", "Store", "Threading", "Platform", "TimeZones"],
@@ -47,7 +47,7 @@ let package = Package(
                 "TimeZones",
             ],
             path: "Modules/CarouselRuntime"),
-        .systemLibrary(name: "CVips", path: "Modules/CVips", pkgConfig: "vips"),
+        .systemLibrary(name: "CVips", path: "Modules/CVips"),
         .target(name: "Media", dependencies: ["CVips", "Definitions", "Digest", "Threading"], path: "Modules/Media"),
         .target(name: "WebClient", path: "Modules/WebClient", exclude: ["web"], plugins: ["EmbedFilesPlugin"]),
         .target(name: "Webhooks", path: "Modules/Webhooks"),
@@ -66,7 +66,7 @@ let package = Package(
                 "Logging", "BannerAPI", "Platform", "CarouselRuntime", "WebhookSender", "TimeZones", "Media", "Digest",
             ],
             path: "Modules/BannerService"),
-        .systemLibrary(name: "CCurl", path: "Modules/CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "CCurl", path: "Modules/CCurl"),
         .target(
             name: "WebhookSender", dependencies: ["CCurl", "Digest", "Store", "TimeZones", "Webhooks"],
             path: "Modules/WebhookSender"),

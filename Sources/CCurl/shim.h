@@ -2,44 +2,70 @@
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
 
+#include "../CDynamicLibrary/dynamic_library.h"
 #include <curl/curl.h>
-#include <string.h>
 #include <netinet/in.h>
+#include <string.h>
+
+// libcurl is opened on the first delivery, not linked: it and the libraries it brings (OpenSSL,
+// Kerberos, LDAP, nghttp2, libssh…) cost megabytes of resident memory to map at every start, in
+// a service that may have no webhook (docs/PERFORMANCE.md, idle memory). Its header gives the
+// types and signatures; every call goes through a pointer found once with dlsym.
+
+DYNAMIC_LIBRARY(ccurl_library, "libcurl.so.4", RTLD_LOCAL)
+/// libcurl's function `name`. Only called once `ccurl_start` succeeded.
+#define CCURL(name) DYNAMIC_SYMBOL(ccurl_library, name)
+
+/// Opens libcurl and runs curl_global_init; once per process, before the first handle (it is not
+/// thread-safe). NULL on success, else why not.
+static inline const char *ccurl_start(void) {
+    if (ccurl_library() == NULL) return dlerror();
+    return CCURL(curl_global_init)(CURL_GLOBAL_DEFAULT) == CURLE_OK ? NULL : "curl_global_init failed";
+}
+
+static inline CURL *ccurl_easy_init(void) { return CCURL(curl_easy_init)(); }
+static inline void ccurl_easy_cleanup(CURL *handle) { CCURL(curl_easy_cleanup)(handle); }
+static inline CURLcode ccurl_easy_perform(CURL *handle) { return CCURL(curl_easy_perform)(handle); }
+static inline const char *ccurl_easy_strerror(CURLcode code) { return CCURL(curl_easy_strerror)(code); }
+static inline struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *line) {
+    return CCURL(curl_slist_append)(list, line);
+}
+static inline void ccurl_slist_free_all(struct curl_slist *list) { CCURL(curl_slist_free_all)(list); }
 
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift does not call: one typed
 // wrapper per kind of value.
 
 static inline CURLcode ccurl_set_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+    return CCURL(curl_easy_setopt)(handle, option, value);
 }
 
 static inline CURLcode ccurl_set_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
+    return CCURL(curl_easy_setopt)(handle, option, value);
 }
 
 static inline CURLcode ccurl_set_pointer(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+    return CCURL(curl_easy_setopt)(handle, option, value);
 }
 
 static inline CURLcode ccurl_set_headers(CURL *handle, struct curl_slist *headers) {
-    return curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    return CCURL(curl_easy_setopt)(handle, CURLOPT_HTTPHEADER, headers);
 }
 
 typedef curl_socket_t (*ccurl_open_socket)(void *context, curlsocktype purpose, struct curl_sockaddr *address);
 
 static inline CURLcode ccurl_set_open_socket(CURL *handle, ccurl_open_socket open, void *context) {
-    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
-    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, context);
+    CURLcode code = CCURL(curl_easy_setopt)(handle, CURLOPT_OPENSOCKETFUNCTION, open);
+    return code != CURLE_OK ? code : CCURL(curl_easy_setopt)(handle, CURLOPT_OPENSOCKETDATA, context);
 }
 
 typedef size_t (*ccurl_write)(char *bytes, size_t size, size_t count, void *context);
 
 static inline CURLcode ccurl_set_write(CURL *handle, ccurl_write write) {
-    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, write);
+    return CCURL(curl_easy_setopt)(handle, CURLOPT_WRITEFUNCTION, write);
 }
 
 static inline CURLcode ccurl_response_code(CURL *handle, long *code) {
-    return curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
+    return CCURL(curl_easy_getinfo)(handle, CURLINFO_RESPONSE_CODE, code);
 }
 
 /// The IP address curl is about to connect to: its 4 or 16 bytes copied to `out`; 0 for another

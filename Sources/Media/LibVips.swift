@@ -3,8 +3,12 @@ import CVips
 /// libvips, started once per process (loaders narrowed to the five accepted formats, one thread
 /// per decode, no cache: CVips/shim.h), and each `VipsImage` owned by one `DecodedImage`.
 enum LibVips {
-    /// Nil when libvips started; otherwise why not.
-    static let startFailure: String? = cvips_start() == 0 ? nil : takeError()
+    /// Nil when libvips started (opened on this first use: CVips/shim.h); otherwise why not.
+    static let startFailure: String? = {
+        var failure = [CChar](repeating: 0, count: 512)
+        guard cvips_start(&failure, failure.count) != 0 else { return nil }
+        return String(decoding: failure.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+    }()
 
     /// libvips' messages since the last call, on one line (its buffer is the process's).
     static func takeError() -> String {
@@ -17,9 +21,10 @@ enum LibVips {
 
 /// A libvips image: the header of a file, or its pixels decoded into memory. Released with the object.
 final class DecodedImage {
-    let pointer: UnsafeMutablePointer<VipsImage>
+    /// A `VipsImage *` (opaque here: CVips/shim.h declares no more of it).
+    let pointer: OpaquePointer
 
-    private init(_ pointer: UnsafeMutablePointer<VipsImage>) { self.pointer = pointer }
+    private init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
     deinit { cvips_release(pointer) }
 

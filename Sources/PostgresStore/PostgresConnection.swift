@@ -13,36 +13,36 @@ final class PostgresConnection: @unchecked Sendable {
     /// the first `dbname` may be a whole connection URI (libpq expands it in place).
     init(_ parameters: [(keyword: String, value: String)]) throws(PostgresError) {
         let connection = withCStrings(parameters.map(\.keyword)) { keywords in
-            withCStrings(parameters.map(\.value)) { values in PQconnectdbParams(keywords, values, 1) }
+            withCStrings(parameters.map(\.value)) { values in cpq_connectdbParams(keywords, values, 1) }
         }
         guard let connection else {
             throw PostgresError(sqlState: "", message: "out of memory", during: "connecting", brokeConnection: true)
         }
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.message(PQerrorMessage(connection))
-            PQfinish(connection)
+        guard cpq_status(connection) == CONNECTION_OK else {
+            let message = Self.message(cpq_errorMessage(connection))
+            cpq_finish(connection)
             throw PostgresError(sqlState: "", message: message, during: "connecting", brokeConnection: true)
         }
         handle = connection
     }
 
     deinit {
-        PQfinish(handle)
+        cpq_finish(handle)
     }
 
     /// False once the connection broke; it cannot be used again.
-    var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+    var isOpen: Bool { cpq_status(handle) == CONNECTION_OK }
 
     /// The server's major version and the like, for messages: `15.18`.
     var serverVersion: String {
-        let number = Int(PQserverVersion(handle))
+        let number = Int(cpq_serverVersion(handle))
         return "\(number / 10000).\(number % 10000)"
     }
 
     /// Runs SQL without parameters: one or more statements (BEGIN, COMMIT, LISTEN, schema).
     @discardableResult
     func run(_ sql: String) throws(PostgresError) -> [[String?]] {
-        try rows(of: PQexec(handle, sql), during: sql)
+        try rows(of: cpq_exec(handle, sql), during: sql)
     }
 
     /// Runs one statement with parameters ($1, $2, … in text form; nil is NULL), prepared on
@@ -54,11 +54,11 @@ final class PostgresConnection: @unchecked Sendable {
             name = known
         } else {
             name = "s\(prepared.count + 1)"
-            _ = try rows(of: PQprepare(handle, name, sql, Int32(parameters.count), nil), during: sql)
+            _ = try rows(of: cpq_prepare(handle, name, sql, Int32(parameters.count), nil), during: sql)
             prepared[sql] = name
         }
         let result = withOptionalCStrings(parameters) { values in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            cpq_execPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
         return try rows(of: result, during: sql)
     }
@@ -66,17 +66,17 @@ final class PostgresConnection: @unchecked Sendable {
     // MARK: Notifications
 
     /// The socket to wait on for notifications.
-    var socket: Int32 { PQsocket(handle) }
+    var socket: Int32 { cpq_socket(handle) }
 
     /// Reads whatever the server sent (notifications among it) without waiting.
     func consumeInput() throws(PostgresError) {
-        guard PQconsumeInput(handle) == 1 else { throw failure(during: "reading notifications") }
+        guard cpq_consumeInput(handle) == 1 else { throw failure(during: "reading notifications") }
     }
 
     /// The next notification read so far: its payload.
     func nextNotification() -> String? {
-        guard let notification = PQnotifies(handle) else { return nil }
-        defer { PQfreemem(notification) }
+        guard let notification = cpq_notifies(handle) else { return nil }
+        defer { cpq_freemem(notification) }
         return notification.pointee.extra.map { String(cString: $0) } ?? ""
     }
 
@@ -85,25 +85,25 @@ final class PostgresConnection: @unchecked Sendable {
     /// The rows of `result` (freed here), or the error it carries.
     private func rows(of result: OpaquePointer?, during sql: String) throws(PostgresError) -> [[String?]] {
         guard let result else { throw failure(during: sql) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
+        defer { cpq_clear(result) }
+        let status = cpq_resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw PostgresError(
-                sqlState: PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "",
-                message: Self.message(PQresultErrorMessage(result)), during: Self.shortened(sql),
+                sqlState: cpq_resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "",
+                message: Self.message(cpq_resultErrorMessage(result)), during: Self.shortened(sql),
                 brokeConnection: !isOpen)
         }
-        let columns = PQnfields(result)
-        return (0..<PQntuples(result)).map { row in
+        let columns = cpq_nfields(result)
+        return (0..<cpq_ntuples(result)).map { row in
             (0..<columns).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                cpq_getisnull(result, row, column) == 1 ? nil : String(cString: cpq_getvalue(result, row, column))
             }
         }
     }
 
     private func failure(during: String) -> PostgresError {
         PostgresError(
-            sqlState: "", message: Self.message(PQerrorMessage(handle)), during: Self.shortened(during),
+            sqlState: "", message: Self.message(cpq_errorMessage(handle)), during: Self.shortened(during),
             brokeConnection: !isOpen)
     }
 

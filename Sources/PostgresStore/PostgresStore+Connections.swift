@@ -80,17 +80,22 @@ extension PostgresStore {
     }
 
     /// `postgres://user@host:port/db` from a URI, the password left out; `.unusable` when libpq
-    /// cannot parse it.
+    /// cannot be loaded or cannot parse it.
     static func parse(_ uri: String) throws(StoreError) -> String {
+        // libpq is opened here, with the first PostgreSQL URI (CPostgres/shim.h).
+        if let failure = cpq_start() {
+            throw .unusable(
+                "libpq cannot be loaded (\(String(cString: failure))); install libpq5 to use a PostgreSQL store")
+        }
         var error: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(uri, &error) else {
+        guard let options = cpq_conninfoParse(uri, &error) else {
             let message = error.map { String(cString: $0).split(whereSeparator: \.isNewline).joined(separator: " ") }
-            error.map { PQfreemem($0) }
+            error.map { cpq_freemem($0) }
             throw .unusable(
                 "the PostgreSQL URI is malformed (\(message ?? "out of memory")); "
                     + "give --store postgres://USER:PASSWORD@HOST:PORT/DATABASE")
         }
-        defer { PQconninfoFree(options) }
+        defer { cpq_conninfoFree(options) }
         var found: [String: String] = [:]
         var option = options
         while let keyword = option.pointee.keyword {

@@ -23,7 +23,6 @@ public struct WebhookSender: Sendable {
         self.allowPrivate = allowPrivate
         self.timeout = timeout
         self.clock = clock
-        _ = Self.initialized
     }
 
     /// `X-Carousel-Signature`'s value: `t=UNIX,v1=HEX(HMAC-SHA256(secret, "t.body"))`.
@@ -46,15 +45,19 @@ public struct WebhookSender: Sendable {
     /// POSTs `delivery` and says how it went. Blocks for at most `timeout`.
     public func send(_ delivery: DueDelivery) -> DeliveryAttempt {
         let started = clock()
-        guard let handle = curl_easy_init() else {
+        if let failure = Self.startFailure {
+            return DeliveryAttempt(
+                at: started, status: nil, error: "libcurl cannot be used: \(failure) (install libcurl4)")
+        }
+        guard let handle = ccurl_easy_init() else {
             return DeliveryAttempt(at: started, status: nil, error: "libcurl could not make a handle")
         }
-        defer { curl_easy_cleanup(handle) }
+        defer { ccurl_easy_cleanup(handle) }
         var headers: UnsafeMutablePointer<curl_slist>?
         for line in Self.headers(of: delivery, at: started.nanosecondsSinceEpoch / 1_000_000_000) {
-            headers = curl_slist_append(headers, line)
+            headers = ccurl_slist_append(headers, line)
         }
-        defer { curl_slist_free_all(headers) }
+        defer { ccurl_slist_free_all(headers) }
         let connecting = ConnectCheck(allowPrivate: allowPrivate)
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let body = Array(delivery.body.utf8)
@@ -79,7 +82,7 @@ public struct WebhookSender: Sendable {
                         ccurl_set_open_socket(handle, Self.openSocket, Unmanaged.passUnretained(connecting).toOpaque()),
                     ]
                     if let refused = options.first(where: { $0 != CURLE_OK }) { return refused }
-                    return curl_easy_perform(handle)
+                    return ccurl_easy_perform(handle)
                 }
             }
         }
@@ -90,7 +93,7 @@ public struct WebhookSender: Sendable {
                 connecting.refused
                 ?? (code == CURLE_OPERATION_TIMEDOUT
                     ? "no answer within \(milliseconds / 1000) s"
-                    : detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+                    : detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail)
             return DeliveryAttempt(at: at, status: nil, error: error)
         }
         var status = 0
@@ -98,8 +101,9 @@ public struct WebhookSender: Sendable {
         return DeliveryAttempt(at: at, status: status, error: nil)
     }
 
-    /// curl_global_init, once per process, before the first handle (it is not thread-safe).
-    private static let initialized: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    /// libcurl opened and curl_global_init run, once per process, at the first delivery (not at
+    /// start: CCurl/shim.h); nil when they were, else why not.
+    private static let startFailure: String? = ccurl_start().map { String(cString: $0) }
 
     /// The receiver's answer is not kept.
     private static let discard: ccurl_write = { _, size, count, _ in size * count }

@@ -45,6 +45,36 @@ struct BannerServerTests {
         #expect(await server.waitForExit(seconds: 5) == 0)
     }
 
+    /// libvips, libcurl and libpq (and the hundred libraries they bring) are opened on first use,
+    /// not at start (docs/PERFORMANCE.md, idle memory): a service on SQLite that took no upload
+    /// has none of them mapped; its first upload maps libvips, not libpq.
+    @Test func theImageWebhookAndPostgreSQLLibrariesAreOpenedOnFirstUse() async throws {
+        let config = try temporaryFile(contents: validConfiguration)
+        let server = try ServerProcess(arguments: ["--config", config.path])
+        let port = try await server.waitForPort()
+        #expect(try await httpRequest(port: port, "GET", "/banner").status == 200)
+        func mapped() throws -> Set<String> {
+            // Read to its end: a /proc file says it is empty (Foundation would read nothing).
+            let maps = try #require(textOfFile(atPath: "/proc/\(server.processIdentifier)/maps"))
+            #expect(maps.contains("libmicrohttpd.so"), "the maps were read")
+            let names = maps.split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) }
+            return Set(
+                ["libvips", "libcurl", "libpq"].filter { library in names.contains { $0.hasPrefix(library + ".so") } })
+        }
+        #expect(try mapped().isEmpty)
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../MediaTests/Fixtures").standardized
+        let jpeg = Array(try Data(contentsOf: fixtures.appendingPathComponent("wide.jpg")))
+        let uploaded = try await HTTPConnection(port: port, timeoutSeconds: 60).send(
+            "POST", "/media", headers: [("Content-Type", "image/jpeg")], body: jpeg)
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let afterUpload = try mapped()
+        // (libvips brings libcurl along, through its codecs.)
+        #expect(afterUpload.contains("libvips") && !afterUpload.contains("libpq"), "\(afterUpload)")
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(seconds: 5) == 0)
+    }
+
     /// A request refused for its credentials is logged at the default level, a read too: guessing
     /// tokens leaves a trace (within a budget of lines, RefusedCredentialsTests).
     @Test func aRefusedTokenIsLoggedAtTheDefaultLevel() async throws {

@@ -120,7 +120,9 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks"]),
-        .testTarget(name: "WebhookSenderTests", dependencies: ["WebhookSender", "Store", "TestSupport", "TimeZones"]),
+        .testTarget(
+            name: "WebhookSenderTests",
+            dependencies: ["WebhookSender", "CCurl", "Webhooks", "Store", "TestSupport", "TimeZones"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Digest", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StoreTests",

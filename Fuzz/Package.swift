@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzMediaRequests",
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP", "TimeZones"]),
-        .executableTarget(name: "FuzzWebhookURL", dependencies: ["Webhooks"]),
+        .executableTarget(name: "FuzzWebhookURL", dependencies: ["Webhooks", "CCurl"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Threading", "Platform"]),
         .executableTarget(name: "FuzzQueryString", dependencies: ["CMicroHTTPD", "MicroHTTP"]),
         .executableTarget(

@@ -68,6 +68,27 @@ static inline CURLcode ccurl_response_code(CURL *handle, long *code) {
     return CCURL(curl_easy_getinfo)(handle, CURLINFO_RESPONSE_CODE, code);
 }
 
+/// How libcurl reads `text` as a URL (curl_url: the parser behind CURLOPT_URL, the path left as
+/// given, as deliveries send it with CURLOPT_PATH_AS_IS): 0, and its scheme, host (an IPv6
+/// address in brackets), port (the scheme's when none is given), path and query (NULL when none),
+/// each freed with `ccurl_free`; else libcurl's CURLUcode. What tests hold `WebhookURL` to.
+static inline int ccurl_url_parts(const char *text, char **scheme, char **host, char **port, char **path, char **query) {
+    CURLU *url = CCURL(curl_url)();
+    if (url == NULL) return CURLUE_OUT_OF_MEMORY;
+    CURLUcode code = CCURL(curl_url_set)(url, CURLUPART_URL, text, CURLU_PATH_AS_IS);
+    if (code == CURLUE_OK) {
+        CCURL(curl_url_get)(url, CURLUPART_SCHEME, scheme, 0);
+        CCURL(curl_url_get)(url, CURLUPART_HOST, host, 0);
+        CCURL(curl_url_get)(url, CURLUPART_PORT, port, CURLU_DEFAULT_PORT);
+        CCURL(curl_url_get)(url, CURLUPART_PATH, path, 0);
+        if (CCURL(curl_url_get)(url, CURLUPART_QUERY, query, 0) != CURLUE_OK) *query = NULL;
+    }
+    CCURL(curl_url_cleanup)(url);
+    return (int)code;
+}
+
+static inline void ccurl_free(char *text) { CCURL(curl_free)(text); }
+
 /// The IP address curl is about to connect to: its 4 or 16 bytes copied to `out`; 0 for another
 /// family.
 static inline int ccurl_address_bytes(const struct curl_sockaddr *address, unsigned char out[16]) {

@@ -75,6 +75,8 @@ public struct WebhookSender: Sendable {
                         ccurl_set_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
                         ccurl_set_long(handle, CURLOPT_NOSIGNAL, 1),
                         ccurl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
+                        // The target as the webhook's URL has it (`WebhookURL`), dot segments too.
+                        ccurl_set_long(handle, CURLOPT_PATH_AS_IS, 1),
                         ccurl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
                         ccurl_set_string(handle, CURLOPT_PROXY, ""),
                         ccurl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorText.baseAddress),

@@ -11,7 +11,7 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
     public static let maxBytes = 2048
 
     public let secure: Bool
-    /// Lower case; an IPv6 address without its brackets.
+    /// Lower case; an IPv6 address without its brackets, in its shortest form (RFC 5952).
     public let host: String
     public let port: UInt16
     /// What the request line asks for: the path and the query.
@@ -55,10 +55,12 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
                 throw WebhookURLError("has an IPv6 address without its closing ]")
             }
             let address = String(decoding: authority[(authority.startIndex + 1)..<close], as: UTF8.self).lowercased()
-            guard IPAddress(parsing: address)?.isIPv6 == true else {
+            guard let parsed = IPAddress(parsing: address), parsed.isIPv6 else {
                 throw WebhookURLError("has '\(address)' in brackets, which is not an IPv6 address")
             }
-            host = address
+            // In its shortest form, as libcurl reads it too (`[6::0]` is `[6::]`): one address,
+            // one way of listing it.
+            host = parsed.description
             let after = authority[(close + 1)...]
             guard after.isEmpty || after.first == UInt8(ascii: ":") else {
                 throw WebhookURLError("has characters after the IPv6 address's ]")
@@ -76,6 +78,9 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
                     "has no host name, or one with characters other than letters, digits, '-' and '.'")
             }
             host = String(decoding: name, as: UTF8.self).lowercased()
+            if let address = Self.ipv4(writtenOtherwiseAs: host) {
+                throw WebhookURLError("writes the IPv4 address \(address) as '\(host)'; write it as \(address)")
+            }
             portText = name.count < authority.count ? authority[(name.endIndex + 1)...] : nil
         }
         if let portText {
@@ -93,6 +98,22 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
             remainder.first == UInt8(ascii: "/")
             ? String(decoding: remainder, as: UTF8.self) : "/" + String(decoding: remainder, as: UTF8.self)
         description = text
+    }
+}
+
+extension WebhookURL {
+    /// The IPv4 address `host` spells in one of the old notations (`0x7f.1`, `127.1`,
+    /// `2130706433`, octal `0177.0.0.1`), which libcurl — as browsers do — connects to as that
+    /// address rather than looking the name up; nil for a name, or an address written a.b.c.d.
+    /// Found against libcurl (`CurlURLOracleTests`): such a host was taken as a name, so the address
+    /// checked was not the one connected to.
+    static func ipv4(writtenOtherwiseAs host: String) -> String? {
+        var address = in_addr()
+        guard inet_aton(host, &address) != 0 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return nil }
+        let dotted = String(cString: text)
+        return dotted == host ? nil : dotted
     }
 }
 

@@ -15,6 +15,9 @@ struct WebhookURLTests {
         let v6 = try WebhookURL("https://[2001:DB8::1]:9000?x=1")
         #expect(v6.host == "2001:db8::1" && v6.hostIsIPv6 && v6.port == 9000 && v6.target == "/?x=1")
         #expect(try WebhookURL("http://192.0.2.7/").host == "192.0.2.7")
+        // Found against libcurl: an IPv6 address is listed as libcurl reads it, in its shortest form.
+        #expect(try WebhookURL("http://[6::0]?").host == "6::")
+        #expect(try WebhookURL("http://[2001:DB8:0:0::1]/").host == "2001:db8::1")
     }
 
     @Test(arguments: [
@@ -30,6 +33,12 @@ struct WebhookURLTests {
         ("https://[::1/", "has an IPv6 address without its closing ]"),
         ("https://[example.com]/", "has 'example.com' in brackets, which is not an IPv6 address"),
         ("https://[::1]x/", "has characters after the IPv6 address's ]"),
+        // Found against libcurl, which connects to these as the address they spell.
+        ("http://0x7f.1/", "writes the IPv4 address 127.0.0.1 as '0x7f.1'; write it as 127.0.0.1"),
+        ("http://2130706433/", "writes the IPv4 address 127.0.0.1 as '2130706433'"),
+        ("http://0177.0.0.1/", "writes the IPv4 address 127.0.0.1 as '0177.0.0.1'"),
+        ("http://127.1:8080/", "writes the IPv4 address 127.0.0.1 as '127.1'"),
+        ("http://010.8.8.8/", "writes the IPv4 address 8.8.8.8 as '010.8.8.8'"),
     ])
     func aURLThatIsNotAWebhooksIsRefusedSayingWhy(_ text: String, _ reason: String) {
         #expect(throws: WebhookURLError.self) { try WebhookURL(text) }

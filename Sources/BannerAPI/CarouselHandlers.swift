@@ -27,8 +27,8 @@ enum CarouselHandlers {
         _ resource: PreparedReads.Resource, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
     ) throws(Problem) -> Reply {
         let name = call.route.carousel!
-        let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
-        if let screen { try ScreenHandlers.hear(screen, of: audience, api, request, call) }
+        let (screen, audience, key) = try ScreenRequests.screenAudienceAndKey(of: request)
+        if let screen { try ScreenHandlers.hear(screen, of: audience, with: key, api, request, call) }
         guard
             let response = api.outlets.readResponse(
                 carousel: name, audience: audience, resource, origin: call.origin,
@@ -41,9 +41,8 @@ enum CarouselHandlers {
     /// the fleet for as long as its stream is open.
     static func events(_ api: BannerAPI, _ request: borrowing Request, _ call: Call) throws(Problem) -> Reply {
         let live = try api.carousel(call)
-        let (screen, audience) = try ScreenRequests.screenAndAudience(of: request)
+        let (screen, audience, key) = try ScreenRequests.screenAudienceAndKey(of: request)
         let headers = api.cors.headers(for: call.origin)
-        let key = try screen.map { _ throws(Problem) in try ScreenRequests.screenKey(of: request) } ?? nil
         // A screen past the fleet's limit (`maxScreens`), or named without the key that claimed
         // it, is served all the same, not tracked.
         guard let screen,

@@ -11,10 +11,10 @@ enum ScreenHandlers {
     /// screen past the fleet's limit (`maxScreens`), or a stranger naming a claimed screen, is
     /// served, and changes nothing in the fleet.
     static func hear(
-        _ screen: ScreenID, of audience: String?, _ api: BannerAPI, _ request: borrowing Request, _ call: Call
+        _ screen: ScreenID, of audience: String?, with key: ScreenKey?, _ api: BannerAPI, _ request: borrowing Request,
+        _ call: Call
     ) throws(Problem) {
         let live = try api.carousel(call)
-        let key = try ScreenRequests.screenKey(of: request)
         try? api.fleet.hear(
             screen, on: live, userAgent: request.header("User-Agent"), audience: audience, screenKey: key)
     }

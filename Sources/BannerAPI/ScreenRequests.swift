@@ -14,29 +14,35 @@ enum ScreenRequests {
     static let keyHeader = "X-Screen-Key"
 
     /// The key a screen sends with what it reports (`X-Screen-Key`, else `?screenKey=`; nil when
-    /// none): docs/SCREENS.md, "A screen's own reports". 400 for an invalid one.
+    /// none): docs/SCREENS.md, "A screen's own reports". 400 for an invalid one; both are checked
+    /// when both are given, so an invalid one is refused, not hidden by the other (found by
+    /// schemathesis). A request without a query scans nothing for it.
     static func screenKey(of request: borrowing Request) throws(Problem) -> ScreenKey? {
-        let (text, source) =
-            request.header(keyHeader).map { ($0, keyHeader) }
-            ?? request.queryParameter("screenKey").map { ($0, "screenKey") } ?? (nil, "")
-        guard let text else { return nil }
+        let byHeader = try request.header(keyHeader).map { text throws(Problem) in try key(text, from: keyHeader) }
+        let byQuery = try request.queryParameter("screenKey").map { text throws(Problem) in
+            try key(text, from: "screenKey")
+        }
+        return byHeader ?? byQuery
+    }
+
+    private static func key(_ text: String, from source: String) throws(Problem) -> ScreenKey {
         guard let key = ScreenKey(text) else {
             throw Problem.badRequest("\(source): the screen key is invalid: \(ScreenKey.rule)")
         }
         return key
     }
 
-    /// The screen a read or a subscription names (`X-Screen-Id`, else `?screen=`; nil when none)
-    /// and the audience it declares (`?audience=`), the query scanned once for both. 400 for an
+    /// The screen a read or a subscription names (`X-Screen-Id`, else `?screen=`; nil when none),
+    /// the audience it declares (`?audience=`), and the key it sends (`screenKey(of:)`). 400 for an
     /// invalid one, the screen checked first; both names are checked when both are given, so an
     /// invalid one is refused, not hidden by the other.
-    static func screenAndAudience(of request: borrowing Request) throws(Problem) -> (
-        screen: ScreenID?, audience: String?
+    static func screenAudienceAndKey(of request: borrowing Request) throws(Problem) -> (
+        screen: ScreenID?, audience: String?, key: ScreenKey?
     ) {
         let (screenText, audienceText) = request.queryParameters("screen", "audience")
         let byHeader = try request.header(header).map { text throws(Problem) in try screen(text, from: header) }
         let byQuery = try screenText.map { text throws(Problem) in try screen(text, from: "screen") }
-        return (byHeader ?? byQuery, try QueryValues.audience(audienceText))
+        return (byHeader ?? byQuery, try QueryValues.audience(audienceText), try screenKey(of: request))
     }
 
     private static func screen(_ text: String, from source: String) throws(Problem) -> ScreenID {

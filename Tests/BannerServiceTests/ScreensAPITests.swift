@@ -203,6 +203,27 @@ struct ScreensAPITests {
             })
     }
 
+    /// An invalid screen key is refused wherever it is given, with a screen or without, and a
+    /// valid one beside it does not hide it (found by schemathesis).
+    @Test(arguments: [true, false])
+    func anInvalidScreenKeyIsRefusedWhereverItIsGiven(fastPaths: Bool) async throws {
+        let live = try await LiveService(fastPaths: fastPaths)
+        let valid = ("X-Screen-Key", "own-key-0123456789abcdef")
+        let cases: [(String, String, [(String, String)])] = [
+            ("GET", "/banner?screenKey=short", [("X-Screen-Id", "wall-1"), valid]),
+            ("GET", "/banner/index?screenKey=%5BFiltered%5D", []),
+            ("GET", "/carousels/default/banner", [("X-Screen-Key", "not a key")]),
+            ("POST", "/carousels/default/screens/wall-1/receipts?screenKey=short", [valid]),
+        ]
+        for (method, path, headers) in cases {
+            let refused = try await live.request(
+                method, path, headers: headers + [("Content-Type", "application/json")],
+                body: method == "POST" ? #"{"receipts": []}"# : nil)
+            #expect(refused.status == 400, "\(path)")
+            #expect(refused.problemDetail?.contains("16 to 128") == true, "\(refused.text)")
+        }
+    }
+
     @Test func screenEventsTellEachChangeOfStateAndAClosedStreamGoesOffline() async throws {
         let live = try await LiveService(fleet: FleetSettings(screenTimeout: .seconds(1)))
         let watcher = try HTTPConnection(port: live.port)

@@ -141,7 +141,7 @@ test-sanitize: deps test-deps
 test test-sanitize fuzz: export SWIFT_BACKTRACE := enable=no
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzMediaRequests FuzzMediaUpload FuzzQueryString FuzzRequestHead FuzzRequestLine FuzzWebhookURL
+FUZZ_TARGETS := FuzzCommandBody FuzzConfiguration FuzzJSON FuzzMediaRequests FuzzMediaUpload FuzzQueryString FuzzRequestHead FuzzRequestLine FuzzWebhookURL
 # SwiftPM's --sanitize=fuzzer instruments only the executable: coverage is asked for everywhere.
 FUZZ_FLAGS   := --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table

@@ -80,6 +80,7 @@ let package = Package(
             name: "FuzzMediaRequests",
             dependencies: ["BannerAPI", "Carousel", "Definitions", "Store", "Logging", "MicroHTTP", "TimeZones"]),
         .executableTarget(name: "FuzzWebhookURL", dependencies: ["Webhooks", "CCurl"]),
+        .executableTarget(name: "FuzzJSON", dependencies: ["JSON"]),
         .executableTarget(name: "FuzzRequestHead", dependencies: ["MicroHTTP", "Threading", "Platform"]),
         .executableTarget(name: "FuzzQueryString", dependencies: ["CMicroHTTPD", "MicroHTTP"]),
         .executableTarget(

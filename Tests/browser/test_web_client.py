@@ -1547,6 +1547,30 @@ class AdminScreens(AdminPageTest):
                   "the screen's audience")
         self.browser.save_screenshot(str(ARTIFACTS / "admin-screens.png"))
 
+    def test_forgets_a_screen_once_confirmed_and_its_new_key_claims_it(self):
+        """A kiosk whose storage was wiped lost its key (docs/SCREENS.md, "A screen's own reports"):
+        forgotten here, its new key claims its id."""
+        self.open_view("screens")
+        urllib.request.urlopen(self.service.url + "/banner?screen=kiosk-7&screenKey=lost-key-0123456789",
+                               timeout=5).close()
+        self.wait(lambda: "kiosk-7" in [row["screen"] for row in self.rows()], 20, "the screen is listed")
+        dialog = self.find("#confirm-delete")
+        self.find('#screens button[aria-label="Forget kiosk-7 of default"]').click()
+        self.wait(dialog.is_displayed, 5, "a confirmation is asked")
+        dialog.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        self.wait(lambda: "kiosk-7" not in [row["screen"] for row in self.rows()], 10, "the row goes")
+        listed = self.service.call("GET", "/screens", token=self.admin_token)["screens"]
+        self.assertNotIn("kiosk-7", [entry["id"] for entry in listed])
+        audit = self.service.call("GET", "/audit", token=self.admin_token)["entries"]
+        self.assertEqual((audit[0]["action"], audit[0]["target"]), ("screen.forget", "kiosk-7"))
+        # Its new key claims it: receipts with it are taken.
+        state = self.service.state()
+        shown_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self.service.call("POST", "/carousels/default/screens/kiosk-7/receipts?screenKey=new-key-0123456789",
+                          {"receipts": [{"version": state["version"], "banner": state["banner"]["id"],
+                                         "shownAt": shown_at}]})
+        self.wait(lambda: "kiosk-7" in [row["screen"] for row in self.rows()], 20, "listed again, its new key's")
+
 
 class AdminEditor(AdminPageTest):
     """One carousel's settings and banners on the admin page, with If-Match on every write."""

@@ -4,7 +4,8 @@
 // without events), and instead of the stream where it cannot be had (an admin token is needed:
 // EventSource cannot send one).
 
-import {read, tokenKey} from "./admin-api.js";
+import {api, problemDetail, read, tokenKey} from "./admin-api.js";
+import {button, confirmDeletion, send} from "./admin-ui.js";
 
 const table = document.querySelector("#screens tbody");
 const status = document.getElementById("screens-status");
@@ -115,12 +116,35 @@ async function draw() {
         cell(row, late === null || late === undefined ? "—" : `${late > 0 ? "+" : ""}${late} ms`, "number lateness");
         cell(row, entry.offsetMs === null ? "—" : `${entry.offsetMs > 0 ? "+" : ""}${entry.offsetMs} ms`, "number");
         cell(row, `${ago(entry.lastSeen)} (${entry.via})`, "seen");
+        cell(row, "", "actions").append(
+            button("Forget", `Forget ${entry.id} of ${entry.carousel}`, () => forget(entry), "link-danger"));
         rows.push(row);
     }
     table.replaceChildren(...rows);
     const none = "No screen has been heard from yet: pages name theirs with ?screen=ID.";
     if (entries.length === 0) status.textContent = none;
     else if (status.textContent === none) status.textContent = "";
+}
+
+/**
+ * Forgets a screen and its claim (docs/SCREENS.md, "A screen's own reports"): what an operator
+ * does for a screen whose key was lost (a kiosk's storage wiped), so that its new key claims it.
+ */
+async function forget(entry) {
+    const confirmed = await confirmDeletion(`screen ${entry.id} of ${entry.carousel}`,
+        "It leaves the list, and the key that claimed it no longer does: the next key it is heard with claims it. "
+        + "A screen still connected is listed again at its next word.");
+    if (!confirmed) return;
+    const path = `/carousels/${encodeURIComponent(entry.carousel)}/screens/${encodeURIComponent(entry.id)}`;
+    const response = await send(status, () => api("DELETE", path));
+    if (!response) return;
+    if (!response.ok) {
+        status.textContent = await problemDetail(response);
+        return;
+    }
+    screens.delete(key(entry));
+    status.textContent = `${entry.id} of ${entry.carousel} forgotten.`;
+    await draw();
 }
 
 refresh();

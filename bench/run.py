@@ -571,13 +571,20 @@ def instructions_per_read(requests, headers):
     port = free_port()
     service = count("service", [str(SERVICE), "--config", str(banner_only_configuration(port)), "--store", "memory",
                                 "--threads", "1"], port)
+    # The same reads answered by libmicrohttpd: what the read loops buy (docs/ARCHITECTURE.md, "The
+    # fast paths").
+    port = free_port()
+    fast_paths_off = count("service-fast-paths-off", [str(SERVICE), "--config", str(banner_only_configuration(port)),
+                                                      "--store", "memory", "--threads", "1", "--fast-paths", "off"],
+                           port)
     # The read of one audience of 64 (docs/AUDIENCES.md): what its query and its copies cost more.
     port = free_port()
     audience = count("audience", [str(SERVICE), "--config", str(banner_only_configuration(port, audience_banners(64))),
                                   "--store", "memory", "--threads", "1"], port, path="/banner?audience=a17")
     port = free_port()
     reference = count("reference", reference_command(port, 1, OUT / "banner.json", headers), port)
-    return {"service": service, "audience": audience, "reference": reference, "requests": requests}
+    return {"service": service, "fast_paths_off": fast_paths_off, "audience": audience, "reference": reference,
+            "requests": requests}
 
 
 def heap_blocks_per_read(requests, warm_up=20, path="/banner", banners=None):
@@ -810,7 +817,8 @@ def main():
     allocations = heap_blocks_per_read(arguments.reads_counted)
     print(f"  heap allocations per GET /banner: {allocations:.3f}", flush=True)
     instructions = instructions_per_read(arguments.reads_counted, service_headers)
-    print(f"  instructions per GET /banner: service {instructions['service']:,.0f}, "
+    print(f"  instructions per GET /banner: service {instructions['service']:,.0f} "
+          f"(fast paths off {instructions['fast_paths_off']:,.0f}), "
           f"C reference {instructions['reference']:,.0f}, GET /banner?audience=a17 of 64 "
           f"{instructions['audience']:,.0f}", flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
@@ -999,7 +1007,9 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "read loops, answering keep-alive reads outside libmicrohttpd, do not need. "
         f"`GET /banner?audience=a17` of a carousel of 64 audiences: {instructions['audience']:,.0f} "
         f"({instructions['audience'] / instructions['service']:.2f}× the plain read's: its query read, its "
-        "name checked, its copies found).",
+        "name checked, its copies found). With `--fast-paths off` (libmicrohttpd answers): "
+        f"{instructions['fast_paths_off']:,.0f} "
+        f"({instructions['fast_paths_off'] / instructions['service']:.1f}× the read loop's: what the fast path buys).",
         "",
         "## Latency at a fixed rate",
         "",

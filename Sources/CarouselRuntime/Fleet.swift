@@ -336,7 +336,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             state.withLock { state in
                 state.pending[key] = nil
                 state.entries[key] = nil
-                if state.streams[key] == nil { state.known[key.carousel]?.remove(id) }
+                Self.forget([key], in: &state)
             }
             return true
         }

@@ -199,7 +199,9 @@ final class Dispatcher: Sendable {
             guard !exchange.append(UnsafeRawBufferPointer(start: data, count: count)) else { return .YES }
             let rejection = Rejection.bodyTooLarge(
                 limit: exchange.bodyLimit, method: String(cString: method), path: String(cString: path))
-            let answer = WireHead.closing(handler.respond(to: rejection))
+            var response = handler.respond(to: rejection)
+            response.headers.append(HTTPHeader("Connection", "close"))
+            let answer = PreparedResponse(response).wireBytes
             let descriptor = cmhd_connection_descriptor(connection)
             // An empty send buffer takes a problem's few hundred bytes whole; a socket that does
             // not (the client gone) is closed at once.

@@ -133,6 +133,12 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The header lines after `Date`, through the blank line.
     var headerLines: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: wireHead[statusLineCount...]) }
 
+    /// The whole response as a read loop writes it, `Date` now, its body a buffer's: for an answer
+    /// written on a socket libmicrohttpd holds (a chunked body past its limit), off every hot path.
+    var wireBytes: [UInt8] {
+        Array(statusLine) + Array(WireHead.dateLine().utf8) + Array(headerLines) + Array(wireBody)
+    }
+
     /// The body as sent to a GET: none for a 304, a 204 or a 1xx, which carry none.
     var wireBody: UnsafeRawBufferPointer {
         status >= 200 && status != 204 && status != 304
@@ -250,16 +256,6 @@ enum WireHead {
         let length = cmhd_http_date(&date, date.count)
         guard length > 0 else { return "" }
         return "Date: \(String(decoding: date[..<length].map(UInt8.init(bitPattern:)), as: UTF8.self))\r\n"
-    }
-
-    /// `response` whole, head and body, saying `Connection: close`: an answer written on a socket
-    /// libmicrohttpd holds, which it must not write on again.
-    static func closing(_ response: Response) -> [UInt8] {
-        let headers =
-            response.headers + [
-                HTTPHeader("Content-Length", String(response.body.count)), HTTPHeader("Connection", "close"),
-            ]
-        return Array((statusLine(response.status) + dateLine() + headerLines(headers) + "\r\n").utf8) + response.body
     }
 
     /// Each header and its CRLF; one with a CR or LF byte in it is left out, as libmicrohttpd

@@ -162,13 +162,13 @@ public struct DeliveryRecord: Sendable, Hashable {
             createdAt: row.timestamp(3) ?? Timestamp(nanosecondsSinceEpoch: 0), attempts: Int(row.integer(4) ?? 0),
             nextAttemptAt: row.timestamp(5), deliveredAt: row.timestamp(6),
             lastAttempt: row.timestamp(7).map { DeliveryAttempt(at: $0, status: status, error: error) },
-            attemptLog: row.text(10).map(Self.attempts(stored:)) ?? [])
+            attemptLog: row.text(10).map(Self.attemptLog(stored:)) ?? [])
     }
 
     /// The attempts an `attempt_log` column holds, `[[at, status, error], …]` (`at` in nanoseconds
     /// since the epoch; `status` and `error` null when absent); an entry not of that shape is
     /// left out.
-    static func attempts(stored text: String) -> [DeliveryAttempt] {
+    static func attemptLog(stored text: String) -> [DeliveryAttempt] {
         guard case .array(let entries)? = try? JSONParser.parse(Array(text.utf8)) else { return [] }
         return entries.compactMap { entry in
             guard case .array(let fields) = entry, fields.count == 3, case .number(let at) = fields[0],

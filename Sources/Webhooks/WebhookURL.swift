@@ -109,10 +109,9 @@ extension WebhookURL {
     /// checked was not the one connected to.
     static func ipv4(writtenOtherwiseAs host: String) -> String? {
         var address = in_addr()
-        guard inet_aton(host, &address) != 0 else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return nil }
-        let dotted = String(cString: text)
+        guard inet_aton(host, &address) != 0,
+            let dotted = IPAddress(bytes: withUnsafeBytes(of: &address) { Array($0) })?.description
+        else { return nil }
         return dotted == host ? nil : dotted
     }
 }

@@ -35,6 +35,7 @@ from pathlib import Path
 
 # bench/postgres.py, found however this file is loaded (Tests/allocations loads it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import counted  # noqa: E402
 import fanout  # noqa: E402
 import flips  # noqa: E402
 import webhooks  # noqa: E402
@@ -660,6 +661,10 @@ def main():
     parser.add_argument("--advances", type=int, default=200, help="automatic advances timed")
     parser.add_argument("--boundaries", type=int, default=200, help="schedule boundaries timed")
     parser.add_argument("--reads-counted", type=int, default=2000, help="reads whose heap allocations are counted")
+    parser.add_argument("--requests-counted", type=int, default=1000,
+                        help="commands and receipts whose instructions are counted (bench/counted.py)")
+    parser.add_argument("--advance-seconds", type=float, default=20.0,
+                        help="window the instructions of automatic advances are counted in (bench/counted.py)")
     parser.add_argument("--admin-clients", type=int, default=4, help="clients adding banners at once")
     parser.add_argument("--admin-writes", type=int, default=100, help="banners each admin client adds")
     parser.add_argument("--propagation-commands", type=int, default=300,
@@ -681,6 +686,7 @@ def main():
         arguments.subscribers, arguments.changes, arguments.advances, arguments.boundaries = [200], 2, 20, 20
         arguments.fanout_rounds = 1
         arguments.reads_counted = 200
+        arguments.requests_counted, arguments.advance_seconds = 20, 0.5
         arguments.admin_clients, arguments.admin_writes = 2, 10
         arguments.propagation_commands = 20
         arguments.scheduled_changes = 10
@@ -821,6 +827,10 @@ def main():
           f"(fast paths off {instructions['fast_paths_off']:,.0f}), "
           f"C reference {instructions['reference']:,.0f}, GET /banner?audience=a17 of 64 "
           f"{instructions['audience']:,.0f}", flush=True)
+    instructions["costs"] = costs = counted.measure(arguments.requests_counted, arguments.advance_seconds,
+                                                    smoke=arguments.smoke)
+    print("  instructions per request: " + ", ".join(
+        f"{key} {value:,.0f}" for key, value in costs.items() if key not in ("requests", "advances")), flush=True)
     timing = advance_timing(arguments.threads, arguments.advances, 0.1)
     print(f"  advance timing over {timing['advances']} advances: p50 {timing['p50']:.2f} ms, "
           f"p99 {timing['p99']:.2f} ms, max {timing['max']:.2f} ms, drift {timing['drift_ms']:.3f} ms", flush=True)
@@ -937,6 +947,21 @@ def one_core_section(arguments, one_core):
     ]
 
 
+def counted_costs(costs):
+    """The paragraph of bench/counted.py's counts (the SQLite command's only in a full run)."""
+    sqlite = (f", **{costs['command_sqlite']:,.0f}** on SQLite (its transaction, with the command's audit entry)"
+              if "command_sqlite" in costs else "")
+    return [
+        f"User-space instructions per request of the other kinds, counted the same way over {costs['requests']:,} "
+        "requests on one connection after as many to warm up (`bench/counted.py`, docs/PERFORMANCE.md \"Costs "
+        f"counted\"): `POST /banner/next` **{costs['command_memory']:,.0f}** on the memory store{sqlite}; a "
+        f"screen's receipt (100 screens with their keys, each answered 204) **{costs['receipt']:,.0f}**; an "
+        f"automatic advance (every 50 ms, no client; {costs['advances']:,} of them, less the same window with "
+        f"autoplay off, {costs['idle_per_second']:,.0f} a second) **{costs['advance']:,.0f}**.",
+        "",
+    ]
+
+
 def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_rss, post, body_size, fanned,
            timing, allocations, post_memory, admin, shared, boundary, flipped, one_core, instructions, changes,
            hooks, scaled, fanned_audiences):
@@ -1011,6 +1036,7 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         f"{instructions['fast_paths_off']:,.0f} "
         f"({instructions['fast_paths_off'] / instructions['service']:.1f}× the read loop's: what the fast path buys).",
         "",
+        *counted_costs(instructions["costs"]),
         "## Latency at a fixed rate",
         "",
         f"h2load --h1 -c {arguments.latency_clients} --rps {arguments.latency_rate} (per client, so "

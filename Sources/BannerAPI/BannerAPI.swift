@@ -44,6 +44,9 @@ public struct BannerAPI: HTTPHandler {
     let tokens: NamedTokens
     /// Changes to make later (docs/SCHEDULED.md).
     let scheduled: ScheduledChanges<HTTPOutlets>
+    /// The 204 of each CORS variant, built once: receipts and views are answered with it thousands
+    /// of times a second (docs/PERFORMANCE.md, "What a receipt costs").
+    private let noContents: [String?: PreparedResponse]
     init(
         directory: CarouselDirectory<HTTPOutlets>, fleet: Fleet<HTTPOutlets>, screenEvents: ScreenEvents,
         outlets: HTTPOutlets,
@@ -71,6 +74,15 @@ public struct BannerAPI: HTTPHandler {
         self.access = access
         self.cors = cors
         self.logger = logger
+        noContents = Dictionary(
+            uniqueKeysWithValues: cors.variants.map {
+                ($0, PreparedResponse(Response(status: 204, headers: cors.headers(for: $0))))
+            })
+    }
+
+    /// A 204 for a client whose origin resolved to `origin`.
+    func noContent(for origin: String?) -> PreparedResponse {
+        noContents[origin] ?? PreparedResponse(Response(status: 204, headers: cors.headers(for: origin)))
     }
 
     /// An event stream (`FastPath.stream`): held outside libmicrohttpd when it is a connection's
@@ -138,7 +150,11 @@ public struct BannerAPI: HTTPHandler {
             return .response(response)
         case .deferred(let work):
             return .deferred {
-                var response = await work().response
+                let answer = await work()
+                // A command's answer carries it already: made once, not made again (docs/PERFORMANCE.md,
+                // "What a command costs").
+                if answer.headers.last == header { return answer }
+                var response = answer.response
                 response.headers.append(header)
                 return PreparedResponse(response)
             }

@@ -24,21 +24,24 @@ enum CommandHandlers {
         let parsed = try CommandBody.command(for: route, request: request, state: live.engine.snapshot)
         let audience = try QueryValues.audience(of: request)
         let label = BannerAPI.label(request, call.requestID)
+        // The answer carries its request's id itself: BannerAPI then leaves it as it is.
+        let requestID = call.requestID.map { [HTTPHeader(RequestIDs.header, $0)] } ?? []
         return .deferred {
             await perform(
-                parsed, on: live, api, by: call.requester, label: label, audience: audience, origin: call.origin)
+                parsed, on: live, api, by: call.requester, label: label, audience: audience, origin: call.origin,
+                extra: requestID)
         }
     }
 
     /// Runs a command; answers the state it left, as the screens of the request's `audience` see it.
     private static func perform(
         _ command: CarouselCommand, on live: ServedCarousel, _ api: BannerAPI, by requester: Requester, label: String,
-        audience: String?, origin: String?
+        audience: String?, origin: String?, extra: [HTTPHeader]
     ) async -> PreparedResponse {
         do {
             let state = try await live.perform(command, by: requester)
             api.logger.info("\(label) → \(summary(of: state))")
-            return live.stateResponse(state, audience: audience, origin: origin)
+            return live.stateAnswer(state, audience: audience, origin: origin, extra: extra)
         } catch {
             let problem = Problem.change(error, of: live, ifMatch: nil, refusal: Problem.command)
             return api.refused(problem, label: label, origin: origin)

@@ -15,7 +15,7 @@ enum EngagementHandlers {
         let headers = api.cors.headers(for: call.origin)
         guard views.contains(where: { $0.id != nil }) else {
             api.directory.plays.countViews(views, carousel: live.key.serial, audience: audience)
-            return .response(Response(status: 204, headers: headers))
+            return .prepared(api.noContent(for: call.origin))
         }
         // Views with ids are acknowledged once stored: a screen keeps them until then, and
         // sending them again counts nothing twice (docs/STATS.md).

@@ -74,9 +74,11 @@ extension LiveCarousel where Outlet == CarouselHTTPOutlet {
         outlet.audiences.subscribe(audience, headers: headers)
     }
 
-    /// The state response of `state` (a command's answer) as `audience`'s screens see it.
-    func stateResponse(_ state: Carousel, audience: String?, origin: String?) -> PreparedResponse {
-        outlet.audiences.prepared(for: audience).reads.state(of: state.state(for: audience), origin: origin)
+    /// `state` (a command's answer) as `audience`'s screens see it, with `extra` headers.
+    func stateAnswer(_ state: Carousel, audience: String?, origin: String?, extra: [HTTPHeader]) -> PreparedResponse {
+        PreparedResponse(
+            outlet.audiences.prepared(for: audience).reads.stateAnswer(
+                of: state.state(for: audience), origin: origin, extra: extra))
     }
 
     /// The definition's strong ETag, for `If-Match`.

@@ -4,11 +4,12 @@ import MicroHTTP
 import Synchronization
 import Threading
 
-/// The read endpoints' responses for the latest carousel state, built once per change, by the
-/// first read after it: for each resource a 200 and a 304, in one variant per CORS origin. Reads
-/// queue copies of them that their thread keeps (`ReadCache`): no encoding, no allocation, no
-/// `await`. A carousel nobody reads costs nothing per advance but the publication itself
-/// (docs/PERFORMANCE.md, carousels at scale).
+/// The read endpoints' responses for the latest carousel state, each built once per change, by the
+/// first read (or command) that needs it: for each resource a 200 and a 304, in one variant per
+/// CORS origin. Reads queue copies of them that their thread keeps (`ReadCache`): no encoding, no
+/// allocation, no `await`. A carousel nobody reads costs nothing per advance but the publication
+/// itself, and a command builds only the response it answers (docs/PERFORMANCE.md, carousels at
+/// scale and "What a command costs").
 final class PreparedReads: Sendable {
     enum Resource: Int, CaseIterable {
         case state, banners, index
@@ -22,12 +23,6 @@ final class PreparedReads: Sendable {
         }
     }
 
-    fileprivate struct Responses: Sendable {
-        let stateJSON: [UInt8]
-        /// Indexed by the position of the CORS variant in `cors.variants`, then by resource.
-        let variants: [[Representation]]
-    }
-
     private let cors: CORSPolicy
     /// `cors.variants`, computed once: reads must not build it anew.
     private let variantOrigins: [String?]
@@ -35,13 +30,29 @@ final class PreparedReads: Sendable {
     let instance: String
     /// The `srcset` of a banner whose image is in the media library.
     private let sourceSet: @Sendable (String) -> String?
-    /// The latest state, and its responses once a read has asked for them.
+    /// The latest state, and what has been built of it so far.
     private struct Latest: Sendable {
         var carousel: Carousel
         /// The banners as last encoded (nil until a read needed them); reused while the list is
         /// unchanged.
         var encodedBanners: EncodedBanners?
-        var responses: Responses?
+        /// The resources' bodies, by `Resource.rawValue`, each encoded on first need.
+        var bodies: [[UInt8]?]
+        /// The representations, by position (`index(of:origin:)`), each built on first need.
+        var representations: [Representation?]
+
+        init(carousel: Carousel, representationCount: Int) {
+            self.carousel = carousel
+            bodies = Array(repeating: nil, count: Resource.allCases.count)
+            representations = Array(repeating: nil, count: representationCount)
+        }
+
+        /// A new state: nothing built of the old one applies to it.
+        mutating func replace(with carousel: Carousel) {
+            self.carousel = carousel
+            for index in bodies.indices { bodies[index] = nil }
+            for index in representations.indices { representations[index] = nil }
+        }
 
         /// The banners of `carousel`, encoded now unless they were already.
         mutating func banners(sourceSet: @escaping @Sendable (String) -> String?) -> EncodedBanners {
@@ -51,15 +62,17 @@ final class PreparedReads: Sendable {
             return banners
         }
 
-        /// The responses of `carousel`, built now if no read has built them since it was published.
-        mutating func built(cors: CORSPolicy, instance: String, sourceSet: @escaping @Sendable (String) -> String?)
-            -> Responses
-        {
-            if let responses { return responses }
-            let responses = PreparedReads.responses(
-                of: carousel, banners: banners(sourceSet: sourceSet), cors: cors, instance: instance)
-            self.responses = responses
-            return responses
+        /// `resource`'s body for `carousel`, encoded now unless it was already.
+        mutating func body(of resource: Resource, sourceSet: @escaping @Sendable (String) -> String?) -> [UInt8] {
+            if let body = bodies[resource.rawValue] { return body }
+            let body =
+                switch resource {
+                case .state: CarouselJSON.state(carousel, banners: banners(sourceSet: sourceSet))
+                case .banners: CarouselJSON.banners(carousel, banners: banners(sourceSet: sourceSet))
+                case .index: CarouselJSON.index(carousel)
+                }
+            bodies[resource.rawValue] = body
+            return body
         }
     }
 
@@ -76,7 +89,7 @@ final class PreparedReads: Sendable {
         self.variantOrigins = cors.variants
         self.instance = instance
         self.sourceSet = sourceSet
-        latest = Lock(Latest(carousel: carousel))
+        latest = Lock(Latest(carousel: carousel, representationCount: cors.variants.count * Resource.allCases.count))
     }
 
     /// How many representations there are: one per resource in each CORS variant.
@@ -90,12 +103,20 @@ final class PreparedReads: Sendable {
     /// The latest representation at `index`, and the publication it belongs to.
     func representation(at index: Int) -> (representation: Representation, publication: UInt64) {
         latest.withLock { latest in
-            let responses = latest.built(cors: cors, instance: instance, sourceSet: sourceSet)
-            return (
-                responses.variants[index / Resource.allCases.count][index % Resource.allCases.count],
-                publication.load(ordering: .relaxed)
-            )
+            (built(at: index, in: &latest), publication.load(ordering: .relaxed))
         }
+    }
+
+    /// The representation at `index` of `latest`'s state, built now unless it was already.
+    private func built(at index: Int, in latest: inout Latest) -> Representation {
+        if let representation = latest.representations[index] { return representation }
+        let resource = Resource(rawValue: index % Resource.allCases.count)!
+        let representation = Representation(
+            etag: EntityTag.make(instance: instance, version: latest.carousel.version, resource: resource.name),
+            body: latest.body(of: resource, sourceSet: sourceSet),
+            headers: Self.jsonHeaders + cors.headers(for: variantOrigins[index / Resource.allCases.count]))
+        latest.representations[index] = representation
+        return representation
     }
 
     /// The compact JSON of the latest state (for the event stream).
@@ -103,27 +124,29 @@ final class PreparedReads: Sendable {
 
     /// The latest state's version and compact JSON, together.
     var current: (version: UInt64, json: [UInt8]) {
-        latest.withLock {
-            ($0.carousel.version, $0.built(cors: cors, instance: instance, sourceSet: sourceSet).stateJSON)
-        }
+        latest.withLock { ($0.carousel.version, $0.body(of: .state, sourceSet: sourceSet)) }
     }
 
-    /// The state response for `carousel`: the one already published when it is that version
-    /// (the usual case for a command's answer), else encoded now.
-    func state(of carousel: Carousel, origin: String?) -> PreparedResponse {
-        let variant = variant(for: origin)
-        let (published, banners) = latest.withLock { latest in
+    /// A command's answer: the state `carousel` as a read of it is answered (with its ETag when it
+    /// is the latest, its body the one reads and streams share), plus `extra` headers. Plain
+    /// values, made into one response by the caller: no read's representation is built for it
+    /// (docs/PERFORMANCE.md, "What a command costs").
+    func stateAnswer(of carousel: Carousel, origin: String?, extra: [HTTPHeader]) -> Response {
+        let (latestBody, banners) = latest.withLock { latest in
             (
-                latest.carousel.version == carousel.version
-                    ? latest.built(cors: cors, instance: instance, sourceSet: sourceSet).variants[variant][
-                        Resource.state.rawValue
-                    ].ok : nil,
+                latest.carousel.version == carousel.version ? latest.body(of: .state, sourceSet: sourceSet) : nil,
                 latest.banners(sourceSet: sourceSet)
             )
         }
-        if let published { return published }
-        let json = CarouselJSON.state(carousel, banners: banners.reused(for: carousel.banners))
-        return Self.prepare(json, headers: cors.headers(for: origin))
+        var headers = Self.jsonHeaders + cors.headers(for: origin)
+        if latestBody != nil {
+            headers.append(
+                HTTPHeader(
+                    "ETag", EntityTag.make(instance: instance, version: carousel.version, resource: Resource.state.name)
+                ))
+        }
+        let body = latestBody ?? CarouselJSON.state(carousel, banners: banners.reused(for: carousel.banners))
+        return Response(status: 200, headers: headers + extra, body: body)
     }
 
     /// The position of `origin`'s variant; without an origin (CORS off, or not allowed), the first.
@@ -138,32 +161,13 @@ final class PreparedReads: Sendable {
     func publish(_ carousel: Carousel) {
         latest.withLock { latest in
             let unchanged = latest.carousel.version == carousel.version && latest.carousel.lineup == carousel.lineup
-            latest.carousel = carousel
-            guard !unchanged else { return }
-            latest.responses = nil
+            guard !unchanged else {
+                latest.carousel = carousel
+                return
+            }
+            latest.replace(with: carousel)
             publication.add(1, ordering: .releasing)
         }
-    }
-
-    fileprivate static func responses(
-        of carousel: Carousel, banners: EncodedBanners, cors: CORSPolicy, instance: String
-    )
-        -> Responses
-    {
-        let state = CarouselJSON.state(carousel, banners: banners)
-        let bodies: [Resource: [UInt8]] = [
-            .state: state,
-            .banners: CarouselJSON.banners(carousel, banners: banners),
-            .index: CarouselJSON.index(carousel),
-        ]
-        let variants = cors.variants.map { origin in
-            Resource.allCases.map { resource in
-                Representation(
-                    etag: EntityTag.make(instance: instance, version: carousel.version, resource: resource.name),
-                    body: bodies[resource]!, headers: jsonHeaders + cors.headers(for: origin))
-            }
-        }
-        return Responses(stateJSON: state, variants: variants)
     }
 
     static let jsonContentType = HTTPHeader("Content-Type", "application/json; charset=utf-8")

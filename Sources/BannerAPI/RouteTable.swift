@@ -201,7 +201,8 @@ enum Routes {
 struct PathTree: Sendable {
     struct Node: Sendable {
         var literals: [String: Int] = [:]
-        var parameters: [(suffix: String, isCarousel: Bool, child: Int)] = []
+        /// `{id}.webp`'s suffix is `.webp` (bytes).
+        var parameters: [(suffix: [UInt8], isCarousel: Bool, child: Int)] = []
         /// Indices into the table, in the order declared.
         var endpoints: [Int] = []
         var template: RouteTemplate?
@@ -237,7 +238,7 @@ struct PathTree: Sendable {
 
     private mutating func child(of node: Int, for segment: Substring, isCarousel: Bool) -> Int {
         if segment.first == "{", let close = segment.firstIndex(of: "}") {
-            let suffix = String(segment[segment.index(after: close)...])
+            let suffix = Array(segment[segment.index(after: close)...].utf8)
             if let existing = nodes[node].parameters.first(where: { $0.suffix == suffix }) { return existing.child }
             nodes.append(Node())
             nodes[node].parameters.append((suffix, isCarousel, nodes.count - 1))
@@ -256,32 +257,39 @@ struct PathTree: Sendable {
         path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
     }
 
-    /// The node `path` leads to (one with endpoints), with the values of its parameters.
+    /// The node `path` leads to (one with endpoints), with the values of its parameters. Walked
+    /// over the path's bytes: every request is routed, receipts thousands of times a second
+    /// (docs/PERFORMANCE.md, "What a receipt costs").
     func match(_ path: String) -> Match? {
-        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
-        var found = Match(node: 0)
-        guard let node = walk(path.utf8.dropFirst(), from: 0, &found), !nodes[node].endpoints.isEmpty else {
-            return nil
+        var path = path
+        return path.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/") else { return nil }
+            var found = Match(node: 0)
+            guard let node = walk(bytes, from: 1, node: 0, &found), !nodes[node].endpoints.isEmpty else {
+                return nil
+            }
+            return Match(node: node, carousel: found.carousel, first: found.first, second: found.second)
         }
-        return Match(node: node, carousel: found.carousel, first: found.first, second: found.second)
     }
 
-    private func walk(_ rest: Substring.UTF8View, from node: Int, _ found: inout Match) -> Int? {
-        let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        let segment = Substring(rest[..<end])
-        let remainder = end == rest.endIndex ? nil : rest[rest.index(after: end)...]
+    /// The segment of `path` from `start` to the next `/` (or the end), matched in `node`, then the
+    /// rest from the child it leads to; literals first, then parameters, longest suffix first.
+    private func walk(_ path: UnsafeBufferPointer<UInt8>, from start: Int, node: Int, _ found: inout Match) -> Int? {
+        var end = start
+        while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
+        let segment = UnsafeBufferPointer(rebasing: path[start..<end])
         func next(_ child: Int) -> Int? {
-            guard let remainder else { return child }
-            return walk(remainder, from: child, &found)
+            end == path.count ? child : walk(path, from: end + 1, node: child, &found)
         }
-        if !nodes[node].literals.isEmpty, let child = nodes[node].literals[String(segment)], let reached = next(child) {
+        if !nodes[node].literals.isEmpty, let child = nodes[node].literals[String(decoding: segment, as: UTF8.self)],
+            let reached = next(child)
+        {
             return reached
         }
         for parameter in nodes[node].parameters {
-            guard segment.utf8.count > parameter.suffix.utf8.count, segment.hasSuffix(parameter.suffix) else {
-                continue
-            }
-            let value = String(segment.dropLast(parameter.suffix.count))
+            let valueCount = segment.count - parameter.suffix.count
+            guard valueCount > 0, segment[valueCount...].elementsEqual(parameter.suffix) else { continue }
+            let value = String(decoding: segment[..<valueCount], as: UTF8.self)
             let saved = found
             if parameter.isCarousel {
                 found.carousel = value

@@ -33,7 +33,7 @@ enum ScreenHandlers {
         } catch {
             throw ScreenRequests.problem(error)
         }
-        return .response(Response(status: 204, headers: api.cors.headers(for: call.origin)))
+        return .prepared(api.noContent(for: call.origin))
     }
 
     /// `DELETE /carousels/{name}/screens/{id}`: the screen forgotten, with its claim (a screen

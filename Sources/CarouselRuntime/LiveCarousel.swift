@@ -97,10 +97,27 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// Group commit: commands that arrive while a write is in progress wait together, and the next
     /// write applies all of them in order and stores the result once (one transaction instead of
     /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
-    /// before the write that holds it is committed.
+    /// before the write that holds it is committed. A command that finds no write in progress
+    /// writes itself, in its own task, and then whatever came meanwhile: no task is started and no
+    /// thread woken for it (docs/PERFORMANCE.md, "What a command costs").
     public func perform(_ command: CarouselCommand, by requester: Requester) async throws(ChangeError<CarouselError>)
         -> Carousel
     {
+        let writes = waiting.withLock { queue in
+            defer { queue.writing = true }
+            return !queue.writing
+        }
+        if writes {
+            let result = await write([(command, requester)])[0]
+            // Commands that came meanwhile are written by a task of their own: this one's answer
+            // does not wait for them.
+            let more = waiting.withLock { queue in
+                if queue.commands.isEmpty { queue.writing = false }
+                return queue.writing
+            }
+            if more { startWriting() }
+            return try result.get()
+        }
         let result = await withCheckedContinuation {
             (answer: CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>) in
             let first = waiting.withLock { queue in
@@ -108,15 +125,20 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                 defer { queue.writing = true }
                 return !queue.writing
             }
-            // Not `Task {}`: it would not inherit the deferred answer's executor preference, and
-            // would wait for a thread of the cooperative pool, which may all be busy (it has one
-            // per core; CI saw a command wait there for more than 10 s).
-            if first { Task(executorPreference: BlockingTaskExecutor.shared) { await self.writeWaitingCommands() } }
+            if first { startWriting() }  // the write in progress ended meanwhile
         }
         return try result.get()
     }
 
-    /// Writes the waiting commands, a batch at a time, until none is left.
+    /// Writes the waiting commands in a task of its own. Not `Task {}`: it would not inherit the
+    /// deferred answer's executor preference, and would wait for a thread of the cooperative pool,
+    /// which may all be busy (it has one per core; CI saw a command wait there for more than 10 s).
+    private func startWriting() {
+        Task(executorPreference: BlockingTaskExecutor.shared) { await self.writeWaitingCommands() }
+    }
+
+    /// Writes the waiting commands, a batch at a time, until none is left; then no write is in
+    /// progress.
     private func writeWaitingCommands() async {
         while true {
             let batch = waiting.withLock { queue in
@@ -125,38 +147,47 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                 return queue.commands
             }
             if batch.isEmpty { return }
-            let commands = batch.map(\.0)
-            let requesters = batch.map(\.1)
-            let answers: [Result<Carousel, ChangeError<CarouselError>>]
-            do throws(ChangeError<CarouselError>) {
-                answers = try await engine.change { [self] carousel, now throws(ChangeError<CarouselError>) in
-                    // Commands that all fail (each with its own problem) need no store: answered
-                    // as they are, even by a store that refuses writes.
-                    var trial = carousel
-                    let answers = Self.apply(commands, to: &trial, at: now)
-                    guard answers.contains(where: { (try? $0.get()) != nil }) else { return answers }
-                    var written = answers
-                    try write(.command, &carousel, at: now) { stored, carousel throws(ChangeError<CarouselError>) in
-                        written = Self.apply(commands, to: &carousel, at: now)
-                        var changed = stored
-                        changed.anchor = carousel.anchor
-                        let audit = zip(zip(commands, requesters), written).compactMap { item, result in
-                            (try? result.get()).map { state in
-                                AuditEntry(
-                                    item.0.auditAction, by: item.1, at: now, carousel: stored.name,
-                                    target: state.currentBanner?.id, revision: stored.revision)
-                            }
-                        }
-                        return CarouselWrite(changed, audit: audit)
-                    }
-                    return written
-                }
-            } catch {
-                answers = Array(repeating: .failure(error), count: batch.count)  // nothing was written
-            }
-            metrics.changed(.command, count: answers.count { (try? $0.get()) != nil })
+            let answers = await write(batch.map { ($0.0, $0.1) })
             for ((_, _, answer), result) in zip(batch, answers) { answer.resume(returning: result) }
         }
+    }
+
+    /// Applies `commands` in order and stores the result once; for each, the state right after it
+    /// or its problem.
+    private func write(_ commands: [(CarouselCommand, Requester)]) async -> [Result<
+        Carousel, ChangeError<CarouselError>
+    >] {
+        let requesters = commands.map(\.1)
+        let commands = commands.map(\.0)
+        let answers: [Result<Carousel, ChangeError<CarouselError>>]
+        do throws(ChangeError<CarouselError>) {
+            answers = try await engine.change { [self] carousel, now throws(ChangeError<CarouselError>) in
+                // Commands that all fail (each with its own problem) need no store: answered
+                // as they are, even by a store that refuses writes.
+                var trial = carousel
+                let answers = Self.apply(commands, to: &trial, at: now)
+                guard answers.contains(where: { (try? $0.get()) != nil }) else { return answers }
+                var written = answers
+                try write(.command, &carousel, at: now) { stored, carousel throws(ChangeError<CarouselError>) in
+                    written = Self.apply(commands, to: &carousel, at: now)
+                    var changed = stored
+                    changed.anchor = carousel.anchor
+                    let audit = zip(zip(commands, requesters), written).compactMap { item, result in
+                        (try? result.get()).map { state in
+                            AuditEntry(
+                                item.0.auditAction, by: item.1, at: now, carousel: stored.name,
+                                target: state.currentBanner?.id, revision: stored.revision)
+                        }
+                    }
+                    return CarouselWrite(changed, audit: audit)
+                }
+                return written
+            }
+        } catch {
+            answers = Array(repeating: .failure(error), count: commands.count)  // nothing was written
+        }
+        metrics.changed(.command, count: answers.count { (try? $0.get()) != nil })
+        return answers
     }
 
     /// `commands` applied in turn; for each, the state right after it or its problem.

@@ -58,6 +58,9 @@ public struct Logger: Sendable {
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
                 || scalar.value == 0x2029
         }
+        // Printable ASCII throughout, the usual line, needs no look at its scalars.
+        let printable = { (byte: UInt8) in byte >= 0x20 && byte < 0x7F }
+        if message.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(printable) }) == true { return message }
         guard message.unicodeScalars.contains(where: isUnsafe) else { return message }
         var escaped = ""
         for scalar in message.unicodeScalars {

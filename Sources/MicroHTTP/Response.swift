@@ -113,18 +113,30 @@ public final class PreparedResponse: @unchecked Sendable {
         for header in headers {
             _ = MHD_add_response_header(handle, header.name, header.value)
         }
-        let statusLine = WireHead.statusLine(status)
-        var lines = WireHead.headerLines(headers)
-        if status >= 200 && status != 204 { lines += "Content-Length: \(length)\r\n" }
-        lines += "\r\n"
-        let head = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: statusLine.utf8.count + lines.utf8.count, alignment: 1)
-        _ = head.initializeMemory(as: UInt8.self, from: (statusLine + lines).utf8)
-        return (head, statusLine.utf8.count)
+        // Bytes, not a String: a command builds its answer's head per request (docs/PERFORMANCE.md,
+        // "What a command costs"), and copying a String's UTF-8 view goes byte by byte.
+        var bytes = Array(WireHead.statusLine(status).utf8)
+        let statusLineCount = bytes.count
+        WireHead.appendHeaderLines(headers, to: &bytes)
+        if status >= 200 && status != 204 {
+            bytes += "Content-Length: \(length)\r\n\r\n".utf8
+        } else {
+            bytes += [13, 10]
+        }
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        bytes.withUnsafeBytes { head.copyMemory(from: $0) }
+        return (head, statusLineCount)
     }
 
     private static func saysClose(_ headers: [HTTPHeader]) -> Bool {
-        headers.contains { $0.name.lowercased() == "connection" && $0.value.lowercased() == "close" }
+        headers.contains { equalsIgnoringCase($0.name, "connection") && equalsIgnoringCase($0.value, "close") }
+    }
+
+    /// ASCII case-insensitive equality, without making lowercase copies.
+    private static func equalsIgnoringCase(_ text: String, _ lowercase: StaticString) -> Bool {
+        guard text.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+        return zip(text.utf8, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+            .allSatisfy { byte, lower in byte | 0x20 == lower }
     }
 
     /// `HTTP/1.1 200 OK` and its CRLF.
@@ -246,6 +258,13 @@ public final class PreparedResponse: @unchecked Sendable {
 enum WireHead {
     /// `HTTP/1.1 200 OK` and its CRLF.
     static func statusLine(_ status: Int) -> String {
+        (100...599).contains(status) ? statusLines[status - 100] : line(status)
+    }
+
+    /// The lines of every three-digit status, made once: responses are built per request.
+    private static let statusLines = (100...599).map(line)
+
+    private static func line(_ status: Int) -> String {
         let reason = MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? ""
         return "HTTP/1.1 \(status) \(reason)\r\n"
     }
@@ -261,12 +280,24 @@ enum WireHead {
     /// Each header and its CRLF; one with a CR or LF byte in it is left out, as libmicrohttpd
     /// refuses it (other line separators, such as U+2028, it sends as they are, and so does this).
     static func headerLines(_ headers: [HTTPHeader]) -> String {
-        let breaksLine = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
-        var lines = ""
-        for header in headers
-        where !header.name.utf8.contains(where: breaksLine) && !header.value.utf8.contains(where: breaksLine) {
-            lines += header.name + ": " + header.value + "\r\n"
+        var lines: [UInt8] = []
+        appendHeaderLines(headers, to: &lines)
+        return String(decoding: lines, as: UTF8.self)
+    }
+
+    /// `headerLines` as bytes, appended to `bytes`.
+    static func appendHeaderLines(_ headers: [HTTPHeader], to bytes: inout [UInt8]) {
+        for header in headers where !breaksLine(header.name) && !breaksLine(header.value) {
+            bytes += header.name.utf8
+            bytes += [UInt8(ascii: ":"), UInt8(ascii: " ")]
+            bytes += header.value.utf8
+            bytes += [13, 10]
         }
-        return lines
+    }
+
+    private static func breaksLine(_ text: String) -> Bool {
+        let breaks = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
+        return text.utf8.withContiguousStorageIfAvailable { $0.contains(where: breaks) }
+            ?? text.utf8.contains(where: breaks)
     }
 }

@@ -74,10 +74,12 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Runs `body` in a transaction (BEGIN IMMEDIATE: the write lock is taken first, so a busy
     /// store fails here, not halfway); rolls back when `body` throws.
     func transaction<Result>(_ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
-        try execute("BEGIN IMMEDIATE")
+        // Prepared once and kept, as every statement here: `execute` would parse them again for
+        // every command (docs/PERFORMANCE.md, "What a command costs").
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return result
         } catch {
             try? execute("ROLLBACK")

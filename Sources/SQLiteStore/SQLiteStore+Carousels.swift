@@ -87,7 +87,7 @@ extension SQLiteStore: CarouselDefinitionStore {
                         return nil
                     }
                 }
-                try Self.replace(changed, in: connection)
+                try Self.replace(changed, over: stored, in: connection)
                 if let revision = purpose.revision(of: changed, over: stored) {
                     try Self.keep(revision, of: key.serial, in: connection)
                 }
@@ -157,7 +157,7 @@ extension SQLiteStore: CarouselDefinitionStore {
                         let replaced = StoredCarousel(
                             definition: definition, revision: current.revision + 1, anchor: newAnchor,
                             serial: current.serial)
-                        try Self.replace(replaced, in: connection)
+                        try Self.replace(replaced, over: nil, in: connection)
                         try Self.keep(
                             Revision(replaced.revision, of: definition, over: decodedCurrent?.definition, attribution),
                             of: current.serial, in: connection)
@@ -230,14 +230,23 @@ extension SQLiteStore: CarouselDefinitionStore {
             .bind(.integer(serial), .integer(Int64(clamping: through)), .integer(before.nanosecondsSinceEpoch)).run()
     }
 
-    static func replace(_ stored: StoredCarousel, in connection: SQLiteConnection) throws(SQLiteError) {
-        let assignments = AnchorColumns.names.enumerated().map { "\($1) = ?\($0 + 4)" }.joined(separator: ", ")
-        try connection.statement(
-            "UPDATE carousels SET definition = ?2, revision = ?3, \(assignments) WHERE serial = ?1"
-        ).bind(
-            [.integer(stored.serial), .text(stored.definition.storedText), .integer(Int64(stored.revision))]
-                + Self.bindable(AnchorColumns(stored.anchor))
-        ).run()
+    /// Writes `stored` over its row; the definition only when the revision moves over `previous`'s
+    /// (a command moves the anchor alone, and encoding the whole definition was most of its cost:
+    /// docs/PERFORMANCE.md, "What a command costs").
+    static func replace(_ stored: StoredCarousel, over previous: StoredCarousel?, in connection: SQLiteConnection)
+        throws(SQLiteError)
+    {
+        var assignments =
+            "revision = ?2, "
+            + AnchorColumns.names.enumerated().map { "\($1) = ?\($0 + 3)" }
+            .joined(separator: ", ")
+        var values: [SQLiteValue?] =
+            [.integer(stored.serial), .integer(Int64(stored.revision))] + Self.bindable(AnchorColumns(stored.anchor))
+        if stored.revision != previous?.revision {
+            values.append(.text(stored.definition.storedText))
+            assignments += ", definition = ?\(values.count)"
+        }
+        try connection.statement("UPDATE carousels SET \(assignments) WHERE serial = ?1").bind(values).run()
     }
 
     /// Rows of `carousels`, by name: all of them, the one of `name` or `serial`, or those whose

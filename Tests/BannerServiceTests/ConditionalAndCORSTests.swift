@@ -77,6 +77,26 @@ struct ConditionalReadTests {
         #expect(views.publication.load(ordering: .relaxed) == before + 1)
     }
 
+    /// A command's answer is made apart from the reads' responses (one response, not the reads'
+    /// six): the same bytes and tag as the read that follows it, its request's id once, and the
+    /// CORS headers of its origin.
+    @Test(arguments: [Transport.live, .libmicrohttpd])
+    func aCommandAnswersWhatTheNextReadAnswers(_ transport: Transport) async throws {
+        let shop = "https://shop.example.com"
+        let service = try await transport.start(corsOrigins: [shop])
+        for requestID in ["n-1", nil] {
+            let answer = try await service.request(
+                "POST", "/banner/next", headers: [("Origin", shop)] + (requestID.map { [("X-Request-Id", $0)] } ?? []))
+            #expect(answer.status == 200)
+            let read = try await service.request("GET", "/banner", headers: [("Origin", shop)])
+            #expect(answer.text == read.text)
+            #expect(answer.header("ETag") != nil && answer.header("ETag") == read.header("ETag"))
+            #expect(answer.header("Access-Control-Allow-Origin") == shop)
+            let ids = answer.headers.filter { $0.name.lowercased() == "x-request-id" }.map(\.value)
+            #expect(ids.count == 1 && (requestID == nil || ids == [requestID!]), "\(ids)")
+        }
+    }
+
     @Test func aCommandStillAnswers200WhateverIfNoneMatchSays() async {
         let harness = RouterHarness()
         let response = await harness.send("POST", "/banner/next", headers: [("If-None-Match", "*")])

@@ -170,15 +170,15 @@ def receipts_of(state, screens=100):
     return receipt
 
 
-def per_receipt(requests, binary=SERVICE):
-    service = Counted("receipts-state", store="memory", binary=binary)
+def per_receipt(requests, binary=SERVICE, name="receipt", **settings):
+    service = Counted(f"{name}-state", store="memory", binary=binary, **settings)
     try:
         state = service.state()
     finally:
         service.process.kill()
         service.process.wait()
         service.config.unlink(missing_ok=True)
-    return per_request("receipt", requests, receipts_of(state), "204 No Content", binary=binary)
+    return per_request(name, requests, receipts_of(state), "204 No Content", binary=binary, **settings)
 
 
 def per_advance(seconds, interval=0.05, binary=SERVICE):
@@ -212,7 +212,7 @@ def per_advance(seconds, interval=0.05, binary=SERVICE):
 
 def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
     """Every count, by name: instructions per read, per command (memory and SQLite store), per
-    receipt and per automatic advance. `smoke`: the harness checked, not the numbers (the read and
+    receipt (also with the fast paths off) and per automatic advance. `smoke`: the harness checked, not the numbers (the read and
     the SQLite command left out: the same code as the memory command's)."""
     results = {"requests": requests}
     if not smoke:
@@ -222,6 +222,10 @@ def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
         results["command_sqlite"] = per_request(
             "command-sqlite", requests, command, "200 OK", store="sqlite", binary=binary)
     results["receipt"] = per_receipt(requests, binary=binary)
+    if not smoke:
+        # libmicrohttpd answers it (docs/ARCHITECTURE.md, "The fast paths"): what the read loops buy a receipt.
+        results["receipt_fast_paths_off"] = per_receipt(
+            requests, binary=binary, name="receipt-fast-paths-off", fastPaths=False)
     results.update(per_advance(advance_seconds, binary=binary))
     return results
 

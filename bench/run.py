@@ -536,6 +536,9 @@ def one_core_each(arguments, body, headers):
     try:
         targets.append(start_nginx(1, body, cpu=server))
         targets.append(start_reference(1, OUT / "banner.json", headers, cpu=server))
+        # What the read loops buy a read, on one core (docs/ARCHITECTURE.md, "The fast paths").
+        targets.append(start_service(1, name="carousel-one-core-plain", key="plain",
+                                     label="banner-server, fast paths off", fastPaths=False, cpu=server))
         rates, cpu = get_rounds(targets, arguments, cpu=client, label="one core, ")
     finally:
         for target in targets:
@@ -939,10 +942,15 @@ def one_core_section(arguments, one_core):
         "",
         *rounds_table(["ratio"], "median", "{:.2f}", [
             (["banner-server / nginx"], versus("service", "nginx")),
-            (["banner-server / C libmicrohttpd"], versus("service", "reference"))]),
+            (["banner-server / C libmicrohttpd"], versus("service", "reference")),
+            (["banner-server / banner-server, fast paths off (what they buy)"], versus("service", "plain"))]),
         "",
         *rounds_table(["server"], "median µs CPU/request", "{:.2f}",
                       [([label], cpu[name]) for name, label in one_core["targets"]]),
+        "",
+        *rounds_table(["ratio"], "median", "{:.2f}", [
+            (["CPU per read: fast paths off / on (what they buy)"],
+             [off / on for on, off in zip(cpu["service"], cpu["plain"])])]),
         "",
     ]
 
@@ -951,11 +959,14 @@ def counted_costs(costs):
     """The paragraph of bench/counted.py's counts (the SQLite command's only in a full run)."""
     sqlite = (f", **{costs['command_sqlite']:,.0f}** on SQLite (its transaction, with the command's audit entry)"
               if "command_sqlite" in costs else "")
+    receipt_off = (f" ({costs['receipt_fast_paths_off']:,.0f} with `--fast-paths off`: "
+                   f"{costs['receipt_fast_paths_off'] / costs['receipt']:.2f}×, what the read loops buy a receipt)"
+                   if "receipt_fast_paths_off" in costs else "")
     return [
         f"User-space instructions per request of the other kinds, counted the same way over {costs['requests']:,} "
         "requests on one connection after as many to warm up (`bench/counted.py`, docs/PERFORMANCE.md \"Costs "
         f"counted\"): `POST /banner/next` **{costs['command_memory']:,.0f}** on the memory store{sqlite}; a "
-        f"screen's receipt (100 screens with their keys, each answered 204) **{costs['receipt']:,.0f}**; an "
+        f"screen's receipt (100 screens with their keys, each answered 204) **{costs['receipt']:,.0f}**{receipt_off}; an "
         f"automatic advance (every 50 ms, no client; {costs['advances']:,} of them, less the same window with "
         f"autoplay off, {costs['idle_per_second']:,.0f} a second) **{costs['advance']:,.0f}**.",
         "",

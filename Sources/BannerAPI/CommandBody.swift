@@ -125,7 +125,18 @@ enum CommandBody {
     static func document(of request: borrowing Request, alsoAccepting other: String? = nil) throws(Problem)
         -> JSONValue?
     {
-        if request.body.isEmpty { return nil }
+        guard try hasJSONBody(request, alsoAccepting: other) else { return nil }
+        do {
+            return try JSONParser.parse(request.body)
+        } catch {
+            throw Problem.badRequest("request body: \(error.description)")
+        }
+    }
+
+    /// Whether `request` has a body (false: none), refused with 415 when its type is neither JSON
+    /// nor `other`.
+    static func hasJSONBody(_ request: borrowing Request, alsoAccepting other: String? = nil) throws(Problem) -> Bool {
+        if request.body.isEmpty { return false }
         if let contentType = request.header("Content-Type") {
             if !isJSON(contentType) && other.map({ mediaType(of: contentType) == $0 }) != true {
                 throw Problem(status: 415, detail: "Content-Type '\(contentType)' is not JSON; send application/json")
@@ -134,11 +145,7 @@ enum CommandBody {
             throw Problem(
                 status: 415, detail: "a request body needs Content-Type: application/json (or another JSON media type)")
         }
-        do {
-            return try JSONParser.parse(request.body)
-        } catch {
-            throw Problem.badRequest("request body: \(error.description)")
-        }
+        return true
     }
 
     /// `application/json` or any `…/…+json`, parameters (charset) ignored.

@@ -51,7 +51,9 @@ public struct SHA256 {
     /// The 32-byte digest; the hash is spent.
     public mutating func finish() -> [UInt8] {
         let bits = length &* 8
-        var tail = pending + [0x80]
+        var tail = pending
+        tail.reserveCapacity(128)
+        tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) {
             tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
@@ -61,7 +63,12 @@ public struct SHA256 {
                 compress(UnsafeRawBufferPointer(rebasing: block[start..<(start + 64)]))
             }
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in state {
+            for shift: UInt32 in [24, 16, 8, 0] { digest.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        return digest
     }
 
     private mutating func compress(_ block: UnsafeRawBufferPointer) {

@@ -12,22 +12,33 @@
 //   takes;
 // Numbers beyond Double's range (`1e400`) the parser keeps as written (a field reading them refuses
 // them by its own range); Foundation refuses them, so their documents are not compared.
+// And `FlatRecords` (the receipts' reader) against the parser: every document it takes, the parser
+// takes, with the same records, names and values.
 // Input: the document's bytes.
 import Foundation
 import JSON
 
+let receiptFields = ["version", "banner", "shownAt", "offsetMs", "rttMs"]
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let flat = FlatRecords.read(bytes, key: "receipts", names: receiptFields)
     let foundation = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
     let ours: JSONValue
     do {
         ours = try JSONParser.parse(bytes)
     } catch {
+        precondition(flat == nil, "FlatRecords took what the parser refuses (\(error)): \(printable(bytes))")
         guard foundation != nil else { return 0 }
         precondition(
             stricterByRule(error.reason, bytes), "refused what Foundation takes: \(error) in \(printable(bytes))")
         return 0
+    }
+    if let flat {
+        precondition(
+            agrees(flat, ours, key: "receipts", names: receiptFields),
+            "FlatRecords read differently from the parser: \(printable(bytes))")
     }
     guard !hasNumberBeyondDouble(ours) else { return 0 }
     guard let foundation else { preconditionFailure("took what Foundation refuses: \(printable(bytes))") }
@@ -89,4 +100,27 @@ func same(_ value: JSONValue, _ other: Any) -> Bool {
 func printable(_ bytes: [UInt8]) -> String {
     bytes.prefix(400).map { (0x20...0x7E).contains($0) ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }
         .joined()
+}
+
+/// Whether `records` are what the parser read as `value`: one member `key`, an array of objects,
+/// each with the names a record has a value for, strings alike and integers of the same value.
+func agrees(_ records: [[FlatRecords.Scalar?]], _ value: JSONValue, key: String, names: [String]) -> Bool {
+    guard case .object(let top) = value, top.count == 1, case .array(let elements)? = top[key],
+        elements.count == records.count
+    else { return false }
+    for (record, element) in zip(records, elements) {
+        guard case .object(let members) = element, members.count == record.count(where: { $0 != nil }) else {
+            return false
+        }
+        for (name, scalar) in zip(names, record) {
+            switch (scalar, members[name]) {
+            case (nil, nil): continue
+            case (.string(let read)?, .string(let parsed)?) where read == parsed: continue
+            case (.integer(let read)?, .number(let parsed)?) where parsed.isIntegerLiteral && parsed.integer == read:
+                continue
+            default: return false
+            }
+        }
+    }
+    return true
 }

@@ -130,7 +130,11 @@ final class ScreenEvents: Sendable {
         return stream
     }
 
-    func publish(_ event: [UInt8]) {
-        streams.broadcast(event, to: Self.group)
+    /// Sends `event`, made only when someone follows: a fleet whose screens change state often
+    /// (late receipts flipping in and out of step) must not encode each change for nobody. One who
+    /// subscribes meanwhile reads `GET /screens` next, which has the change already.
+    func publish(_ event: @autoclosure () -> [UInt8]) {
+        guard streams.count(in: Self.group) > 0 else { return }
+        streams.broadcast(event(), to: Self.group)
     }
 }

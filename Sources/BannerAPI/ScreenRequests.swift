@@ -229,18 +229,21 @@ enum ScreenRequests {
     /// stored rows give it, so that replicas judging the same change queue it once (a frozen
     /// screen's verdict is each replica's own: its last receipt's instant stands in).
     static func webhookEvent(_ entry: ScreenEntry) -> QueuedEvent {
-        let type: WebhookEvent
+        let type = webhookEventType(of: entry.state)
         var began = entry.since
-        switch entry.state {
-        case .online: type = .screenOnline
-        case .offline: type = .screenOffline
-        case .outOfStep(let reason):
-            type = .screenOutOfStep
-            if reason == .frozen { began = entry.record.receipt?.shownAt ?? entry.since }
-        }
+        if case .outOfStep(.frozen) = entry.state { began = entry.record.receipt?.shownAt ?? entry.since }
         let name =
             "screen \(entry.record.carousel) \(entry.record.id.rawValue) \(type.rawValue) \(began.nanosecondsSinceEpoch)"
         return QueuedEvent(id: UUIDText.named(name), type: type, at: entry.since, data: json(entry))
+    }
+
+    /// The webhook event of a screen come into `state`.
+    static func webhookEventType(of state: ScreenState) -> WebhookEvent {
+        switch state {
+        case .online: .screenOnline
+        case .offline: .screenOffline
+        case .outOfStep: .screenOutOfStep
+        }
     }
 
     /// `event: screen`, `data: <the entry, one line of JSON>`.

@@ -36,8 +36,14 @@ public struct ServiceParts: Sendable {
         self.heartbeat = Heartbeat(every: heartbeat, streams: streams)
         let screenEvents = ScreenEvents(streams: streams)
         runtime.fleet.observe { entry in screenEvents.publish(ScreenRequests.event(entry)) }
-        runtime.fleet.observeTransitions { [tell = runtime.tellWebhooks] entries in
-            tell(entries.map(ScreenRequests.webhookEvent))
+        runtime.fleet.observeTransitions {
+            [tell = runtime.tellWebhooks, wanted = runtime.webhookEventsWanted] entries in
+            // Made only for the types some webhook asks for: screens flipping in and out of step
+            // must not cost an event each (its JSON, its named id) for nobody.
+            let types = wanted()
+            tell(
+                entries.filter { types?.contains(ScreenRequests.webhookEventType(of: $0.state)) ?? true }
+                    .map(ScreenRequests.webhookEvent))
         }
         api = BannerAPI(
             directory: runtime.directory, fleet: runtime.fleet, screenEvents: screenEvents, outlets: outlets,

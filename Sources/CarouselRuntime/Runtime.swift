@@ -25,6 +25,10 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
     /// Queues events that come from no write (the fleet's screens changing state) for the
     /// webhooks, in a transaction of their own; a store that fails is logged, the events lost.
     public let tellWebhooks: @Sendable ([QueuedEvent]) -> Void
+    /// The event types some webhook asks for, as the store has them now (nil when it cannot say:
+    /// then every event is made, and `tellWebhooks` finds out): events nobody asked for need not
+    /// be made (docs/PERFORMANCE.md, "What a receipt costs").
+    public let webhookEventsWanted: @Sendable () -> Set<WebhookEvent>?
     private let follower: StoreFollower<Outlets>
 
     /// - Parameters:
@@ -61,6 +65,10 @@ public struct Runtime<Outlets: CarouselOutlets>: Sendable {
             }
         }
         self.tellWebhooks = tellWebhooks
+        webhookEventsWanted = { [weak store] in
+            guard let store else { return [] }
+            return try? Set(store.webhooks().flatMap(\.events))
+        }
         let plays = PlayRecorder(
             store: store, flushInterval: statsFlushInterval, metrics: metrics, logger: logger, clock: clock)
         // Off the engine's thread: a store write must not hold a carousel's clock.

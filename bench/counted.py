@@ -9,7 +9,9 @@ same requests (first-use work, such as a thread's copies of the responses, is no
 switches the counting on, sends the counted requests one after another on one keep-alive
 connection, each answer read whole before the next is sent, and switches it off. An automatic
 advance is counted over a window with the carousel advancing every 50 ms and no client, less the
-same window with autoplay off (the control: the timers and ticks that run anyway).
+same window with autoplay off (the control: the timers and ticks that run anyway); a screen the
+fleet keeps, a second, over a window after 1,000 screens were heard once, less a service that
+heard none.
 """
 
 import argparse
@@ -210,9 +212,35 @@ def per_advance(seconds, interval=0.05, binary=SERVICE):
             "idle_per_second": counts[False] / seconds}
 
 
+def per_screen_second(screens, seconds, binary=SERVICE):
+    """Instructions a second per screen the fleet keeps (docs/SCREENS.md): `screens` screens heard
+    once each by a poll with its key, then a window of `seconds` with no client (the fleet's tick
+    judges every screen each second; none goes offline within the 30 s timeout), less the same
+    window of a service that heard none."""
+    counts = {}
+    for count in (screens, 0):
+        service = Counted(f"fleet-{count}", binary=binary)
+        try:
+            with service.connect() as connection:
+                for i in range(count):
+                    status, _ = exchange(connection, (f"GET /banner?screen=sim-{i:05d}&screenKey=key-of-sim-{i:05d}-0123 "
+                                                      "HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").encode())
+                    if not status.endswith("200 OK"):
+                        sys.exit(f"counted: fleet: poll {i} answered '{status}'")
+            time.sleep(2)  # the next tick writes and judges them all once
+            service.switch(True)
+            time.sleep(seconds)  # a window of time is what is measured here
+            service.switch(False)
+        except BaseException:
+            service.process.kill()
+            raise
+        counts[count] = service.total()
+    return (counts[screens] - counts[0]) / seconds / screens
+
+
 def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
     """Every count, by name: instructions per read, per command (memory and SQLite store), per
-    receipt (also with the fast paths off) and per automatic advance. `smoke`: the harness checked, not the numbers (the read and
+    receipt (also with the fast paths off), per automatic advance and per screen kept a second. `smoke`: the harness checked, not the numbers (the read and
     the SQLite command left out: the same code as the memory command's)."""
     results = {"requests": requests}
     if not smoke:
@@ -227,6 +255,8 @@ def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
         results["receipt_fast_paths_off"] = per_receipt(
             requests, binary=binary, name="receipt-fast-paths-off", fastPaths=False)
     results.update(per_advance(advance_seconds, binary=binary))
+    if not smoke:
+        results["screen_second"] = per_screen_second(1000, advance_seconds / 2, binary=binary)
     return results
 
 

@@ -968,7 +968,9 @@ def counted_costs(costs):
         f"counted\"): `POST /banner/next` **{costs['command_memory']:,.0f}** on the memory store{sqlite}; a "
         f"screen's receipt (100 screens with their keys, each answered 204) **{costs['receipt']:,.0f}**{receipt_off}; an "
         f"automatic advance (every 50 ms, no client; {costs['advances']:,} of them, less the same window with "
-        f"autoplay off, {costs['idle_per_second']:,.0f} a second) **{costs['advance']:,.0f}**.",
+        f"autoplay off, {costs['idle_per_second']:,.0f} a second) **{costs['advance']:,.0f}**"
+        + (f"; a screen the fleet keeps, a second (1,000 screens heard once, the ticks that judge them, less a "
+           f"service with none) **{costs['screen_second']:,.0f}**" if "screen_second" in costs else "") + ".",
         "",
     ]
 

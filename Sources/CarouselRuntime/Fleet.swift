@@ -524,25 +524,25 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         func heard(_ row: ScreenRecord) -> Bool {
             ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: timeout)
         }
-        // Whether a screen is frozen matters only while it is heard from; one walk over the
-        // changes of each carousel's audience tells every such screen of it (docs/AUDIENCES.md).
-        let (appeared, earliest) = state.withLock { state in
+        let grace = FleetSettings.frozenGrace
+        // One hold of the lock from the rows put in to their judging: a new screen's entry is
+        // `.offline` until judged, and `GET /screens` must never list it so (a listing between
+        // the two once showed a screen just heard as offline).
+        let (changed, observers) = state.withLock { state in
             let appeared = Self.apply(change, to: &state, carousels: carousels, timeout: timeout, now: now)
+            // Whether a screen is frozen matters only while it is heard from; one walk over the
+            // changes of each carousel's audience tells every such screen of it (docs/AUDIENCES.md).
             var earliest: [Viewers: Timestamp] = [:]
             for entry in state.entries.values where heard(entry.record) {
                 guard let shownAt = entry.record.receipt?.shownAt else { continue }
                 let viewers = Viewers(carousel: entry.record.carousel, audience: entry.record.audience)
                 earliest[viewers] = min(earliest[viewers] ?? shownAt, shownAt)
             }
-            return (appeared, earliest)
-        }
-        let grace = FleetSettings.frozenGrace
-        var checks: [Viewers: FrozenCheck] = [:]
-        for (viewers, instant) in earliest {
-            checks[viewers] = carousels[viewers.carousel]?.frozenCheck(
-                earliest: instant, now: now, grace: grace, audience: viewers.audience)
-        }
-        let (changed, observers) = state.withLock { state in
+            var checks: [Viewers: FrozenCheck] = [:]
+            for (viewers, instant) in earliest {
+                checks[viewers] = carousels[viewers.carousel]?.frozenCheck(
+                    earliest: instant, now: now, grace: grace, audience: viewers.audience)
+            }
             var changed: [ScreenEntry] = []
             var gone: [ScreenRecord.Key] = []
             for index in state.entries.indices {

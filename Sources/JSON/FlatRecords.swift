@@ -78,9 +78,10 @@ public enum FlatRecords {
             let start = position
             var value = 0
             while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
+                // Counted before the digit is taken: a nineteenth could overflow (FuzzJSON found it).
+                if position - start == 18 { return nil }
                 value = value * 10 + Int(bytes[position] - UInt8(ascii: "0"))
                 position += 1
-                if position - start > 18 { return nil }
             }
             let digits = position - start
             guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }

@@ -23,11 +23,16 @@ struct FlatRecordsTests {
             ])
         #expect(Self.read(#"{"receipts":[]}"#) == [])
         #expect(Self.read(#"{"receipts":[{}]}"#) == [[nil, nil, nil, nil, nil]])
+        #expect(
+            Self.read(#"{"receipts":[{"version":999999999999999999}]}"#) == [
+                [.integer(999_999_999_999_999_999), nil, nil, nil, nil]
+            ])
     }
 
     @Test(arguments: [
         #"{"receipts":[{"version":1.0}]}"#, #"{"receipts":[{"version":1e2}]}"#, #"{"receipts":[{"version":01}]}"#,
         #"{"receipts":[{"version":-}]}"#, #"{"receipts":[{"version":1234567890123456789}]}"#,
+        #"{"receipts":[{"version":99999999999999999999}]}"#, #"{"receipts":[{"version":-99999999999999999999}]}"#,
         #"{"receipts":[{"version":null}]}"#, #"{"receipts":[{"version":true}]}"#,
         #"{"receipts":[{"banner":"a\"b"}]}"#, #"{"receipts":[{"banner":"é"}]}"#, #"{"receipts":[{"banner":"a"#,
         #"{"receipts":[{"banner":"a","banner":"b"}]}"#, #"{"receipts":[{"other":1}]}"#,

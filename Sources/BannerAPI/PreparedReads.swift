@@ -178,11 +178,6 @@ final class PreparedReads: Sendable {
         HTTPHeader("Cache-Control", "no-cache"),
     ]
 
-    /// A 200 JSON response, ready to queue.
-    static func prepare(_ json: [UInt8], headers: [HTTPHeader] = []) -> PreparedResponse {
-        PreparedResponse(Response(status: 200, headers: jsonHeaders + headers, body: json))
-    }
-
     /// A JSON document no cache may keep: the admin role's answers (who changed what, a
     /// token's secret, the library).
     static func uncached(_ object: JSONObject, status: Int = 200, headers: [HTTPHeader] = []) -> PreparedResponse {

@@ -98,8 +98,8 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// write applies all of them in order and stores the result once (one transaction instead of
     /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
     /// before the write that holds it is committed. A command that finds no write in progress
-    /// writes itself, in its own task, and then whatever came meanwhile: no task is started and no
-    /// thread woken for it (docs/PERFORMANCE.md, "What a command costs").
+    /// writes itself, in its own task: no task is started and no thread woken for it; what came
+    /// meanwhile is written by a task of its own (docs/PERFORMANCE.md, "What a command costs").
     public func perform(_ command: CarouselCommand, by requester: Requester) async throws(ChangeError<CarouselError>)
         -> Carousel
     {

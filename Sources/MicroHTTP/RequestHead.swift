@@ -327,8 +327,9 @@ struct RequestHead {
         }
     }
 
-    /// `bytes` equals `name`, ASCII letters compared ignoring case.
-    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ name: String.UTF8View) -> Bool {
+    /// `bytes` equals `name`, ASCII letters compared ignoring case (`PreparedResponse` reads its
+    /// own headers with it too).
+    static func equalsIgnoringCase(_ bytes: some Collection<UInt8>, _ name: String.UTF8View) -> Bool {
         bytes.count == name.count
             && zip(bytes, name).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 | 0x20 && isLetter($1)) }
     }

@@ -129,14 +129,10 @@ public final class PreparedResponse: @unchecked Sendable {
     }
 
     private static func saysClose(_ headers: [HTTPHeader]) -> Bool {
-        headers.contains { equalsIgnoringCase($0.name, "connection") && equalsIgnoringCase($0.value, "close") }
-    }
-
-    /// ASCII case-insensitive equality, without making lowercase copies.
-    private static func equalsIgnoringCase(_ text: String, _ lowercase: StaticString) -> Bool {
-        guard text.utf8.count == lowercase.utf8CodeUnitCount else { return false }
-        return zip(text.utf8, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
-            .allSatisfy { byte, lower in byte | 0x20 == lower }
+        headers.contains {
+            RequestHead.equalsIgnoringCase($0.name.utf8, "connection".utf8)
+                && RequestHead.equalsIgnoringCase($0.value.utf8, "close".utf8)
+        }
     }
 
     /// `HTTP/1.1 200 OK` and its CRLF.

@@ -91,10 +91,11 @@ public struct BannerAPI: HTTPHandler {
         Routes.endpoint(method: "GET", path: String(path))?.fastPath == .stream
     }
 
-    /// What a read loop may answer (`FastPath.atOnce`): reads that never wait, and the reports
-    /// screens send most, receipts and views, which are checked and taken at once.
-    public func answersAtOnce(method: String, path: String) -> Bool {
-        Routes.endpoint(method: method, path: path)?.fastPath == .atOnce
+    /// What a read loop may answer (`FastPath.readLoop`): reads that never wait, the reports
+    /// screens send most, receipts and views, which are checked and taken at once, and the
+    /// commands sent with `POST`, whose connection waits in the loop while the engine runs them.
+    public func answersWithoutStream(method: String, path: String) -> Bool {
+        Routes.endpoint(method: method, path: path)?.fastPath == .readLoop
     }
 
     /// Uploads to the media library may be as large as `mediaMaxBytes`; every other body is small.
@@ -126,13 +127,15 @@ public struct BannerAPI: HTTPHandler {
         case .prepared(let prepared): status = prepared.status
         case .response(let response): status = response.status
         case .stream(let stream): status = stream.status
-        case .deferred(let work):
-            return .deferred { [requests] in
-                let answer = await work()
-                requests.countDeferred(
-                    route: route, method: method, status: answer.status, nanoseconds: monotonicNanoseconds() &- started)
-                return answer
-            }
+        case .deferred(let work, let executor):
+            return .deferred(
+                { [requests] in
+                    let answer = await work()
+                    requests.countDeferred(
+                        route: route, method: method, status: answer.status,
+                        nanoseconds: monotonicNanoseconds() &- started)
+                    return answer
+                }, on: executor)
         }
         requests.count(route: route, method: method, status: status, nanoseconds: monotonicNanoseconds() &- started)
         return reply
@@ -148,16 +151,17 @@ public struct BannerAPI: HTTPHandler {
         case .response(var response):
             response.headers.append(header)
             return .response(response)
-        case .deferred(let work):
-            return .deferred {
-                let answer = await work()
-                // A command's answer carries it already: made once, not made again (docs/PERFORMANCE.md,
-                // "What a command costs").
-                if answer.headers.last == header { return answer }
-                var response = answer.response
-                response.headers.append(header)
-                return PreparedResponse(response)
-            }
+        case .deferred(let work, let executor):
+            return .deferred(
+                {
+                    let answer = await work()
+                    // A command's answer carries it already: made once, not made again
+                    // (docs/PERFORMANCE.md, "What a command costs").
+                    if answer.headers.last == header { return answer }
+                    var response = answer.response
+                    response.headers.append(header)
+                    return PreparedResponse(response)
+                }, on: executor)
         case .prepared, .stream:
             return reply  // no write answers so
         }

@@ -26,11 +26,13 @@ enum CommandHandlers {
         let label = BannerAPI.label(request, call.requestID)
         // The answer carries its request's id itself: BannerAPI then leaves it as it is.
         let requestID = call.requestID.map { [HTTPHeader(RequestIDs.header, $0)] } ?? []
-        return .deferred {
-            await perform(
-                parsed, on: live, api, by: call.requester, label: label, audience: audience, origin: call.origin,
-                extra: requestID)
-        }
+        // On the engine's queue: the command goes to the engine and back with no thread woken.
+        return .deferred(
+            {
+                await perform(
+                    parsed, on: live, api, by: call.requester, label: label, audience: audience,
+                    origin: call.origin, extra: requestID)
+            }, on: live.engine.taskExecutor)
     }
 
     /// Runs a command; answers the state it left, as the screens of the request's `audience` see it.

@@ -35,7 +35,7 @@ extension Routes {
             definitionWrite("PATCH", "/carousels/{name}/banners/{id}", .patchBanner, "patchBanner"),
             definitionWrite("DELETE", "/carousels/{name}/banners/{id}", .deleteBanner, "deleteBanner"),
             Endpoint(
-                "GET", "/carousels/{name}/banners/{id}/click", .public, fastPath: .atOnce, operation: "clickBanner",
+                "GET", "/carousels/{name}/banners/{id}/click", .public, fastPath: .readLoop, operation: "clickBanner",
                 EngagementHandlers.click),
             definitionWrite("PUT", "/carousels/{name}/order", .reorder, "reorderBanners"),
             command("POST", "/carousels/{name}/takeover", .admin, .startTakeover, "startTakeover"),
@@ -44,16 +44,16 @@ extension Routes {
         + readable("/carousels/{name}/timeline", .public, operation: "getTimeline", CarouselHandlers.timeline)
         + readable("/carousels/{name}/preview", .public, operation: "getPreview", CarouselHandlers.preview) + [
             Endpoint(
-                "POST", "/carousels/{name}/views", .screen, fastPath: .atOnce, operation: "reportViews",
+                "POST", "/carousels/{name}/views", .screen, fastPath: .readLoop, operation: "reportViews",
                 EngagementHandlers.views),
             Endpoint(
-                "POST", "/carousels/{name}/screens/{id}/receipts", .screen, fastPath: .atOnce,
+                "POST", "/carousels/{name}/screens/{id}/receipts", .screen, fastPath: .readLoop,
                 operation: "reportReceipts", ScreenHandlers.receipts),
             Endpoint(
                 "DELETE", "/carousels/{name}/screens/{id}", .admin, audited: true, operation: "forgetScreen",
                 ScreenHandlers.forget),
             Endpoint(
-                "GET", "/carousels/{name}/screens", .admin, fastPath: .atOnce, operation: "listCarouselScreens",
+                "GET", "/carousels/{name}/screens", .admin, fastPath: .readLoop, operation: "listCarouselScreens",
                 ScreenHandlers.ofCarousel),
         ]
         + readable("/carousels/{name}/stats", .stats, fastPath: .none, operation: "getStats", EngagementHandlers.stats)
@@ -84,9 +84,9 @@ extension Routes {
         + readable("/time", .public, operation: "getTime", ServiceHandlers.time)
         + readable("/metrics", .public, operation: "metrics", ServiceHandlers.metrics) + [
             Endpoint(
-                "GET", "/carousels", .public, fastPath: .atOnce, operation: "listCarousels", CarouselHandlers.list),
+                "GET", "/carousels", .public, fastPath: .readLoop, operation: "listCarousels", CarouselHandlers.list),
             Endpoint("POST", "/carousels", .admin, audited: true, operation: "createCarousel", AdminHandlers.create),
-            Endpoint("GET", "/screens", .admin, fastPath: .atOnce, operation: "listScreens", ScreenHandlers.all),
+            Endpoint("GET", "/screens", .admin, fastPath: .readLoop, operation: "listScreens", ScreenHandlers.all),
             Endpoint(
                 "GET", "/screens/events", .admin, fastPath: .stream, operation: "followScreens", ScreenHandlers.events),
             Endpoint("GET", "/media", .admin, operation: "listMedia", MediaHandlers.list),
@@ -127,7 +127,7 @@ extension Routes {
 
     /// GET and HEAD of the same handler; HEAD's operation is GET's with `Head`.
     private static func readable(
-        _ template: String, _ access: Access, fastPath: FastPath = .atOnce, operation: String?,
+        _ template: String, _ access: Access, fastPath: FastPath = .readLoop, operation: String?,
         _ handle: @escaping Endpoint.Handler
     ) -> [Endpoint] {
         [
@@ -136,11 +136,14 @@ extension Routes {
         ]
     }
 
-    /// A command: audited, its body checked before it runs in the carousel's engine.
+    /// A command: audited, its body checked before it runs in the carousel's engine; a read loop
+    /// answers it when it is a `POST` (the methods they read: docs/ARCHITECTURE.md).
     private static func command(
         _ method: String, _ template: String, _ access: Access, _ command: CommandRoute, _ operation: String
     ) -> Endpoint {
-        Endpoint(method, template, access, audited: true, operation: operation, CommandHandlers.handler(command))
+        Endpoint(
+            method, template, access, audited: true, fastPath: method == "POST" ? .readLoop : .none,
+            operation: operation, CommandHandlers.handler(command))
     }
 
     /// A write of a definition or its banners: the admin role's, audited, and made again by the

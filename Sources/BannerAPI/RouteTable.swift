@@ -29,11 +29,12 @@ enum Access: String, Sendable, Equatable, CaseIterable {
 /// Whether the server's fast paths may answer an endpoint outside libmicrohttpd
 /// (docs/ARCHITECTURE.md, "The fast paths").
 enum FastPath: Sendable, Equatable {
-    /// Only libmicrohttpd: the answer may wait (deferred work), or the request has a large body.
+    /// Only libmicrohttpd: a method the read loops do not read (`PUT`, `DELETE`), a large body,
+    /// or an answer that waits long (a read of the store).
     case none
-    /// A read loop may answer it. Its handler answers at once; where it defers after all (a
-    /// file not read yet), it has had no effect, and libmicrohttpd asks it again.
-    case atOnce
+    /// A read loop may answer it: at once, or after deferred work (a command), the connection
+    /// waiting in the loop.
+    case readLoop
     /// The acceptor may hold its event stream.
     case stream
 }

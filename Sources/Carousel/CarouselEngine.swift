@@ -7,6 +7,9 @@ import TimeZones
 public actor CarouselEngine {
     private let executor = BlockingSerialExecutor(label: "carousel.engine")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// For a task that is mostly this engine's work: it runs on the engine's queue, and goes to
+    /// the engine and back with no thread woken (`BlockingSerialExecutor.tasks`).
+    public nonisolated var taskExecutor: any TaskExecutor { executor.tasks }
     private var carousel: Carousel
     private let clock: @Sendable () -> Timestamp
     private let onChange: @Sendable (Carousel, ChangeCause) -> Void

@@ -94,30 +94,16 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// Applies a command, written to the store (with its audit entry, as `requester`'s) before it
     /// is published; answers the state it left.
     ///
-    /// Group commit: commands that arrive while a write is in progress wait together, and the next
-    /// write applies all of them in order and stores the result once (one transaction instead of
-    /// one each, docs/STORE.md); each still gets the state right after it, and none is answered
-    /// before the write that holds it is committed. A command that finds no write in progress
-    /// writes itself, in its own task: no task is started and no thread woken for it; what came
-    /// meanwhile is written by a task of its own (docs/PERFORMANCE.md, "What a command costs").
+    /// Group commit: commands wait together, and one write applies all of them in order and
+    /// stores the result once (one transaction instead of one each, docs/STORE.md); each still
+    /// gets the state right after it, and none is answered before the write that holds it is
+    /// committed. The write runs in a task of its own on the engine's queue, queued behind the
+    /// commands that came before it: on that queue (`CarouselEngine.taskExecutor`, where the HTTP
+    /// handlers run commands) every command already received joins it, and no thread is woken
+    /// for it (docs/PERFORMANCE.md, "What a command costs").
     public func perform(_ command: CarouselCommand, by requester: Requester) async throws(ChangeError<CarouselError>)
         -> Carousel
     {
-        let writes = waiting.withLock { queue in
-            defer { queue.writing = true }
-            return !queue.writing
-        }
-        if writes {
-            let result = await write([(command, requester)])[0]
-            // Commands that came meanwhile are written by a task of their own: this one's answer
-            // does not wait for them.
-            let more = waiting.withLock { queue in
-                if queue.commands.isEmpty { queue.writing = false }
-                return queue.writing
-            }
-            if more { startWriting() }
-            return try result.get()
-        }
         let result = await withCheckedContinuation {
             (answer: CheckedContinuation<Result<Carousel, ChangeError<CarouselError>>, Never>) in
             let first = waiting.withLock { queue in
@@ -125,16 +111,16 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
                 defer { queue.writing = true }
                 return !queue.writing
             }
-            if first { startWriting() }  // the write in progress ended meanwhile
+            if first { startWriting() }
         }
         return try result.get()
     }
 
-    /// Writes the waiting commands in a task of its own. Not `Task {}`: it would not inherit the
-    /// deferred answer's executor preference, and would wait for a thread of the cooperative pool,
-    /// which may all be busy (it has one per core; CI saw a command wait there for more than 10 s).
+    /// Writes the waiting commands in a task of its own, on the engine's queue. Not `Task {}`: it
+    /// would wait for a thread of the cooperative pool, which may all be busy (it has one per
+    /// core; CI saw a command wait there for more than 10 s).
     private func startWriting() {
-        Task(executorPreference: BlockingTaskExecutor.shared) { await self.writeWaitingCommands() }
+        Task(executorPreference: engine.taskExecutor) { await self.writeWaitingCommands() }
     }
 
     /// Writes the waiting commands, a batch at a time, until none is left; then no write is in

@@ -47,10 +47,14 @@ public struct EncodedJSON: JSONWritable, Sendable {
 extension String: JSONWritable {
     public func writeJSON(to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        if utf8.contains(where: Self.needsEscape) {
+        // Over the contiguous bytes a native string has: the generic view walks index by index.
+        let plain = utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: Self.needsEscape) else { return false }
+            output.append(contentsOf: bytes)  // the common case: one copy
+            return true
+        }
+        if plain != true {
             for byte in utf8 { Self.writeEscaped(byte, to: &output) }
-        } else {
-            output.append(contentsOf: utf8)  // the common case: one copy
         }
         output.append(UInt8(ascii: "\""))
     }
@@ -116,9 +120,9 @@ extension Optional: JSONWritable where Wrapped: JSONWritable {
 extension Array: JSONWritable where Element: JSONWritable {
     public func writeJSON(to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
-        for (offset, element) in enumerated() {
-            if offset > 0 { output.append(UInt8(ascii: ",")) }
-            element.writeJSON(to: &output)
+        for index in indices {
+            if index > startIndex { output.append(UInt8(ascii: ",")) }
+            self[index].writeJSON(to: &output)
         }
         output.append(UInt8(ascii: "]"))
     }

@@ -58,9 +58,8 @@ public struct Logger: Sendable {
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
                 || scalar.value == 0x2029
         }
-        // Printable ASCII throughout, the usual line, needs no look at its scalars.
-        let printable = { (byte: UInt8) in byte >= 0x20 && byte < 0x7F }
-        if message.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(printable) }) == true { return message }
+        // The usual line (a command's has an arrow) is checked over its UTF-8 bytes, no scalars made.
+        if message.utf8.withContiguousStorageIfAvailable({ !hasUnsafeScalar($0) }) == true { return message }
         guard message.unicodeScalars.contains(where: isUnsafe) else { return message }
         var escaped = ""
         for scalar in message.unicodeScalars {
@@ -76,6 +75,23 @@ public struct Logger: Sendable {
             }
         }
         return escaped
+    }
+
+    /// Whether valid UTF-8 `bytes` encode a scalar `oneLine` escapes: a C0 control or DEL (one
+    /// byte), a C1 control (`C2 80`…`C2 9F`), U+2028 or U+2029 (`E2 80 A8`, `E2 80 A9`).
+    private static func hasUnsafeScalar(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == 0x7F { return true }
+            if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+            if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80, (0xA8...0xA9).contains(bytes[index + 2])
+            {
+                return true
+            }
+            index += 1
+        }
+        return false
     }
 
     public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }

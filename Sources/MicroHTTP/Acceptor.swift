@@ -222,7 +222,7 @@ final class Acceptor: @unchecked Sendable {
             let path = head.pathText
             if head.method == .get && handler.mayStream(path[...]) {
                 subscribe(token, head: head, path: path, &loop)
-            } else if !readLoops.isEmpty && handler.answersAtOnce(method: head.method.rawValue, path: path) {
+            } else if !readLoops.isEmpty && handler.answersWithoutStream(method: head.method.rawValue, path: path) {
                 giveToReadLoop(token, &loop)
             } else {
                 handOver(token, &loop)

@@ -20,11 +20,12 @@ final class DeferredAnswers: Sendable {
     }
 
     /// Suspends `connection` (on its worker thread, inside the access handler, as libmicrohttpd
-    /// requires) and runs `work`; its answer is queued at the final call that follows the resume.
-    /// False when the server is stopping: then nothing was suspended.
+    /// requires) and runs `work` in a task that prefers `executor` (`Reply.deferred`); its answer
+    /// is queued at the final call that follows the resume. False when the server is stopping:
+    /// then nothing was suspended.
     func suspend(
         _ exchange: Exchange, on connection: OpaquePointer,
-        until work: @escaping @Sendable () async -> PreparedResponse
+        until work: @escaping @Sendable () async -> PreparedResponse, runningOn executor: (any TaskExecutor)?
     ) -> Bool {
         let accepted = suspended.withLock { state in
             guard !state.stopping else { return false }
@@ -37,7 +38,7 @@ final class DeferredAnswers: Sendable {
         }
         guard accepted else { return false }
         // Deferred work may block (a store write waiting for a lock): off the cooperative pool.
-        Task(executorPreference: BlockingTaskExecutor.shared) {
+        Task(executorPreference: executor ?? BlockingTaskExecutor.shared) {
             let answer = await work()
             self.resume(exchange, with: answer)
         }

@@ -237,8 +237,11 @@ final class Dispatcher: Sendable {
             return queue(prepared, on: connection)
         case .response(let response):
             return queue(PreparedResponse(response), on: connection)
-        case .deferred(let work):
-            guard deferred.suspend(slot.exchange(bodyLimit: maxBodySize), on: connection, until: work) else {
+        case .deferred(let work, let executor):
+            guard
+                deferred.suspend(
+                    slot.exchange(bodyLimit: maxBodySize), on: connection, until: work, runningOn: executor)
+            else {
                 return refuseWhileStopping(connection)
             }
             return .YES

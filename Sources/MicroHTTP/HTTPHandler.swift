@@ -2,8 +2,11 @@
 public enum Reply: Sendable {
     case response(Response)
     case prepared(PreparedResponse)
-    /// The connection is suspended (no thread waits) until the work returns its response.
-    case deferred(@Sendable () async -> PreparedResponse)
+    /// The connection waits (no thread does) until the work returns its response. The work runs
+    /// in a task of its own that prefers `executor`, else `BlockingTaskExecutor.shared`: work
+    /// that is mostly an actor's names that actor's executor, and goes to and from it with no
+    /// thread woken (docs/ARCHITECTURE.md, "Who runs where").
+    case deferred(@Sendable () async -> PreparedResponse, on: (any TaskExecutor)? = nil)
     /// A body written over time; see `ResponseStream`.
     case stream(ResponseStream)
 }
@@ -34,13 +37,12 @@ public protocol HTTPHandler: Sendable {
     /// outside libmicrohttpd, for a fraction of the memory (docs/ARCHITECTURE.md); any other
     /// answer is left to libmicrohttpd, which asks the handler again. The default is no.
     func mayStream(_ path: Substring) -> Bool
-    /// Whether `method` (`GET`, `HEAD` or `POST`) of `path` is always answered at once
-    /// (`.prepared` or `.response`), never deferred or streamed. Such requests, on a connection
-    /// where every request so far was one, are read and answered by the server's read loops,
-    /// outside libmicrohttpd (docs/ARCHITECTURE.md); the first other request sends the connection
-    /// to libmicrohttpd. A `POST` said yes to must never be deferred: its effect would be had
-    /// twice, once here and once when libmicrohttpd asks again. The default is no.
-    func answersAtOnce(method: String, path: String) -> Bool
+    /// Whether `method` (`GET`, `HEAD` or `POST`) of `path` is always answered with a response —
+    /// now (`.prepared`, `.response`) or by deferred work (`.deferred`) — never streamed. Such
+    /// requests, on a connection where every request so far was one, are read and answered by the
+    /// server's read loops, outside libmicrohttpd (docs/ARCHITECTURE.md); the first other request
+    /// sends the connection to libmicrohttpd. The default is no.
+    func answersWithoutStream(method: String, path: String) -> Bool
     /// The largest body `method path` may have, when it is not `ServerConfiguration.maxBodySize`
     /// (an upload's): a larger declared one is refused (413) before it is read. Asked only of
     /// requests with a body. The default is nil.
@@ -50,7 +52,7 @@ public protocol HTTPHandler: Sendable {
 extension HTTPHandler {
     public func mayStream(_ path: Substring) -> Bool { false }
 
-    public func answersAtOnce(method: String, path: String) -> Bool { false }
+    public func answersWithoutStream(method: String, path: String) -> Bool { false }
 
     public func bodyLimit(method: String, path: String) -> Int? { nil }
 

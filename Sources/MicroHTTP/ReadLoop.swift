@@ -4,13 +4,15 @@ import Platform
 import Synchronization
 import Threading
 
-/// Answers keep-alive reads outside libmicrohttpd (docs/ARCHITECTURE.md, "Reads outside
+/// Answers keep-alive requests outside libmicrohttpd (docs/ARCHITECTURE.md, "Reads outside
 /// libmicrohttpd"). The `Acceptor` gives a loop each connection whose first request is a plain
-/// `GET` or `HEAD` (`RequestHead`) of a path the handler answers at once
-/// (`HTTPHandler.answersAtOnce`). The loop peeks at each request, asks the handler, writes its
+/// `GET`, `HEAD` or `POST` (`RequestHead`) of a path the handler answers without a stream
+/// (`HTTPHandler.answersWithoutStream`). The loop peeks at each request, asks the handler, writes its
 /// answer with one `sendmsg` and only then takes the request off the socket — until a request
 /// comes that is anything else: the connection then goes to libmicrohttpd with that request
-/// unread, and stays there.
+/// unread, and stays there. A request answered by deferred work (a command) is taken off the
+/// socket at once; its connection waits here, nothing more read from it, until the work's answer
+/// comes back through the inbox and is written.
 ///
 /// Why: per request, libmicrohttpd clears the connection's 16 KiB memory pool, parses every
 /// header into it and builds the response head again; a read of a pre-built response needs none
@@ -40,11 +42,24 @@ final class ReadLoop: @unchecked Sendable {
     let connectionCount = Atomic<Int>(0)
     private let inbox = Lock(Inbox())
 
-    /// Connections given by the acceptor, not yet taken into the loop's table; closed once the
-    /// loop has ended (a connection given later is closed at once).
+    /// Whether `inbox` holds answers of deferred work: read on every turn without the lock.
+    private let hasAnswers = Atomic<Bool>(false)
+
+    /// Connections given by the acceptor, not yet taken into the loop's table, and answers of
+    /// deferred work; closed once the loop has ended (a connection given later is closed at once,
+    /// an answer dropped: its connection was answered and closed by `finish`).
     private struct Inbox {
         var adopted: [Adopted] = []
+        var answers: [DeferredAnswer] = []
         var isClosed = false
+    }
+
+    /// What deferred work answered the request of connection `serial` on `descriptor`: the
+    /// serial tells a connection from a later one given the same descriptor number.
+    private struct DeferredAnswer {
+        let descriptor: Int32
+        let serial: UInt64
+        let response: PreparedResponse
     }
 
     private struct Adopted {
@@ -80,6 +95,7 @@ final class ReadLoop: @unchecked Sendable {
                 for event in events {
                     handle(event.events, descriptor: Int32(truncatingIfNeeded: event.data.u64), &loop)
                 }
+                if hasAnswers.load(ordering: .acquiring) { deliverAnswers(&loop) }
                 if loop.now - loop.lastSweep >= 1_000_000_000 { closeIdle(&loop) }
             },
             finish: { [self] loop in finish(&loop) })
@@ -127,6 +143,8 @@ final class ReadLoop: @unchecked Sendable {
         /// activity is stamped with.
         var now: Int64
         var lastSweep: Int64
+        /// The serial the next connection taken gets.
+        var nextSerial: UInt64 = 0
 
         init(now: Int64) {
             self.now = now
@@ -138,12 +156,19 @@ final class ReadLoop: @unchecked Sendable {
     /// number up to the highest held (the client's address is asked for again at hand-over).
     private struct Connection {
         let isLoopback: Bool
+        let serial: UInt64
         /// When the last answer went, or the request being received began (the timeout's start).
         var lastActive: Int64
         /// Whether part of a request has arrived.
         var isReceiving = false
         /// What a write left unsent: nothing more is read until it has gone.
         var unsent: Unsent?
+        /// Deferred work is making the answer to its request: nothing more is read until it is sent.
+        var isWaiting = false
+        /// That request was a `HEAD`: its answer goes without its body.
+        var waitsForHead = false
+        /// Its last answer says `Connection: close`: closed once that answer has gone.
+        var closesAfterAnswer = false
     }
 
     /// The rest of an answer the socket did not take at once: what is left of the head, copied
@@ -179,6 +204,13 @@ final class ReadLoop: @unchecked Sendable {
 
     private func finish(_ loop: inout Loop) {
         takeInbox(&loop, closing: true)  // adopted too late: closed with the rest
+        deliverAnswers(&loop)
+        // Work still running is not waited for: its request is answered as libmicrohttpd answers
+        // the ones it suspended (`Dispatcher.resumeAllForShutdown`), and its answer dropped.
+        let stopping = PreparedResponse(handler.respond(to: .shuttingDown))
+        for (descriptor, connection) in loop.connections.enumerated() where connection?.isWaiting == true {
+            _ = deliver(stopping, withBody: !connection!.waitsForHead, to: Int32(descriptor), &loop)
+        }
         for descriptor in loop.connections.indices where loop.connections[descriptor] != nil {
             closeConnection(Int32(descriptor), &loop)
         }
@@ -189,9 +221,21 @@ final class ReadLoop: @unchecked Sendable {
         if !isHeld(descriptor, loop) { takeInbox(&loop) }
         guard isHeld(descriptor, loop) else { return }  // closed earlier in this batch
         if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            closeConnection(descriptor, &loop)
+            closeConnection(descriptor, &loop)  // deferred work's answer then finds no one
+        } else if loop.connections[Int(descriptor)]!.isWaiting {
+            return  // its next request is read once the one before is answered
         } else if loop.connections[Int(descriptor)]!.unsent != nil {
-            if events & EPOLLOUT.rawValue != 0 && flush(descriptor, &loop) { serve(descriptor, &loop) }
+            if events & EPOLLOUT.rawValue != 0 && flush(descriptor, &loop) { answered(descriptor, &loop) }
+        } else {
+            serve(descriptor, &loop)
+        }
+    }
+
+    /// An answer has gone whole: the connection closes when it said so, else its next request,
+    /// which may have arrived meanwhile with no new edge to say so, is served.
+    private func answered(_ descriptor: Int32, _ loop: inout Loop) {
+        if loop.connections[Int(descriptor)]!.closesAfterAnswer {
+            closeConnection(descriptor, &loop)
         } else {
             serve(descriptor, &loop)
         }
@@ -215,7 +259,9 @@ final class ReadLoop: @unchecked Sendable {
             if index >= loop.connections.count {
                 loop.connections += Array(repeating: nil, count: index + 1 - loop.connections.count)
             }
-            loop.connections[index] = Connection(isLoopback: adopted.isLoopback, lastActive: loop.now)
+            loop.connections[index] = Connection(
+                isLoopback: adopted.isLoopback, serial: loop.nextSerial, lastActive: loop.now)
+            loop.nextSerial += 1
         }
     }
 
@@ -250,7 +296,7 @@ final class ReadLoop: @unchecked Sendable {
                 return
             case .plain(let head):
                 let path = head.pathText
-                guard handler.answersAtOnce(method: head.method.rawValue, path: path) else {
+                guard handler.answersWithoutStream(method: head.method.rawValue, path: path) else {
                     handOver(descriptor, &loop)
                     return
                 }
@@ -263,35 +309,96 @@ final class ReadLoop: @unchecked Sendable {
         }
     }
 
-    /// Answers `head`, then takes it off the socket. False when the connection is no longer
-    /// being read here (closed, handed over, or output waiting).
+    /// Answers `head`, then takes it off the socket; or, when deferred work answers it, takes it
+    /// off and leaves the connection waiting for that answer. False when the connection is no
+    /// longer being read here (closed, handed over, waiting, or output waiting).
     private func answer(_ head: RequestHead, path: String, on descriptor: Int32, _ loop: inout Loop) -> Bool {
         let isLoopback = loop.connections[Int(descriptor)]!.isLoopback
         let response: PreparedResponse
-        switch handler.respond(to: Request(head, path: path, fromLoopback: isLoopback, sending: .answersAtOnceOnly)) {
+        switch handler.respond(to: Request(head, path: path, fromLoopback: isLoopback, sending: .answers)) {
         case .prepared(let prepared): response = prepared
         case .response(let plain): response = PreparedResponse(plain)
-        case .deferred:
-            // Not at once after all: libmicrohttpd, which can wait, asks the handler again.
-            handOver(descriptor, &loop)
+        case .deferred(let work, let executor):
+            guard take(head, from: descriptor, &loop) else { return false }
+            wait(for: work, on: executor, descriptor: descriptor, head: head.isHead, &loop)
             return false
         case .stream(let stream):
+            // Not a route the handler streams (`answersWithoutStream`): libmicrohttpd asks it again.
             streams.closed(stream)
             handOver(descriptor, &loop)
             return false
         }
-        if response.closesConnection {
-            // `Connection: close`: libmicrohttpd answers it again and closes the connection as it
-            // should (reading what else the client sent, so that no reset takes the answer away).
+        if response.closesConnection && head.method != .post {
+            // `Connection: close` to a read: libmicrohttpd answers it again and closes the
+            // connection as it should (reading what else the client sent, so that no reset takes
+            // the answer away). A report has had its effect: answered here, then closed.
             handOver(descriptor, &loop)
             return false
         }
-        // The whole head was peeked, so it is all there to take.
+        guard take(head, from: descriptor, &loop) else { return false }
+        loop.connections[Int(descriptor)]!.closesAfterAnswer = response.closesConnection
+        guard deliver(response, withBody: !head.isHead, to: descriptor, &loop) else { return false }
+        if response.closesConnection {
+            closeConnection(descriptor, &loop)
+            return false
+        }
+        return true
+    }
+
+    /// Takes the request `head` off the socket: it is all there, it was peeked. False when the
+    /// connection failed (and is closed).
+    private func take(_ head: RequestHead, from descriptor: Int32, _ loop: inout Loop) -> Bool {
         guard recv(descriptor, nil, head.length, Int32(MSG_TRUNC | MSG_DONTWAIT)) == head.length else {
             closeConnection(descriptor, &loop)
             return false
         }
-        return deliver(response, withBody: !head.isHead, to: descriptor, &loop)
+        return true
+    }
+
+    /// Runs `work` off this thread (it may block: a store write), the connection waiting; its
+    /// answer comes back through the inbox (`deliverAnswers`).
+    private func wait(
+        for work: @escaping @Sendable () async -> PreparedResponse, on executor: (any TaskExecutor)?,
+        descriptor: Int32, head: Bool, _ loop: inout Loop
+    ) {
+        loop.connections[Int(descriptor)]!.isWaiting = true
+        loop.connections[Int(descriptor)]!.waitsForHead = head
+        loop.connections[Int(descriptor)]!.lastActive = loop.now
+        let serial = loop.connections[Int(descriptor)]!.serial
+        Task(executorPreference: executor ?? BlockingTaskExecutor.shared) { [self] in
+            let response = await work()
+            let answer = DeferredAnswer(descriptor: descriptor, serial: serial, response: response)
+            let taken = inbox.withLock { inbox in
+                guard !inbox.isClosed else { return false }
+                inbox.answers.append(answer)
+                hasAnswers.store(true, ordering: .releasing)
+                return true
+            }
+            if taken { epoll.signal() }
+        }
+    }
+
+    /// Writes the answers deferred work has made, each to its connection if it is still the one
+    /// that waits (a client that left has had its descriptor closed, maybe given to another).
+    private func deliverAnswers(_ loop: inout Loop) {
+        let answers = inbox.withLock { inbox in
+            defer {
+                inbox.answers.removeAll()
+                hasAnswers.store(false, ordering: .relaxed)
+            }
+            return inbox.answers
+        }
+        for answer in answers {
+            let index = Int(answer.descriptor)
+            guard index < loop.connections.count, let connection = loop.connections[index],
+                connection.serial == answer.serial, connection.isWaiting
+            else { continue }
+            loop.connections[index]!.isWaiting = false
+            loop.connections[index]!.closesAfterAnswer = answer.response.closesConnection
+            if deliver(answer.response, withBody: !connection.waitsForHead, to: answer.descriptor, &loop) {
+                answered(answer.descriptor, &loop)
+            }
+        }
     }
 
     /// Writes `response` (its `Date` from the loop's clock) with one `sendmsg`, or, for a body in
@@ -420,7 +527,9 @@ final class ReadLoop: @unchecked Sendable {
     private func closeIdle(_ loop: inout Loop) {
         loop.lastSweep = loop.now
         for descriptor in loop.connections.indices {
-            if let connection = loop.connections[descriptor], connection.lastActive + idleTimeout < loop.now {
+            if let connection = loop.connections[descriptor], !connection.isWaiting,
+                connection.lastActive + idleTimeout < loop.now
+            {
                 closeConnection(Int32(descriptor), &loop)
             }
         }

@@ -24,21 +24,21 @@ public struct Request: ~Copyable {
     public let path: String
     public let body: [UInt8]
     /// Which replies the server that asks sends. The acceptor sends only a stream, a read loop
-    /// only an answer at once; any other reply is dropped and libmicrohttpd asks the handler
+    /// every answer but a stream; any other reply is dropped and libmicrohttpd asks the handler
     /// again, where it sends everything. A handler counts and logs only a reply it `sends`, so a
     /// request is counted once, where it is answered.
     public let sending: Sending
     private let headers: Headers
 
     public enum Sending: Sendable {
-        case everything, streamsOnly, answersAtOnceOnly
+        case everything, streamsOnly, answers
     }
 
     /// Whether the server sends `reply` from where it asked (see `sending`).
     public func sends(_ reply: Reply) -> Bool {
         switch (sending, reply) {
-        case (.everything, _), (.streamsOnly, .stream), (.answersAtOnceOnly, .prepared),
-            (.answersAtOnceOnly, .response):
+        case (.everything, _), (.streamsOnly, .stream), (.answers, .prepared), (.answers, .response),
+            (.answers, .deferred):
             true
         default: false
         }

@@ -6,9 +6,9 @@ import Glibc
 /// (docs/ARCHITECTURE.md, "Event streams outside libmicrohttpd", "Reads outside libmicrohttpd").
 ///
 /// Deliberately narrow: only a plain `GET` or `HEAD` over HTTP/1.1, with a Host, no body, a target
-/// that needs no decoding and headers on one line each is `.plain` — or such a `POST` with one
-/// plain decimal `Content-Length` whose whole body has arrived with its head (a screen's report:
-/// docs/ARCHITECTURE.md, "Reports outside libmicrohttpd"). Anything unusual (percent-encoding,
+/// that needs no decoding and headers on one line each is `.plain` — or such a `POST` with no
+/// body or one plain decimal `Content-Length` whose whole body has arrived with its head (a
+/// screen's report, a command: docs/ARCHITECTURE.md, "Reports outside libmicrohttpd"). Anything unusual (percent-encoding,
 /// folded or odd header lines, a chunked or oversize body, `Connection: close`, `Expect`,
 /// `Upgrade`) is `.other`, so libmicrohttpd and the dispatcher answer it exactly as they always
 /// have.
@@ -120,10 +120,10 @@ struct RequestHead {
             start = end + 2
         }
         let headEnd = start + 2
+        // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
+        // a POST of a command often comes so (`curl -X POST`, wrk).
         let bodyLength = contentLength ?? 0
-        guard hasHost, method != .post || contentLength != nil,
-            headEnd + bodyLength + records * recordCost + responseRoom <= poolSize
-        else { return .other }
+        guard hasHost, headEnd + bodyLength + records * recordCost + responseRoom <= poolSize else { return .other }
         guard headEnd + bodyLength <= bytes.count else {
             return headEnd + bodyLength <= limit ? .needMore : .other  // the body is still coming
         }

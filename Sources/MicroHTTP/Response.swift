@@ -27,18 +27,24 @@ public enum BodyStorage: Sendable {
     case file
 }
 
-/// A response built once as a libmicrohttpd response and queued any number of times, from any
-/// thread (libmicrohttpd reference-counts it and copies nothing per request). Build one per
-/// content version for hot reads; build one per request for everything else.
+/// A response built once and sent any number of times, from any thread: by a read loop as its
+/// head and body bytes, by libmicrohttpd as a libmicrohttpd response (which it reference-counts,
+/// copying nothing per request). Build one per content version for hot reads; build one per
+/// request for everything else.
 ///
-/// The body exists once, owned by the libmicrohttpd response and released when its last
-/// reference (ours, or a connection still sending it) goes: a buffer it frees, or a file it
-/// closes (which this object also maps, to read it).
+/// The body exists once: a buffer (`BodyBuffer`) held by this object and by the libmicrohttpd
+/// response while it lives, or a file that response closes (which this object also maps, to
+/// read it).
 public final class PreparedResponse: @unchecked Sendable {
     public let status: Int
     public let headers: [HTTPHeader]
-    /// The MHD_Response this object owns a reference to; immutable after init, so sharing it is safe.
-    let handle: OpaquePointer
+    /// The MHD_Response's address once made (0 before): the first time libmicrohttpd sends this
+    /// answer (`handle`), or at once for a body in a file. A read loop needs none, and making one
+    /// (each header copied into libmicrohttpd's list) was a tenth of a command's cost
+    /// (docs/PERFORMANCE.md, "What a command costs"). This object owns a reference to it.
+    private let madeHandle = Atomic<UInt>(0)
+    /// The body's buffer; nil for a body in a file or a 304 made with `notModified`.
+    private let bodyBuffer: BodyBuffer?
     /// The body's bytes, valid while this object lives; nil for a 304 made with `notModified`.
     private let bodyStart: UnsafeRawPointer?
     private let storedBodyCount: Int
@@ -76,19 +82,20 @@ public final class PreparedResponse: @unchecked Sendable {
         headers = response.headers
         storedBodyCount = response.body.count
         if storage == .file, let file = BodyFile(holding: response.body, in: fileDirectory) {
+            bodyBuffer = nil
             bodyStart = UnsafeRawPointer(file.mapping)
             bodyFile = file.descriptor
-            handle = MHD_create_response_from_fd64(UInt64(storedBodyCount), file.descriptor)!
+            // Made now: it owns the descriptor, which it closes when it goes.
+            let handle = MHD_create_response_from_fd64(UInt64(storedBodyCount), file.descriptor)!
+            Self.add(headers, to: handle)
+            madeHandle.store(UInt(bitPattern: Int(bitPattern: handle)), ordering: .releasing)
         } else {
-            let buffer = malloc(max(storedBodyCount, 1))!
-            response.body.withUnsafeBytes { bytes in
-                if let source = bytes.baseAddress { buffer.copyMemory(from: source, byteCount: bytes.count) }
-            }
-            bodyStart = UnsafeRawPointer(buffer)
+            let buffer = BodyBuffer(copying: response.body)
+            bodyBuffer = buffer
+            bodyStart = UnsafeRawPointer(buffer.start)
             bodyFile = nil
-            handle = MHD_create_response_from_buffer_with_free_callback(storedBodyCount, buffer) { free($0) }!
         }
-        (wireHead, statusLineCount) = Self.prepare(handle, status: status, headers: headers, length: storedBodyCount)
+        (wireHead, statusLineCount) = Self.wireHead(status: status, headers: headers, length: storedBodyCount)
         closesConnection = Self.saysClose(headers)
     }
 
@@ -99,20 +106,49 @@ public final class PreparedResponse: @unchecked Sendable {
         status = 304
         self.headers = headers
         storedBodyCount = length
+        bodyBuffer = nil
         bodyStart = nil
         bodyFile = nil
-        handle = MHD_create_response_from_callback(UInt64(length), 4096, { _, _, _, _ in -2 }, nil, nil)!
-        (wireHead, statusLineCount) = Self.prepare(handle, status: status, headers: headers, length: length)
+        (wireHead, statusLineCount) = Self.wireHead(status: status, headers: headers, length: length)
         closesConnection = Self.saysClose(headers)
     }
 
-    /// Adds `headers` to `handle`; the head as a read loop writes it, and its status line's length.
-    private static func prepare(
-        _ handle: OpaquePointer, status: Int, headers: [HTTPHeader], length: Int
-    ) -> (UnsafeMutableRawBufferPointer, Int) {
+    /// The libmicrohttpd response, made by the first caller (others that race it destroy theirs
+    /// and take the one made first).
+    var handle: OpaquePointer {
+        let made = madeHandle.load(ordering: .acquiring)
+        if made != 0 { return OpaquePointer(bitPattern: made)! }
+        let handle: OpaquePointer
+        if let bodyBuffer {
+            // The buffer lives as long as the response that sends it: it holds a reference.
+            let retained = Unmanaged.passRetained(bodyBuffer).toOpaque()
+            handle = MHD_create_response_from_buffer_with_free_callback_cls(
+                storedBodyCount, bodyBuffer.start, { Unmanaged<BodyBuffer>.fromOpaque($0!).release() }, retained)!
+        } else {
+            handle = MHD_create_response_from_callback(
+                UInt64(storedBodyCount), 4096, { _, _, _, _ in -2 }, nil, nil)!
+        }
+        Self.add(headers, to: handle)
+        let (stored, first) = madeHandle.compareExchange(
+            expected: 0, desired: UInt(bitPattern: Int(bitPattern: handle)), successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring)
+        guard stored else {
+            MHD_destroy_response(handle)
+            return OpaquePointer(bitPattern: first)!
+        }
+        return handle
+    }
+
+    private static func add(_ headers: [HTTPHeader], to handle: OpaquePointer) {
         for header in headers {
             _ = MHD_add_response_header(handle, header.name, header.value)
         }
+    }
+
+    /// The head as a read loop writes it, and its status line's length.
+    private static func wireHead(status: Int, headers: [HTTPHeader], length: Int) -> (
+        UnsafeMutableRawBufferPointer, Int
+    ) {
         // Bytes, not a String: a command builds its answer's head per request (docs/PERFORMANCE.md,
         // "What a command costs"), and copying a String's UTF-8 view goes byte by byte.
         var bytes = Array(WireHead.statusLine(status).utf8)
@@ -176,8 +212,25 @@ public final class PreparedResponse: @unchecked Sendable {
             munmap(UnsafeMutableRawPointer(mutating: bodyStart), storedBodyCount)
             Self.bodyFiles.subtract(1, ordering: .relaxed)
         }
-        MHD_destroy_response(handle)
+        let made = madeHandle.load(ordering: .acquiring)
+        if made != 0 { MHD_destroy_response(OpaquePointer(bitPattern: made)!) }
         wireHead.deallocate()
+    }
+
+    /// A body's bytes in a buffer of their own, freed when the last of its holders goes (the
+    /// prepared response, and the libmicrohttpd response made from it, which may still be sending
+    /// it after the other has gone).
+    private final class BodyBuffer {
+        let start: UnsafeMutableRawPointer
+
+        init(copying body: [UInt8]) {
+            start = malloc(max(body.count, 1))!
+            body.withUnsafeBytes { bytes in
+                if let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
+            }
+        }
+
+        deinit { free(start) }
     }
 
     /// A read-only file with a body in it, and its mapping. An unnamed file on the directory's

@@ -14,14 +14,33 @@ import Platform
 /// `nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }`.
 public final class BlockingSerialExecutor: SerialExecutor {
     private let queue: DispatchQueue
+    /// Runs the tasks that prefer it on the same queue, one job at a time with the actor's: a task
+    /// that is mostly the actor's work (a command) goes to the actor and back on the thread that
+    /// drains the queue, where each hop to another queue would wake a thread.
+    public let tasks: SameQueueTaskExecutor
 
     public init(label: String) {
         queue = DispatchQueue(label: label)
+        tasks = SameQueueTaskExecutor(queue)
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+}
+
+/// A task executor on a `BlockingSerialExecutor`'s queue (its `tasks`).
+public final class SameQueueTaskExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    fileprivate init(_ queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 

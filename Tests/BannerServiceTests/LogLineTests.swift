@@ -16,6 +16,10 @@ struct LogLineTests {
             "a\\rb\\tc\\u{1b}[31md\\u{7f}e\\u{85}f\\u{2028}g\\u{2029}h"
         ),
         ("plain text, ünïcödé and emoji 🎠", "plain text, ünïcödé and emoji 🎠"),
+        // Read over UTF-8 bytes: each escaped one beside other non-ASCII, and the scalars whose
+        // bytes are nearest theirs (U+00A0, U+2027, U+202A, €) left as they are.
+        ("→\u{80}→\u{9f}→\u{2028}", "→\\u{80}→\\u{9f}→\\u{2028}"),
+        ("→ \u{a0}\u{2027}\u{202a}€ index 3", "→ \u{a0}\u{2027}\u{202a}€ index 3"),
     ])
     func aMessageIsOneLineWhateverItQuotes(_ message: String, _ written: String) {
         let lines = Lock<[String]>([])

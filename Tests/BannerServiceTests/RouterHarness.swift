@@ -76,7 +76,7 @@ struct RouterHarness: Sendable {
         switch api.respond(to: request) {
         case .response(let response): return response
         case .prepared(let prepared): return prepared.response
-        case .deferred(let work): return await work().response
+        case .deferred(let work, _): return await work().response
         case .stream(let stream): return Response(status: stream.status, headers: stream.headers)
         }
     }

@@ -138,7 +138,7 @@ struct RouterReadTests {
         let harness = RouterHarness()
         let request = Request(
             method: "POST", path: "/banner/next", headers: [HTTPHeader("X-Request-Id", "req 42/<x>")])
-        guard case .deferred(let work) = harness.api.respond(to: request) else {
+        guard case .deferred(let work, _) = harness.api.respond(to: request) else {
             Issue.record("a command is deferred")
             return
         }

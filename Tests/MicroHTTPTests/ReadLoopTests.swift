@@ -4,9 +4,10 @@ import Testing
 
 @testable import MicroHTTP
 
-/// Reads answered at once: pre-built responses, a large one, an echo of what the request said,
-/// and `/later`, which claims to answer at once but defers (libmicrohttpd must then answer it);
-/// `POST /report` is answered at once too (its body echoed, 202), `POST /echo-body` is not.
+/// Reads answered at once: pre-built responses, a large one, an echo of what the request said;
+/// `/later`, answered by deferred work, and `/gated/N`, whose work waits until the test opens
+/// gate N; `POST /report` is answered at once too (its body echoed, 202), `POST /echo-body` is not
+/// answered in the loops.
 final class ReadingHandler: HTTPHandler {
     let small = PreparedResponse(
         Response(
@@ -32,10 +33,14 @@ final class ReadingHandler: HTTPHandler {
                 HTTPHeader("X-Bare\n", "b"), HTTPHeader("X-Fine", "ok"),
             ], body: Array("odd".utf8)))
     let laterCalls = Counter()
+    let gates = [AsyncGate(), AsyncGate()]
+    /// Gated work started, and finished (its answer handed to the server).
+    let gatedCalls = Counter()
+    let gatedAnswers = Counter()
 
     let reports = Counter()
 
-    func answersAtOnce(method: String, path: String) -> Bool {
+    func answersWithoutStream(method: String, path: String) -> Bool {
         method == "POST" ? path == "/report" : path != "/echo-body"
     }
 
@@ -58,6 +63,14 @@ final class ReadingHandler: HTTPHandler {
         case "/later":
             laterCalls.increment()
             return .deferred { PreparedResponse(Response(status: 202, body: Array("later".utf8))) }
+        case "/gated/0", "/gated/1":
+            gatedCalls.increment()
+            let number = request.path.last == "0" ? 0 : 1
+            return .deferred { [gates, gatedAnswers] in
+                await gates[number].wait()
+                defer { gatedAnswers.increment() }
+                return PreparedResponse(Response(status: 200, body: Array("gated \(number)".utf8)))
+            }
         default: return .response(Response(status: 404))
         }
     }
@@ -69,11 +82,11 @@ struct ReadLoopTests {
         // A loaded run (every test at once on two cores, sanitizers) can leave a test's connection
         // idle for longer than the usual 15 s while its task waits to run again.
         _ handler: ReadingHandler, timeout: Int = Int(60 * sanitizerAllowance), perAddressLimit: Int = 0,
-        clock: ServerClock = .system
+        clock: ServerClock = .system, threads: Int = 2
     ) throws -> HTTPServer {
         try HTTPServer(
             configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, threads: 2, connectionTimeoutSeconds: timeout,
+                host: "127.0.0.1", port: 0, threads: threads, connectionTimeoutSeconds: timeout,
                 perAddressConnectionLimit: perAddressLimit, clock: clock),
             handler: handler)
     }
@@ -309,8 +322,9 @@ struct ReadLoopTests {
         #expect(await eventually { server.connectionsInReadLoops == 0 })
     }
 
-    /// A handler that defers after all loses nothing: libmicrohttpd asks it again and waits.
-    @Test func anAnswerThatMustWaitIsLeftToLibmicrohttpd() async throws {
+    /// An answer made by deferred work (a command's) is waited for in the loop: the handler is
+    /// asked once, and the connection stays.
+    @Test func aDeferredAnswerIsWaitedForInTheLoop() async throws {
         let handler = ReadingHandler()
         let server = try Self.startServer(handler)
         defer { stopLater(server) }
@@ -318,8 +332,71 @@ struct ReadLoopTests {
         #expect(try await connection.send("GET", "/small").status == 200)
         let later = try await connection.send("GET", "/later")
         #expect(later.status == 202 && later.text == "later")
-        #expect(handler.laterCalls.count == 2)
+        #expect(handler.laterCalls.count == 1)
+        #expect(server.connectionsInReadLoops == 1)
+        let head = try await connection.send("HEAD", "/later")
+        #expect(head.status == 202 && head.body.isEmpty && head.header("Content-Length") == "5")
         #expect(try await connection.send("GET", "/small").text == "small")
+        #expect(server.connectionsInReadLoops == 1)
+    }
+
+    /// What arrives behind a request whose answer is being made waits for it, and is answered
+    /// after it, in order: no new edge announces bytes that came while the connection waited.
+    @Test func requestsBehindADeferredAnswerAreAnsweredAfterIt() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        defer { stopLater(server) }
+        let connection = try HTTPConnection(port: server.port)
+        let requests =
+            "GET /gated/0 HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /small HTTP/1.1\r\nHost: a\r\n\r\n"
+            + "POST /report HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\none"
+        try await connection.write(Array(requests.utf8))
+        #expect(await eventually { handler.gatedCalls.count == 1 })
+        #expect(handler.reports.count == 0, "nothing behind it is answered before it")
+        await handler.gates[0].open()
+        #expect(try await connection.readResponse().text == "gated 0")
+        #expect(try await connection.readResponse().text == "small")
+        #expect(try await connection.readResponse().text == "one")
+        #expect(server.connectionsInReadLoops == 1)
+    }
+
+    /// A client that resets its connection while its answer is made: the answer goes to no one —
+    /// not to a later connection given the same descriptor number, waiting for its own.
+    @Test func anAnswerWhoseClientLeftGoesToNoOne() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler, threads: 1)  // one loop: both connections in it
+        defer { stopLater(server) }
+        do {
+            let leaving = try HTTPConnection(port: server.port)
+            try await leaving.write(Array("GET /gated/0 HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+            #expect(await eventually { handler.gatedCalls.count == 1 })
+            leaving.resetOnClose()
+        }
+        #expect(await eventually { server.connectionsInReadLoops == 0 })
+        let staying = try HTTPConnection(port: server.port)
+        try await staying.write(Array("GET /gated/1 HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        #expect(await eventually { handler.gatedCalls.count == 2 })
+        await handler.gates[0].open()
+        #expect(await eventually { handler.gatedAnswers.count == 1 })
+        await handler.gates[1].open()
+        #expect(try await staying.readResponse().text == "gated 1")
+        #expect(try await staying.send("GET", "/small").text == "small")
+    }
+
+    /// Stopping answers a request whose work still runs as libmicrohttpd answers the ones it
+    /// suspended: 503, and the connection closed.
+    @Test func stoppingAnswersTheRequestsWaitingThere() async throws {
+        let handler = ReadingHandler()
+        let server = try Self.startServer(handler)
+        let connection = try HTTPConnection(port: server.port)
+        try await connection.write(Array("GET /gated/0 HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        #expect(await eventually { handler.gatedCalls.count == 1 })
+        try await offThePool { server.stop() }
+        let answer = try await connection.readResponse()
+        #expect(answer.status == 503 && answer.text == "server is shutting down\n")
+        #expect(await connection.waitForClose())
+        await handler.gates[0].open()  // the work ends; its answer finds no loop
+        #expect(await eventually { handler.gatedAnswers.count == 1 })
     }
 
     @Test func stoppingClosesTheConnectionsHeldThere() async throws {

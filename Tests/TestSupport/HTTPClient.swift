@@ -97,6 +97,13 @@ public final class HTTPConnection: @unchecked Sendable {
         Glibc.close(descriptor)
     }
 
+    /// Makes the close (with the connection object) send a reset rather than an end (`SO_LINGER`
+    /// 0), as a client that crashed or a proxy that gave up: the server sees an error.
+    public func resetOnClose() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
     /// Hangs up as a client leaving does (both directions shut); the descriptor is closed with
     /// the connection object.
     public func hangUp() {

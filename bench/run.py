@@ -540,11 +540,31 @@ def one_core_each(arguments, body, headers):
         targets.append(start_service(1, name="carousel-one-core-plain", key="plain",
                                      label="banner-server, fast paths off", fastPaths=False, cpu=server))
         rates, cpu = get_rounds(targets, arguments, cpu=client, label="one core, ")
+        commands = command_rounds([targets[0], targets[3]], arguments, cpu=client)
     finally:
         for target in targets:
             target.stop()
     return {"targets": [(target.name, target.label) for target in targets], "rates": rates, "cpu": cpu,
-            "client": client, "server": server}
+            "commands": commands, "client": client, "server": server}
+
+
+def command_rounds(targets, arguments, cpu):
+    """POST /banner/next on each target (SQLite, one thread on its own CPU) in turn,
+    `arguments.rounds` times, the order rotating, after a second each to warm up: server CPU µs per
+    command, by target name (docs/PERFORMANCE.md, "What a command costs"; the bar is 30 µs)."""
+    script = ROOT / "bench" / "post.lua"
+    for target in targets:
+        wrk(target, "/banner/next", 1, arguments.connections, script=script, cpu=cpu)
+    microseconds_used = {target.name: [] for target in targets}
+    for round_number in range(arguments.rounds):
+        order = targets[round_number % len(targets):] + targets[:round_number % len(targets)]
+        for target in order:
+            _, microseconds, _ = wrk(target, "/banner/next", arguments.seconds, arguments.connections,
+                                     script=script, cpu=cpu)
+            microseconds_used[target.name].append(microseconds)
+    print("  one core, POST /banner/next (SQLite) µs CPU per command: " + ", ".join(
+        f"{target.label} {statistics.median(microseconds_used[target.name]):.1f}" for target in targets), flush=True)
+    return microseconds_used
 
 
 def instructions_per_read(requests, headers):
@@ -951,6 +971,15 @@ def one_core_section(arguments, one_core):
         *rounds_table(["ratio"], "median", "{:.2f}", [
             (["CPU per read: fast paths off / on (what they buy)"],
              [off / on for on, off in zip(cpu["service"], cpu["plain"])])]),
+        "",
+        f"`POST /banner/next` on SQLite, the same servers, wrk -c{arguments.connections} (the bar: 30 µs of CPU "
+        "per command):",
+        "",
+        *rounds_table(["server"], "median µs CPU/command", "{:.2f}", [
+            (["banner-server"], one_core["commands"]["service"]),
+            (["banner-server, fast paths off"], one_core["commands"]["plain"]),
+            (["ratio: off / on (what they buy)"],
+             [off / on for on, off in zip(one_core["commands"]["service"], one_core["commands"]["plain"])])]),
         "",
     ]
 

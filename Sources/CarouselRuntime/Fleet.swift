@@ -545,10 +545,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             var changed: [ScreenEntry] = []
             var gone: [ScreenRecord.Key] = []
+            // Looked up per screen as a set of serials: a dictionary of the (generic) carousels
+            // costs a metadata lookup each time, ten thousand times a second.
+            let served = Set(carousels.keys)
             for index in state.entries.indices {
                 let entry = state.entries.values[index]
                 let row = entry.record
-                guard let live = carousels[row.carousel] else {
+                guard served.contains(row.carousel) else {
                     gone.append(row.key)
                     continue
                 }
@@ -556,15 +559,17 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 if heard(row), let shownAt = row.receipt?.shownAt {
                     frozen =
                         checks[Viewers(carousel: row.carousel, audience: row.audience)]?.isFrozen(lastShownAt: shownAt)
-                        ?? live.isFrozen(lastShownAt: shownAt, now: now, grace: grace, audience: row.audience)
+                        ?? carousels[row.carousel]!.isFrozen(
+                            lastShownAt: shownAt, now: now, grace: grace, audience: row.audience)
                 }
                 let judged = ScreenState.of(
                     lastSeen: row.lastSeen, now: now, timeout: timeout, outOfStep: row.receipt?.outOfStep,
                     frozen: frozen)
                 let before = appeared.isEmpty || !appeared.contains(row.key) ? entry : nil
-                let now = ScreenEntry(
-                    record: row, carousel: entry.carousel, state: judged,
-                    since: since(judged, of: row, before: before, now: now))
+                let judgedSince = since(judged, of: row, before: before, now: now)
+                // Most screens are as they were: their entry is left as it is, not written again.
+                guard before == nil || judged != entry.state || judgedSince != entry.since else { continue }
+                let now = ScreenEntry(record: row, carousel: entry.carousel, state: judged, since: judgedSince)
                 state.entries.values[index] = now
                 if before?.state != judged { changed.append(now) }
             }

@@ -368,13 +368,15 @@ final class ReadLoop: @unchecked Sendable {
         Task(executorPreference: executor ?? BlockingTaskExecutor.shared) { [self] in
             let response = await work()
             let answer = DeferredAnswer(descriptor: descriptor, serial: serial, response: response)
-            let taken = inbox.withLock { inbox in
+            // One wake-up for answers that come before the loop takes them: under load, most
+            // find others waiting, and a write on the eventfd is a system call each.
+            let wakes = inbox.withLock { inbox in
                 guard !inbox.isClosed else { return false }
                 inbox.answers.append(answer)
                 hasAnswers.store(true, ordering: .releasing)
-                return true
+                return inbox.answers.count == 1
             }
-            if taken { epoll.signal() }
+            if wakes { epoll.signal() }
         }
     }
 

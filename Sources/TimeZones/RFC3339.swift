@@ -8,8 +8,33 @@ extension Timestamp {
         let minute = millisecondOfDay / 60_000 % 60
         let second = millisecondOfDay / 1000 % 60
         let millisecond = millisecondOfDay % 1000
-        return
-            "\(CivilDate(daysSinceEpoch: days))T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2)).\(padded(millisecond, 3))Z"
+        let date = CivilDate(daysSinceEpoch: days)
+        // Every instant 64 bits of nanoseconds hold (1677 to 2262) has a four-digit year: its
+        // 24 bytes are written in place (a log line and a state's answer each write one or two).
+        guard (0...9999).contains(date.year) else {
+            return
+                "\(date)T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2)).\(padded(millisecond, 3))Z"
+        }
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var position = 0
+            func put(_ value: Int64, digits: Int, then separator: UInt8) {
+                var rest = value
+                for offset in (0..<digits).reversed() {
+                    text[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                text[position + digits] = separator
+                position += digits + 1
+            }
+            put(date.year, digits: 4, then: UInt8(ascii: "-"))
+            put(date.month, digits: 2, then: UInt8(ascii: "-"))
+            put(date.day, digits: 2, then: UInt8(ascii: "T"))
+            put(hour, digits: 2, then: UInt8(ascii: ":"))
+            put(minute, digits: 2, then: UInt8(ascii: ":"))
+            put(second, digits: 2, then: UInt8(ascii: "."))
+            put(millisecond, digits: 3, then: UInt8(ascii: "Z"))
+            return position
+        }
     }
 
     /// The years `init(rfc3339:)` reads: inside what nanoseconds since 1970 in 64 bits can hold

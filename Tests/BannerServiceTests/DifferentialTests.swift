@@ -117,6 +117,14 @@ struct DifferentialTests {
                     "Content-Type: text/plain\r\n")
                 + last),
         Exchange("a POST of a command", post("/banner/nope", "{}") + last),
+        // Commands a read loop reads (docs/ARCHITECTURE.md, "Commands outside libmicrohttpd"),
+        // each refused before it runs, one sent without Content-Length (no body).
+        Exchange(
+            "commands refused",
+            post("/banner/next", "{\"x\": 1}", "Content-Type: application/json\r\nX-Request-Id: d-1\r\n")
+                + "POST /carousels/nope/next HTTP/1.1\r\nHost: x\r\nX-Request-Id: d-2\r\n\r\n"
+                + post("/banner/pause", "{\"seconds\": -1}", "Content-Type: application/json\r\nX-Request-Id: d-3\r\n")
+                + post("/banner/pause", "{", "Content-Type: application/json\r\nX-Request-Id: d-4\r\n") + last),
         Exchange(
             "a report in pieces", "POST \(receiptsPath) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n", "{",
             "}" + last),

@@ -10,6 +10,9 @@ struct RFC3339Tests {
         (1_709_251_199_999_999_999, "2024-02-29T23:59:59.999Z"),
         (951_782_400_123_000_000, "2000-02-29T00:00:00.123Z"),
         (-1_000_000, "1969-12-31T23:59:59.999Z"),
+        // The first and last instants 64 bits of nanoseconds hold.
+        (Int64.min, "1677-09-21T00:12:43.145Z"),
+        (Int64.max, "2262-04-11T23:47:16.854Z"),
     ])
     func formatsRFC3339WithMilliseconds(_ nanoseconds: Int64, _ text: String) {
         #expect(Timestamp(nanosecondsSinceEpoch: nanoseconds).rfc3339 == text)

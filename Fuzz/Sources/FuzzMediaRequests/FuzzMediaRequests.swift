@@ -26,7 +26,7 @@ private func answer(_ reply: Reply) -> PreparedResponse? {
     switch reply {
     case .response(let response): return PreparedResponse(response)
     case .prepared(let prepared): return prepared
-    case .deferred(let work):
+    case .deferred(let work, _):
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: PreparedResponse?
         Task {

@@ -41,7 +41,7 @@ let package = Package(
         // What operators edit: carousel definitions and banners, their rules, JSON and messages.
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"]),
         // SHA-256, for content addresses (media ids).
-        .target(name: "Digest"),
+        .target(name: "Digest", dependencies: ["Threading"]),
         // The store protocol and its records; the memory store.
         .target(name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Threading", "TimeZones"]),
         // SQLite from Debian (`libsqlite3-dev`), found with pkg-config.

@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "TimeZones", dependencies: ["Threading", "Platform"], path: "Modules/TimeZones"),
         .target(name: "Carousel", dependencies: ["Threading", "TimeZones"], path: "Modules/Carousel"),
         .target(name: "Definitions", dependencies: ["Carousel", "JSON", "TimeZones"], path: "Modules/Definitions"),
-        .target(name: "Digest", path: "Modules/Digest"),
+        .target(name: "Digest", dependencies: ["Threading"], path: "Modules/Digest"),
         .target(
             name: "Store", dependencies: ["Carousel", "Definitions", "Digest", "JSON", "Threading", "TimeZones"],
             path: "Modules/Store"),

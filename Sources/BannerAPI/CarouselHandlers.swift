@@ -113,7 +113,7 @@ enum CarouselHandlers {
         return .response(
             Response(
                 status: 200, headers: PreparedReads.jsonHeaders + api.cors.headers(for: call.origin),
-                body: object.bytes + [UInt8(ascii: "\n")]))
+                body: object.line))
     }
 
     /// `GET …/timeline`: the changes planned from now, scheduled changes included.

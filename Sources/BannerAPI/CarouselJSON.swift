@@ -7,7 +7,7 @@ import TimeZones
 enum CarouselJSON {
     /// `GET /banner` and the answer of every command.
     static func state(_ carousel: Carousel, banners: EncodedBanners) -> [UInt8] {
-        var object = JSONObject()
+        var object = JSONObject(reservingCapacity: 2048)
         object.add("index", carousel.index)
         object.add("count", carousel.count)
         let shown = carousel.takeover.map { EncodedJSON(BannerDecoding.json($0.banner).bytes) }
@@ -22,7 +22,7 @@ enum CarouselJSON {
         // v2 (docs/SCHEDULES.md): what rotates, and the takeover that holds every screen.
         object.add("rotation", carousel.rotationIDs)
         object.add("takeover", carousel.takeover.map(takeover))
-        return object.bytes + [UInt8(ascii: "\n")]
+        return object.line
     }
 
     /// `{"banner": id, "until": time|null}`
@@ -48,7 +48,7 @@ enum CarouselJSON {
             })
         object.add("count", carousel.count)
         object.add("version", carousel.version)
-        return object.bytes + [UInt8(ascii: "\n")]
+        return object.line
     }
 
     /// A share as written: four decimals (`0.3333`); 1 and 0 as `1.0` and `0.0`.
@@ -61,7 +61,7 @@ enum CarouselJSON {
         var object = JSONObject()
         object.add("index", carousel.index)
         object.add("count", carousel.count)
-        return object.bytes + [UInt8(ascii: "\n")]
+        return object.line
     }
 
 }

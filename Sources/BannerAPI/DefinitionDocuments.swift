@@ -25,7 +25,7 @@ enum DefinitionDocuments {
         _ object: JSONObject, tag: String, status: Int, ifNoneMatch: String?, headers: [HTTPHeader]
     ) -> Response {
         let representation = Representation(
-            etag: tag, body: object.bytes + [UInt8(ascii: "\n")], headers: PreparedReads.jsonHeaders + headers)
+            etag: tag, body: object.line, headers: PreparedReads.jsonHeaders + headers)
         if status == 200 { return representation.response(ifNoneMatch: ifNoneMatch).response }
         var response = representation.ok.response
         response.status = status

@@ -184,7 +184,7 @@ final class PreparedReads: Sendable {
         PreparedResponse(
             Response(
                 status: status, headers: [jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
-                body: object.bytes + [UInt8(ascii: "\n")]))
+                body: object.line))
     }
 }
 

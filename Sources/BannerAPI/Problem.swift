@@ -17,7 +17,7 @@ struct Problem: Error {
         object.add("detail", detail)
         return Response(
             status: status, headers: [HTTPHeader("Content-Type", Self.mediaType)] + headers,
-            body: object.bytes + [UInt8(ascii: "\n")])
+            body: object.line)
     }
 
     /// RFC 9110's reason phrases for the statuses this service answers.

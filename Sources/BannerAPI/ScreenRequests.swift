@@ -186,7 +186,7 @@ enum ScreenRequests {
         object.add("screens", entries.map(json))
         return Response(
             status: 200, headers: [PreparedReads.jsonContentType, HTTPHeader("Cache-Control", "no-store")] + headers,
-            body: object.bytes + [UInt8(ascii: "\n")])
+            body: object.line)
     }
 
     /// One screen as `GET /screens` lists it and `GET /screens/events` sends it.

@@ -173,7 +173,7 @@ struct StatsReport: Equatable {
                 entry.add("playedShare", row.playedShare.map(CarouselJSON.share))
                 return entry
             })
-        return object.bytes + [UInt8(ascii: "\n")]
+        return object.line
     }
 
     /// The same rows as CSV (RFC 4180), with a header row; an empty cell where the JSON has null.

@@ -79,6 +79,6 @@ enum TimelineDocument {
             })
         if let until { document.add("until", until.rfc3339) }
         return Response(
-            status: 200, headers: PreparedReads.jsonHeaders + headers, body: document.bytes + [UInt8(ascii: "\n")])
+            status: 200, headers: PreparedReads.jsonHeaders + headers, body: document.line)
     }
 }

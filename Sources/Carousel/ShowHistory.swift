@@ -9,10 +9,18 @@ import TimeZones
 /// state before, as they did live: the carousel is a pure function of its state and the time.
 /// A carousel advancing every second for an hour keeps one state, not 3,600.
 public struct ShowHistory: Sendable {
-    /// How far back what was shown is known: at least this long before the latest state recorded.
+    /// How far back what was shown is known: at least this long before the latest state recorded,
+    /// unless more than `maxStates` were recorded in it.
     public let span: Duration
-    /// Oldest first; each governs from its instant to the next one's.
+    /// The most states kept: a flood of commands (thousands a second, each a state) must neither
+    /// grow memory for an hour nor make each record slower; receipts from before the oldest kept
+    /// are then not judged (docs/SCREENS.md, "In step").
+    public static let maxStates = 10_000
+    /// Oldest first from `first` (those before it are let go, and dropped from the array in
+    /// batches: dropping one at a time moved the whole array on every command); each governs from
+    /// its instant to the next one's.
     private var states: [(from: Timestamp, state: Carousel)]
+    private var first = 0
 
     /// A change of what is shown: from `at` on, `banner` (nil: nothing).
     public struct Transition: Sendable, Equatable {
@@ -38,11 +46,24 @@ public struct ShowHistory: Sendable {
     /// States older than `span` before it are let go, but for the one in effect then. A state
     /// recorded before the latest one (a clock that went back) replaces what came after it.
     public mutating func record(_ state: Carousel, from: Timestamp) {
-        while let last = states.last, last.from > from { states.removeLast() }
+        while states.count > first, let last = states.last, last.from > from { states.removeLast() }
         states.append((from, state))
-        let horizon = from - span
-        let firstNeeded = (states.lastIndex { $0.from <= horizon } ?? 0)
-        if firstNeeded > 0 { states.removeFirst(firstNeeded) }
+        first = max(first, lastIndex(atOrBefore: from - span) ?? first, states.count - Self.maxStates)
+        if first > states.count / 2 {
+            states.removeFirst(first)
+            first = 0
+        }
+    }
+
+    /// The index of the last state kept from `time` or before, found by halving (the states are
+    /// in order); nil when all are later.
+    private func lastIndex(atOrBefore time: Timestamp) -> Int? {
+        var (low, high) = (first, states.count)  // the answer is below `high`
+        while low < high {
+            let middle = (low + high) / 2
+            if states[middle].from <= time { low = middle + 1 } else { high = middle }
+        }
+        return low > first ? low - 1 : nil
     }
 
     /// `state`, the result of a change made at `now` (a command, an edit, or a change another
@@ -50,12 +71,12 @@ public struct ShowHistory: Sendable {
     /// is not before the latest state kept (a command here or elsewhere: its own instant), else
     /// from `now` (an edit that kept what was shown: it cannot change the past).
     public mutating func recordChange(_ state: Carousel, madeAt now: Timestamp) {
-        let latest = states[states.count - 1].from
+        let latest = states[states.count - 1].from  // never empty: the latest state is always kept
         record(state, from: state.changedAt >= latest && state.changedAt <= now ? state.changedAt : now)
     }
 
     /// The earliest instant this history knows what was shown at.
-    public var knownFrom: Timestamp { states[0].from }
+    public var knownFrom: Timestamp { states[first].from }
 
     /// What was shown at `time` to screens of `audience` (docs/AUDIENCES.md); nil before `knownFrom`.
     public func shown(at time: Timestamp, audience: String? = nil) -> Shown? {
@@ -80,7 +101,7 @@ public struct ShowHistory: Sendable {
         found: [Transition], complete: Bool
     ) {
         guard limit > 0 else { return ([], false) }
-        guard var index = governing(start) ?? (states[0].from <= end ? 0 : nil) else { return ([], true) }
+        guard var index = governing(start) ?? (states[first].from <= end ? first : nil) else { return ([], true) }
         // Only the audience's state is stepped (`state(for:)` leaves the others out).
         var state = states[index].state.state(for: audience)
         state.advance(to: max(start, states[index].from))
@@ -111,6 +132,6 @@ public struct ShowHistory: Sendable {
 
     /// The index of the state in effect at `time`.
     private func governing(_ time: Timestamp) -> Int? {
-        states.lastIndex { $0.from <= time }
+        lastIndex(atOrBefore: time)
     }
 }

@@ -1,13 +1,42 @@
+import Glibc
+import Threading
+
 /// UUIDs as text (RFC 9562 layout, lowercase): random ones for request and event ids, and ones a
 /// name always gives, for events several processes may each make (docs/WEBHOOKS.md).
 public enum UUIDText {
     /// 128 random bits as a version 4 UUID.
     public static func random() -> String {
-        // Two draws, not sixteen: each is a `getrandom` system call (docs/PERFORMANCE.md, "What a
-        // command costs").
-        var generator = SystemRandomNumberGenerator()
-        let halves = [generator.next() as UInt64, generator.next()]
-        return formatted(halves.withUnsafeBytes { Array($0) }, version: 4)
+        formatted(randomBytes.withLock { $0.take(16) }, version: 4)
+    }
+
+    /// The kernel's random bytes, drawn 4 KiB at a time: a command makes a request id, thousands
+    /// a second, and each draw is a `getrandom` system call (docs/PERFORMANCE.md, "What a command
+    /// costs").
+    private static let randomBytes = Lock(RandomBytes())
+
+    private struct RandomBytes {
+        private var bytes = [UInt8](repeating: 0, count: 4096)
+        private var used = 4096
+
+        mutating func take(_ count: Int) -> [UInt8] {
+            if used + count > bytes.count {
+                bytes.withUnsafeMutableBytes { buffer in
+                    // getentropy(3) (getrandom(2) within) gives 256 bytes a call, never blocking or
+                    // failing once the kernel's pool is ready; the standard generator where it fails.
+                    for start in stride(from: 0, to: buffer.count, by: 256) {
+                        let chunk = UnsafeMutableRawBufferPointer(
+                            rebasing: buffer[start..<min(start + 256, buffer.count)])
+                        if getentropy(chunk.baseAddress, chunk.count) != 0 {
+                            var generator = SystemRandomNumberGenerator()
+                            for index in chunk.indices { chunk[index] = generator.next() }
+                        }
+                    }
+                }
+                used = 0
+            }
+            defer { used += count }
+            return Array(bytes[used..<used + count])
+        }
     }
 
     /// The UUID `name` always gives: version 5's layout, with SHA-256 in place of SHA-1.

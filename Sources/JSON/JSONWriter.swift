@@ -9,6 +9,12 @@ public struct JSONObject: JSONWritable, Sendable {
 
     public init() {}
 
+    /// An object whose fields will take about `bytes` bytes: one allocation, where growing by
+    /// doubling takes several (a state's answer, about 2 KB, is made for every command).
+    public init(reservingCapacity bytes: Int) {
+        fields.reserveCapacity(bytes)
+    }
+
     public mutating func add(_ name: String, _ value: some JSONWritable) {
         if !fields.isEmpty { fields.append(UInt8(ascii: ",")) }
         name.writeJSON(to: &fields)
@@ -27,6 +33,15 @@ public struct JSONObject: JSONWritable, Sendable {
         var output: [UInt8] = []
         output.reserveCapacity(fields.count + 2)
         writeJSON(to: &output)
+        return output
+    }
+
+    /// The object as UTF-8 JSON text and a line feed, as the API's bodies end.
+    public var line: [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(fields.count + 3)
+        writeJSON(to: &output)
+        output.append(UInt8(ascii: "\n"))
         return output
     }
 }

@@ -130,6 +130,28 @@ struct StepCheckTests {
         #expect(history.shown(at: at(150)) != nil)
     }
 
+    /// A flood of commands (here one a millisecond) keeps the latest `maxStates`, not an hour of them.
+    @Test func aFloodOfCommandsKeepsTheLatestStatesOnly() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var state = fiveBanners()
+        let count = ShowHistory.maxStates + 2_500
+        for number in 1...count {
+            try state.apply(.next, at: at(Double(number) / 1000))
+            history.record(state, from: at(Double(number) / 1000))
+        }
+        let oldestKept = count - ShowHistory.maxStates + 1
+        #expect(history.knownFrom == at(Double(oldestKept) / 1000))
+        #expect(history.shown(at: at(Double(oldestKept - 1) / 1000)) == nil)
+        #expect(history.shown(at: at(Double(oldestKept) / 1000))?.version == state.version - UInt64(count - oldestKept))
+        #expect(history.shown(at: at(Double(count) / 1000 + 0.0005))?.version == state.version)
+        // A clock that went back: the states after the new one go, the new one governs.
+        var back = state
+        try back.apply(.previous, at: at(5))
+        history.record(back, from: at(5))
+        #expect(history.shown(at: at(6))?.version == back.version)
+        #expect(history.shown(at: at(4.9995))?.version == state.version - UInt64(count - 4999))
+    }
+
     @Test func aChangeTakesEffectAtItsOwnInstantOrWhenItWasMadeIfThatIsEarlier() throws {
         var history = ShowHistory(initial: fiveBanners(), from: t0)
         // Made on another replica at 5 s, heard here at 5.2 s: from 5 s.

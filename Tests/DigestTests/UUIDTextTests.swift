@@ -9,9 +9,13 @@ struct UUIDTextTests {
         #expect(Array(id)[14] == version && "89ab".contains(Array(id)[19]))
     }
 
-    @Test func randomOnesAreVersionFourAndDiffer() {
-        let ids = (0..<50).map { _ in UUIDText.random() }
-        #expect(Set(ids).count == 50)
+    /// Past several draws of the kernel's bytes (256 ids a draw), from two tasks at once.
+    @Test func randomOnesAreVersionFourAndDiffer() async {
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<2 { group.addTask { (0..<700).map { _ in UUIDText.random() } } }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(ids.count == 1400 && Set(ids).count == 1400)
         for id in ids { Self.check(id, version: "4") }
     }
 

@@ -1113,11 +1113,12 @@ def render(arguments, host, timed, rates, cpu, sizes, latency, idle_rss, loaded_
         "",
         "## POST /banner/next",
         "",
-        f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s: each request suspends its connection, hops into "
-        f"the carousel's engine actor, applies the command, writes the new anchor to the store (SQLite: one "
+        f"wrk -t1 -c{arguments.connections} -d{arguments.seconds}s: a read loop reads each request and its connection "
+        f"waits there while the command runs on the carousel's engine queue, which applies it, writes the new anchor "
+        f"to the store (SQLite: one "
         f"transaction in WAL mode, not synced: it survives `kill -9`; the commands that arrived meanwhile are "
-        f"written by the next transaction, together: group commit), publishes the new state (re-encoding the "
-        f"three read responses), logs one line (to bench/out/carousel.log), and resumes the connection.",
+        f"written by the next transaction, together: group commit), publishes the new state (the reads' responses "
+        f"are built by the next read), logs one line (to bench/out/carousel.log), and the loop writes the answer.",
         "",
         "| store | req/s | µs CPU per request | completed | version grew by |",
         "|---|---:|---:|---:|---:|",

@@ -1,5 +1,6 @@
 import Carousel
 import Digest
+import Threading
 import TimeZones
 
 // What a store keeps of the fleet (docs/SCREENS.md, "The fleet"): one row per screen and
@@ -65,6 +66,10 @@ public struct ScreenKey: Hashable, Sendable {
 
     /// Nil when `text` is not a key by `rule`.
     public init?(_ text: String) {
+        if let known = Self.recent.withLock({ $0[text] }) {
+            digest = known
+            return
+        }
         var text = text
         let digest = text.withUTF8 { bytes -> String? in
             guard (16...128).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
@@ -72,7 +77,17 @@ public struct ScreenKey: Hashable, Sendable {
         }
         guard let digest else { return nil }
         self.digest = digest
+        Self.recent.withLock { recent in
+            if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
+            recent[text] = digest
+        }
     }
+
+    /// Valid keys heard lately and their digests: a screen sends its key with every poll and
+    /// receipt, and hashing it was a sixth of a receipt's instructions (docs/PERFORMANCE.md, "What a
+    /// receipt costs"). Emptied when full: strangers sending new keys cost it at most a few MiB.
+    private static let recent = Lock<[String: String]>([:])
+    static let recentLimit = 20_000
 
     /// A key as a stored row holds it.
     public init(digest: String) { self.digest = digest }

@@ -29,19 +29,17 @@ public struct JSONObject: JSONWritable, Sendable {
     }
 
     /// The object as UTF-8 JSON text.
-    public var bytes: [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(fields.count + 2)
-        writeJSON(to: &output)
-        return output
-    }
+    public var bytes: [UInt8] { text(endingWith: nil) }
 
     /// The object as UTF-8 JSON text and a line feed, as the API's bodies end.
-    public var line: [UInt8] {
+    public var line: [UInt8] { text(endingWith: UInt8(ascii: "\n")) }
+
+    /// The text, and `end` after it, in one buffer of the size they take.
+    private func text(endingWith end: UInt8?) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(fields.count + 3)
         writeJSON(to: &output)
-        output.append(UInt8(ascii: "\n"))
+        if let end { output.append(end) }
         return output
     }
 }

@@ -37,12 +37,19 @@ final class DeferredAnswers: Sendable {
             return true
         }
         guard accepted else { return false }
-        // Deferred work may block (a store write waiting for a lock): off the cooperative pool.
-        Task(executorPreference: executor ?? BlockingTaskExecutor.shared) {
-            let answer = await work()
-            self.resume(exchange, with: answer)
-        }
+        Self.run(work, on: executor) { answer in self.resume(exchange, with: answer) }
         return true
+    }
+
+    /// Runs deferred work (`Reply.deferred`) in a task of its own that prefers `executor`, else
+    /// `BlockingTaskExecutor.shared` — off the cooperative pool: it may block (a store write waiting
+    /// for a lock) —, and hands its answer to `deliver`. Libmicrohttpd's connections and the read
+    /// loops' both start their work here.
+    static func run(
+        _ work: @escaping @Sendable () async -> PreparedResponse, on executor: (any TaskExecutor)?,
+        then deliver: @escaping @Sendable (PreparedResponse) -> Void
+    ) {
+        Task(executorPreference: executor ?? BlockingTaskExecutor.shared) { deliver(await work()) }
     }
 
     /// Hands the answer to the connection's thread; a no-op when `resumeAll` answered it already.

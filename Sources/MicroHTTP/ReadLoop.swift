@@ -365,8 +365,7 @@ final class ReadLoop: @unchecked Sendable {
         loop.connections[Int(descriptor)]!.waitsForHead = head
         loop.connections[Int(descriptor)]!.lastActive = loop.now
         let serial = loop.connections[Int(descriptor)]!.serial
-        Task(executorPreference: executor ?? BlockingTaskExecutor.shared) { [self] in
-            let response = await work()
+        DeferredAnswers.run(work, on: executor) { [self] response in
             let answer = DeferredAnswer(descriptor: descriptor, serial: serial, response: response)
             // One wake-up for answers that come before the loop takes them: under load, most
             // find others waiting, and a write on the eventfd is a system call each.

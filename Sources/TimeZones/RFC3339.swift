@@ -11,10 +11,6 @@ extension Timestamp {
         let date = CivilDate(daysSinceEpoch: days)
         // Every instant 64 bits of nanoseconds hold (1677 to 2262) has a four-digit year: its
         // 24 bytes are written in place (a log line and a state's answer each write one or two).
-        guard (0...9999).contains(date.year) else {
-            return
-                "\(date)T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2)).\(padded(millisecond, 3))Z"
-        }
         return String(unsafeUninitializedCapacity: 24) { text in
             var position = 0
             func put(_ value: Int64, digits: Int, then separator: UInt8) {

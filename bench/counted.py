@@ -238,6 +238,38 @@ def per_screen_second(screens, seconds, binary=SERVICE):
     return (counts[screens] - counts[0]) / seconds / screens
 
 
+def per_fleet_receipt(screens, seconds, binary=SERVICE):
+    """Instructions of the fleet's own per receipt, all in (docs/SCREENS.md, "The fleet"): on a
+    SQLite store and a carousel flipping every 5 s, `screens` event streams each sending a receipt
+    for every flip it sees (`bench/out/screens_load`, as `bench/screens.py` runs it), counted
+    over a window of `seconds`, less the same traffic naming no screen (a read for each receipt,
+    the streams anonymous): the handling, the checks, the rows written and the judging. Returns
+    (instructions per receipt, receipts counted)."""
+    import screens as screens_bench  # bench/screens.py: the load's driver
+
+    counts = {}
+    answered = {}
+    for anonymous in (False, True):
+        name = f"fleet-receipts-{'anonymous' if anonymous else 'named'}"
+        service = Counted(name, store="sqlite", binary=binary, autoplay=True, interval=5.0)
+        try:
+            load = screens_bench.Load(service.port, screens, seconds, 4, anonymous=anonymous)
+            time.sleep(3)  # every stream heard and written: the window starts with all of them known
+            service.switch(True)
+            load.go()
+            result = load.result()
+            service.switch(False)
+            load.close()
+        except BaseException:
+            service.process.kill()
+            raise
+        counts[anonymous] = service.total()
+        answered[anonymous] = result["answered"]["ok"]
+        if result["answered"]["other"] or not answered[anonymous]:
+            sys.exit(f"counted: {name}: {result}")
+    return (counts[False] / answered[False] - counts[True] / answered[True]), answered[False]
+
+
 def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
     """Every count, by name: instructions per read, per command (memory and SQLite store), per
     receipt (also with the fast paths off), per automatic advance and per screen kept a second. `smoke`: the harness checked, not the numbers (the read and

@@ -21,6 +21,13 @@ public struct ShowHistory: Sendable {
     /// its instant to the next one's.
     private var states: [(from: Timestamp, state: Carousel)]
     private var first = 0
+    /// Moves at every `record`: what was worked out from the history before (when a screen is
+    /// frozen from) holds as long as it has not moved.
+    public private(set) var generation: UInt64 = 0
+    /// The last answer `shownRemembering` worked out, and the instants it holds for: a fleet's
+    /// screens report the same flip thousands of times, and working each out from scratch
+    /// advanced a copy of the carousel every time. Forgotten at every `record`.
+    private var remembered: (audience: String?, from: Timestamp, until: Timestamp, shown: Shown)?
 
     /// A change of what is shown: from `at` on, `banner` (nil: nothing).
     public struct Transition: Sendable, Equatable {
@@ -46,6 +53,8 @@ public struct ShowHistory: Sendable {
     /// States older than `span` before it are let go, but for the one in effect then. A state
     /// recorded before the latest one (a clock that went back) replaces what came after it.
     public mutating func record(_ state: Carousel, from: Timestamp) {
+        generation &+= 1
+        remembered = nil
         while states.count > first, let last = states.last, last.from > from { states.removeLast() }
         states.append((from, state))
         first = max(first, lastIndex(atOrBefore: from - span) ?? first, states.count - Self.maxStates)
@@ -80,11 +89,29 @@ public struct ShowHistory: Sendable {
 
     /// What was shown at `time` to screens of `audience` (docs/AUDIENCES.md); nil before `knownFrom`.
     public func shown(at time: Timestamp, audience: String? = nil) -> Shown? {
+        workOut(at: time, audience: audience)?.shown
+    }
+
+    /// `shown(at:audience:)`, remembering the answer for the instants it holds for.
+    public mutating func shownRemembering(at time: Timestamp, audience: String? = nil) -> Shown? {
+        if let remembered, remembered.audience == audience, remembered.from <= time, time < remembered.until {
+            return remembered.shown
+        }
+        guard let (shown, until) = workOut(at: time, audience: audience) else { return nil }
+        remembered = (audience, shown.since, until, shown)
+        return shown
+    }
+
+    /// What was shown at `time`, and until when that holds: the state in effect then does not
+    /// change from its last change (`since`) to its next one or the next state recorded.
+    private func workOut(at time: Timestamp, audience: String?) -> (shown: Shown, until: Timestamp)? {
         guard let index = governing(time) else { return nil }
         var state = states[index].state.state(for: audience)
         state.advance(to: time)
-        return Shown(
+        let shown = Shown(
             banner: state.currentBanner, since: max(state.changedAt, states[index].from), version: state.version)
+        let nextState = index + 1 < states.count ? states[index + 1].from : Timestamp.distantFuture
+        return (shown, min(state.nextChangeAt ?? .distantFuture, nextState))
     }
 
     /// The changes of the shown banner after `start`, up to and including `end`, at most `limit`

@@ -33,7 +33,21 @@ extension ShowHistory {
     /// Checks `receipt` against what was shown at its instant to screens of `audience`: the same
     /// banner, flipped within `tolerance` of the carousel's change to it (either side), is in step.
     public func check(_ receipt: Receipt, tolerance: Duration, audience: String? = nil) -> StepVerdict {
-        guard let shown = shown(at: receipt.shownAt, audience: audience) else { return .unknown }
+        verdict(
+            of: receipt, shown: shown(at: receipt.shownAt, audience: audience), tolerance: tolerance, audience: audience
+        )
+    }
+
+    /// `check`, with what was shown remembered for the next receipts of the same flip.
+    public mutating func checkRemembering(_ receipt: Receipt, tolerance: Duration, audience: String? = nil)
+        -> StepVerdict
+    {
+        let shown = shownRemembering(at: receipt.shownAt, audience: audience)
+        return verdict(of: receipt, shown: shown, tolerance: tolerance, audience: audience)
+    }
+
+    private func verdict(of receipt: Receipt, shown: Shown?, tolerance: Duration, audience: String?) -> StepVerdict {
+        guard let shown else { return .unknown }
         if shown.banner?.id == receipt.banner {
             let lateness = receipt.shownAt - shown.since
             return lateness <= tolerance ? .inStep(lateness: lateness) : .late(by: lateness)
@@ -60,30 +74,45 @@ extension ShowHistory {
 
     /// `isFrozen` for many screens of `audience` at once, whose latest receipts are all at
     /// `earliest` or after: one walk over the changes, where asking screen by screen walks again
-    /// each time.
-    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration, audience: String? = nil)
-        -> FrozenCheck
-    {
+    /// each time. The walk goes on to `through` (at least `now - grace`; later instants are what
+    /// the carousel will show unless the history moves), so that it also tells when a screen not
+    /// frozen yet will be (`FrozenCheck.frozenFrom`).
+    public func frozenCheck(
+        earliest: Timestamp, through: Timestamp, grace: Duration, audience: String? = nil
+    ) -> FrozenCheck {
         let (found, complete) = walk(
-            after: earliest, through: now - grace, limit: FrozenCheck.changesWalked, audience: audience)
-        return FrozenCheck(earliest: earliest, changes: found.map(\.at), complete: complete)
+            after: earliest, through: through, limit: FrozenCheck.changesWalked, audience: audience)
+        return FrozenCheck(
+            earliest: earliest, through: through, grace: grace, changes: found.map(\.at), complete: complete)
     }
 }
 
 /// The carousel's changes for the screens of one audience after an instant
-/// (`ShowHistory.frozenCheck`), to tell screen after screen whether it is frozen with a binary search.
+/// (`ShowHistory.frozenCheck`), to tell screen after screen whether it is frozen, and from when,
+/// with a binary search.
 public struct FrozenCheck: Sendable {
     /// A bound on one walk; screens it leaves undecided are asked of the history one by one.
     static let changesWalked = 1000
 
     let earliest: Timestamp
-    /// After `earliest`, oldest first: every change through the end when `complete`, else the first ones.
+    let through: Timestamp
+    let grace: Duration
+    /// After `earliest`, oldest first: every change through `through` when `complete`, else the first ones.
     let changes: [Timestamp]
     let complete: Bool
 
-    /// What `ShowHistory.isFrozen` answers for a screen whose latest receipt is at `lastShownAt`;
-    /// nil when the changes walked do not tell (before `earliest`, or past the changes walked).
-    public func isFrozen(lastShownAt: Timestamp) -> Bool? {
+    /// From when a screen whose latest receipt is at `lastShownAt`, and that sends none, is
+    /// frozen, as long as the history does not move.
+    public enum Onset: Sendable, Equatable {
+        /// From this instant on (the carousel's second change after the receipt, plus the grace).
+        case at(Timestamp)
+        /// Not at this instant or before; the walk does not tell when after.
+        case after(Timestamp)
+    }
+
+    /// When a screen whose latest receipt is at `lastShownAt` is frozen from; nil when the changes
+    /// walked do not tell (before `earliest`, or past a walk cut short).
+    public func frozenFrom(lastShownAt: Timestamp) -> Onset? {
         guard lastShownAt >= earliest else { return nil }
         // The first change after lastShownAt.
         var (low, high) = (0, changes.count)
@@ -91,7 +120,16 @@ public struct FrozenCheck: Sendable {
             let middle = (low + high) / 2
             if changes[middle] <= lastShownAt { low = middle + 1 } else { high = middle }
         }
-        if changes.count - low >= 2 { return true }
-        return complete ? false : nil
+        if changes.count - low >= 2 { return .at(changes[low + 1] + grace) }
+        return complete ? .after(through + grace) : nil
+    }
+
+    /// What `ShowHistory.isFrozen` answers at `now`; nil when the changes walked do not tell.
+    public func isFrozen(lastShownAt: Timestamp, now: Timestamp) -> Bool? {
+        switch frozenFrom(lastShownAt: lastShownAt) {
+        case .at(let onset): onset <= now
+        case .after(let instant): now <= instant ? false : nil
+        case nil: nil
+        }
     }
 }

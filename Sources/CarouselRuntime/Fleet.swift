@@ -34,6 +34,10 @@ public struct FleetSettings: Sendable, Equatable {
     /// Flips not reported yet within this are not missing yet: screens send receipts in batches at
     /// least every 5 s, and a receipt reaches other processes a tick or two after it arrives.
     static let frozenGrace: Duration = .seconds(8)
+    /// How far past now a judging walks each carousel's changes, to know when its screens will be
+    /// frozen and judge them again only then: the longer, the longer each walk and the rarer a
+    /// still carousel's screens are judged again.
+    static let frozenLookahead: Duration = .seconds(60)
     /// How often screens past their retention are looked for.
     static let forgetEvery: Duration = .seconds(60)
     /// How far from now a receipt's instant may be.
@@ -95,67 +99,12 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     private let store: any CarouselStore
     private let logger: Logger
     private let clock: @Sendable () -> Timestamp
-    private let state = Lock(State())
+    private let state = Lock(FleetState())
     /// Held for a whole tick: one at a time, so that what a failed write puts back is never
     /// overtaken by a later one.
     private let ticking = Lock(TickState())
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
-
-    private struct State {
-        /// Heard since the last write, one sighting per screen.
-        var pending: [ScreenRecord.Key: ScreenSighting] = [:]
-        /// Event streams held by this process, by screen.
-        var streams: [ScreenRecord.Key: StreamHold] = [:]
-        var streamsHeardAt: Timestamp?
-        /// Every screen as last judged.
-        var entries: [ScreenRecord.Key: ScreenEntry] = [:]
-        /// Each carousel's screens, stored or pending: what `maxScreens` counts.
-        var known: [Int64: Set<ScreenID>] = [:]
-        /// Each carousel's offline screens as last judged, the longest unheard last: who makes room
-        /// for a new screen past `maxScreens`.
-        var makingRoom: [Int64: [ScreenRecord.Key]] = [:]
-        /// Screens that made room, to delete from the store at the next tick.
-        var madeRoom: Set<ScreenRecord.Key> = []
-        var observers: [@Sendable (ScreenEntry) -> Void] = []
-        /// Told of the screens that changed state, all of a judging at once (a start's first judging
-        /// is not a change: nothing is told then).
-        var transitionObservers: [@Sendable ([ScreenEntry]) -> Void] = []
-        var lateness = Histogram(bounds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
-        var transitions: [String: UInt64] = [:]
-    }
-
-    private struct StreamHold {
-        var count: Int
-        var userAgent: String
-        var audience: String?
-        var claim: ScreenKey?
-
-        /// The screen heard at `now` through the stream it holds.
-        func sighting(of key: ScreenRecord.Key, at now: Timestamp) -> ScreenSighting {
-            ScreenSighting(
-                key: key, heardAt: now, via: .stream, userAgent: userAgent, audience: audience, receipt: nil,
-                claim: claim)
-        }
-    }
-
-    /// The screens of one audience (nil: of none) of a carousel (by serial): whom one walk over
-    /// the changes judges frozen or not.
-    private struct Viewers: Hashable {
-        let carousel: Int64
-        let audience: String?
-    }
-
-    private struct TickState {
-        var judgedOnce = false
-        var lastForget: Timestamp?
-        /// Whether the last write or read failed, so that a store that stays down is logged once.
-        var failing = false
-        /// Whether `State.entries` hold every stored row, on a store no other process writes: a
-        /// tick then merges what it wrote into them rather than reading every row back
-        /// (docs/SCREENS.md, "The fleet").
-        var mirrorsStore = false
-    }
 
     init(
         directory: CarouselDirectory<Outlets>, store: any CarouselStore, settings: FleetSettings, logger: Logger,
@@ -269,7 +218,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             // A screen sends its receipts in the order it flipped and sends again what it is not
             // sure arrived (a batch whose answer was lost, receipts queued offline): one for an
             // instant no later than the screen's latest is a repeat, and is not measured twice.
-            var latest = [state.pending[key]?.receipt?.shownAt, state.entries[key]?.record.receipt?.shownAt]
+            var latest = [state.pending[key]?.receipt?.shownAt, state.entries[key]?.entry.record.receipt?.shownAt]
                 .compactMap { $0 }.max()
             for receipt in judged where latest.map({ receipt.shownAt > $0 }) ?? true {
                 if let lateness = receipt.lateness { state.lateness.observe(abs(lateness.seconds)) }
@@ -287,10 +236,11 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// `maxScreens` when no offline screen can make room; remembers a new one otherwise.
     private func admit(
         _ key: ScreenRecord.Key, of carousel: String, with screenKey: ScreenKey?, at now: Timestamp,
-        in state: inout State
+        in state: inout FleetState
     ) throws(ScreenRefusal) {
         if state.known[key.carousel]?.contains(key.id) == true {
-            let claim = state.pending[key]?.claim ?? state.streams[key]?.claim ?? state.entries[key]?.record.claim
+            let claim =
+                state.pending[key]?.claim ?? state.streams[key]?.claim ?? state.entries[key]?.entry.record.claim
             guard ScreenKey.admits(screenKey, to: claim) else { throw .claimed(carousel: carousel, screen: key.id) }
             return
         }
@@ -310,13 +260,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// waits here: the one that makes room for a new screen past `maxScreens`. A ghost (an id made
     /// up by a stranger) is offline a timeout after it was last heard; it must not keep a real
     /// screen out for the 30 days it would be kept otherwise.
-    private static func room(in carousel: Int64, at now: Timestamp, timeout: Duration, _ state: inout State)
+    private static func room(in carousel: Int64, at now: Timestamp, timeout: Duration, _ state: inout FleetState)
         -> ScreenRecord.Key?
     {
         while let candidate = state.makingRoom[carousel]?.popLast() {
-            guard let entry = state.entries[candidate], state.pending[candidate] == nil,
+            guard let judged = state.entries[candidate], state.pending[candidate] == nil,
                 state.streams[candidate] == nil,
-                !ScreenState.isHeard(lastSeen: entry.record.lastSeen, now: now, timeout: timeout)
+                !ScreenState.isHeard(lastSeen: judged.entry.record.lastSeen, now: now, timeout: timeout)
             else { continue }
             return candidate
         }
@@ -329,10 +279,11 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     public func forget(_ id: ScreenID, of live: Live, by attribution: Attribution) throws(StoreError) -> Bool {
         let key = ScreenRecord.Key(carousel: live.key.serial, id: id)
         // Between ticks: what a tick has taken to write cannot bring the row back after it is gone.
-        return try ticking.withLock { _ throws(StoreError) in
+        return try ticking.withLock { ticking throws(StoreError) in
             guard state.withLock({ $0.known[key.carousel]?.contains(id) == true }) else { return false }
             try store.forgetScreens(
                 [key], audit: [AuditEntry(.forgetScreen, attribution, carousel: live.name, target: id.rawValue)])
+            ticking.forgetRows([key])
             state.withLock { state in
                 state.pending[key] = nil
                 state.entries[key] = nil
@@ -344,7 +295,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     /// Merges `sighting` into what is pending for its screen: the latest presence, the latest
     /// receipt, and the first arrival of the latest receipt's verdict.
-    private static func note(_ sighting: ScreenSighting, in state: inout State) {
+    private static func note(_ sighting: ScreenSighting, in state: inout FleetState) {
         if state.pending[sighting.key] == nil {
             state.pending[sighting.key] = sighting
         } else {
@@ -357,7 +308,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// Every screen of carousel `name` (of every carousel when nil) as last judged, offline and
     /// out-of-step first.
     public func entries(of name: String? = nil) -> [ScreenEntry] {
-        let all = state.withLock { Array($0.entries.values) }
+        let all = state.withLock { $0.entries.values.map(\.entry) }
         return all.filter { name == nil || $0.carousel == name }.sorted(by: ScreenEntry.listedBefore)
     }
 
@@ -392,7 +343,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             state.streams = [:]
         }
-        ticking.withLock { ticking in _ = write(at: now, &ticking) }
+        ticking.withLock { ticking in _ = write(at: now, &ticking, everything: true) }
     }
 
     /// Writes what was heard, forgets screens past their retention now and then, and judges
@@ -410,6 +361,8 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 do throws(StoreError) {
                     let forgotten = try store.forgetScreens(silentSince: cutoff)
                     forgottenBefore = cutoff
+                    // A row written before the cutoff was last seen before it: it is gone.
+                    ticking.rowWrittenAt = ticking.rowWrittenAt.filter { $0.value >= cutoff }
                     if forgotten > 0 {
                         logger.info(
                             "forgot \(forgotten) screen\(forgotten == 1 ? "" : "s") silent for over \(settings.screenRetention.seconds) s"
@@ -434,9 +387,10 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         }
     }
 
-    /// Writes what is pending; returns what was written (nothing when the write failed: it waits
-    /// for the next tick).
-    private func write(at now: Timestamp, _ ticking: inout TickState) -> [ScreenSighting] {
+    /// Writes what is pending, or on a store no other process reads (`TickState.held`), what is
+    /// due of it (`everything`: all of it, when stopping); returns what was heard, for the rows
+    /// this process lists (nothing when the write failed: it waits for the next tick).
+    private func write(at now: Timestamp, _ ticking: inout TickState, everything: Bool = false) -> [ScreenSighting] {
         let batch = state.withLock { state in
             // Streams held are heard every third of the timeout: well before it runs out.
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
@@ -448,8 +402,30 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             defer { state.pending = [:] }
             return Array(state.pending.values)
         }
+        var due = batch
+        if ticking.mirrorsStore {
+            for sighting in batch {
+                if ticking.held[sighting.key] == nil {
+                    ticking.held[sighting.key] = sighting
+                } else {
+                    ticking.held[sighting.key]!.absorb(sighting)
+                }
+            }
+            // A row written a third of the timeout ago at most: two writes are never so far apart
+            // that the store's rule would take the screen for one heard again after a silence.
+            let every = settings.screenTimeout / 3
+            due = ticking.held.values.filter { sighting in
+                everything || ticking.rowWrittenAt[sighting.key].map { now - $0 >= every } ?? true
+            }
+        }
         do throws(StoreError) {
-            try store.saveScreens(batch, timeout: settings.screenTimeout)
+            try store.saveScreens(due, timeout: settings.screenTimeout)
+            if ticking.mirrorsStore {
+                for sighting in due {
+                    ticking.held[sighting.key] = nil
+                    ticking.rowWrittenAt[sighting.key] = now
+                }
+            }
             if ticking.failing {
                 ticking.failing = false
                 logger.notice("screens are written to \(store.description) again")
@@ -464,7 +440,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     if let newer { Self.note(newer, in: &state) }
                 }
             }
-            failed("writing \(batch.count) screen\(batch.count == 1 ? "" : "s")", error, &ticking)
+            failed("writing \(due.count) screen\(due.count == 1 ? "" : "s")", error, &ticking)
             return []
         }
     }
@@ -479,6 +455,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         guard !gone.isEmpty else { return }
         do throws(StoreError) {
             try store.forgetScreens(gone, audit: [])
+            ticking.forgetRows(gone)
         } catch {
             state.withLock { state in
                 for key in gone where state.known[key.carousel]?.contains(key.id) != true {
@@ -495,34 +472,26 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         logger.error("\(what) failed: \(error); screens are listed as last known until the store is back")
     }
 
-    /// How the stored rows changed since the last judging.
-    private enum RowChange {
-        /// Every row, as read back.
-        case all([ScreenRecord])
-        /// What this process wrote, merged by the store's rule, and the rows silent since before
-        /// `forgottenBefore` deleted: what a store with no other writer now holds.
-        case written([ScreenSighting], forgottenBefore: Timestamp?)
-
-        var isEmpty: Bool {
-            switch self {
-            case .all(let rows): rows.isEmpty
-            case .written(let sightings, _): sightings.isEmpty
-            }
-        }
-    }
-
-    /// Brings every entry's row up to date, then judges each screen of a carousel served here in
-    /// place; tells observers of screens that appeared or changed state. The first judging's are
-    /// not counted as transitions: a process starting has seen no change, only screens it did not
-    /// know of.
+    /// Brings every entry's row up to date, then judges in place each screen of a carousel served
+    /// here that may have changed state: its row is new or changed, its `recheckAt` has come, or
+    /// its carousel's history moved (or the carousels served changed: every screen then). Tells
+    /// observers of screens that appeared or changed state. The first judging's are not counted as
+    /// transitions: a process starting has seen no change, only screens it did not know of.
     private func judge(_ change: RowChange, at now: Timestamp, countTransitions: Bool) {
         // No screen known and none heard: nothing to judge (a service of many carousels and no
         // screens must not walk them every second).
         if change.isEmpty, state.withLock({ $0.entries.isEmpty }) { return }
         let carousels = directory.bySerial
+        // Read before the walks below: a history that moves meanwhile is seen moved at the next tick.
+        let generations = carousels.mapValues(\.historyGeneration)
         let timeout = settings.screenTimeout
         func heard(_ row: ScreenRecord) -> Bool {
             ScreenState.isHeard(lastSeen: row.lastSeen, now: now, timeout: timeout)
+        }
+        // Frozen matters only for a screen heard from whose latest receipt is in step.
+        func mayFreeze(_ row: ScreenRecord) -> Timestamp? {
+            guard heard(row), let receipt = row.receipt, receipt.outOfStep == nil else { return nil }
+            return receipt.shownAt
         }
         let grace = FleetSettings.frozenGrace
         // One hold of the lock from the rows put in to their judging: a new screen's entry is
@@ -530,38 +499,61 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         // the two once showed a screen just heard as offline).
         let (changed, observers) = state.withLock { state in
             let appeared = Self.apply(change, to: &state, carousels: carousels, timeout: timeout, now: now)
-            // Whether a screen is frozen matters only while it is heard from; one walk over the
-            // changes of each carousel's audience tells every such screen of it (docs/AUDIENCES.md).
+            let everyScreen = Set(generations.keys) != Set(state.historyGenerations.keys)
+            let moved = Set(generations.filter { state.historyGenerations[$0.key] != $0.value }.keys)
+            state.historyGenerations = generations
+            var due: [Dictionary<ScreenRecord.Key, Judged>.Index] = []
+            for index in state.entries.indices {
+                // Two fields read, not the whole entry copied: this walk passes every screen.
+                if everyScreen || state.entries.values[index].recheckAt <= now
+                    || (!moved.isEmpty && moved.contains(state.entries.values[index].entry.record.carousel))
+                {
+                    due.append(index)
+                }
+            }
+            // One walk over the changes of each carousel's audience tells every such screen whether
+            // it is frozen, and from when (docs/AUDIENCES.md).
             var earliest: [Viewers: Timestamp] = [:]
-            for entry in state.entries.values where heard(entry.record) {
-                guard let shownAt = entry.record.receipt?.shownAt else { continue }
-                let viewers = Viewers(carousel: entry.record.carousel, audience: entry.record.audience)
+            for index in due {
+                let row = state.entries.values[index].entry.record
+                guard let shownAt = mayFreeze(row) else { continue }
+                let viewers = Viewers(carousel: row.carousel, audience: row.audience)
                 earliest[viewers] = min(earliest[viewers] ?? shownAt, shownAt)
             }
             var checks: [Viewers: FrozenCheck] = [:]
             for (viewers, instant) in earliest {
                 checks[viewers] = carousels[viewers.carousel]?.frozenCheck(
-                    earliest: instant, now: now, grace: grace, audience: viewers.audience)
+                    earliest: instant, through: now + FleetSettings.frozenLookahead, grace: grace,
+                    audience: viewers.audience)
             }
             var changed: [ScreenEntry] = []
             var gone: [ScreenRecord.Key] = []
-            // Looked up per screen as a set of serials: a dictionary of the (generic) carousels
-            // costs a metadata lookup each time, ten thousand times a second.
-            let served = Set(carousels.keys)
-            for index in state.entries.indices {
-                let entry = state.entries.values[index]
+            for index in due {
+                let entry = state.entries.values[index].entry
                 let row = entry.record
-                guard served.contains(row.carousel) else {
+                guard let live = carousels[row.carousel] else {
                     gone.append(row.key)
                     continue
                 }
                 var frozen = false
-                if heard(row), let shownAt = row.receipt?.shownAt {
-                    frozen =
-                        checks[Viewers(carousel: row.carousel, audience: row.audience)]?.isFrozen(lastShownAt: shownAt)
-                        ?? carousels[row.carousel]!.isFrozen(
-                            lastShownAt: shownAt, now: now, grace: grace, audience: row.audience)
+                // Offline a timeout after it was last heard; offline, nothing but a new row changes it.
+                var recheckAt = heard(row) ? row.lastSeen + timeout + .nanoseconds(1) : .distantFuture
+                if let shownAt = mayFreeze(row) {
+                    switch checks[Viewers(carousel: row.carousel, audience: row.audience)]?.frozenFrom(
+                        lastShownAt: shownAt)
+                    {
+                    case .at(let onset):
+                        frozen = onset <= now
+                        if !frozen { recheckAt = min(recheckAt, onset) }
+                    case .after(let instant):
+                        recheckAt = min(recheckAt, instant + .nanoseconds(1))
+                    case nil:
+                        // Past a walk cut short: asked of the history alone, and again at the next judging.
+                        frozen = live.isFrozen(lastShownAt: shownAt, now: now, grace: grace, audience: row.audience)
+                        if !frozen { recheckAt = now }
+                    }
                 }
+                state.entries.values[index].recheckAt = recheckAt
                 let judged = ScreenState.of(
                     lastSeen: row.lastSeen, now: now, timeout: timeout, outOfStep: row.receipt?.outOfStep,
                     frozen: frozen)
@@ -570,7 +562,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 // Most screens are as they were: their entry is left as it is, not written again.
                 guard before == nil || judged != entry.state || judgedSince != entry.since else { continue }
                 let now = ScreenEntry(record: row, carousel: entry.carousel, state: judged, since: judgedSince)
-                state.entries.values[index] = now
+                state.entries.values[index].entry = now
                 if before?.state != judged { changed.append(now) }
             }
             for key in gone { state.entries[key] = nil }
@@ -590,22 +582,23 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         }
     }
 
-    /// Puts `change` into the entries, each new one in the state `.offline` until judged; returns
-    /// the screens that appeared.
+    /// Puts `change` into the entries, each due to be judged, a new one in the state `.offline`
+    /// until then; returns the screens that appeared.
     private static func apply(
-        _ change: RowChange, to state: inout State, carousels: [Int64: Live], timeout: Duration, now: Timestamp
+        _ change: RowChange, to state: inout FleetState, carousels: [Int64: Live], timeout: Duration, now: Timestamp
     ) -> Set<ScreenRecord.Key> {
         var appeared: Set<ScreenRecord.Key> = []
-        func entry(_ row: ScreenRecord, of live: Live) -> ScreenEntry {
-            if let before = state.entries[row.key] {
-                return ScreenEntry(record: row, carousel: before.carousel, state: before.state, since: before.since)
+        func entry(_ row: ScreenRecord, of live: Live) -> Judged {
+            if let before = state.entries[row.key]?.entry {
+                return .due(
+                    ScreenEntry(record: row, carousel: before.carousel, state: before.state, since: before.since))
             }
             appeared.insert(row.key)
-            return ScreenEntry(record: row, carousel: live.name, state: .offline, since: now)
+            return .due(ScreenEntry(record: row, carousel: live.name, state: .offline, since: now))
         }
         switch change {
         case .all(let rows):
-            var entries: [ScreenRecord.Key: ScreenEntry] = [:]
+            var entries: [ScreenRecord.Key: Judged] = [:]
             entries.reserveCapacity(rows.count)
             for row in rows {
                 guard let live = carousels[row.carousel] else { continue }
@@ -623,11 +616,12 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             for sighting in sightings {
                 // The store drops a sighting of a carousel it no longer has.
                 guard let live = carousels[sighting.key.carousel] else { continue }
-                let row = sighting.merged(into: state.entries[sighting.key]?.record, timeout: timeout)
+                let row = sighting.merged(into: state.entries[sighting.key]?.entry.record, timeout: timeout)
                 state.entries[sighting.key] = entry(row, of: live)
             }
             if let forgottenBefore {
-                let forgotten = state.entries.values.filter { $0.record.lastSeen < forgottenBefore }.map(\.record.key)
+                let forgotten = state.entries.values.filter { $0.entry.record.lastSeen < forgottenBefore }
+                    .map(\.entry.record.key)
                 for key in forgotten { state.entries[key] = nil }
                 forget(forgotten, in: &state)
             }
@@ -637,13 +631,14 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     /// Lists, for each carousel at `maxScreens`, its offline screens, the longest unheard last:
     /// who makes room for the next new screens (`room`).
-    private static func listRoom(in state: inout State, limit: Int) {
+    private static func listRoom(in state: inout FleetState, limit: Int) {
         state.makingRoom = [:]
         let full = Set(state.known.filter { $0.value.count >= limit }.keys)
         guard !full.isEmpty else { return }
         var offline: [Int64: [ScreenRecord]] = [:]
-        for entry in state.entries.values where entry.state == .offline && full.contains(entry.record.carousel) {
-            offline[entry.record.carousel, default: []].append(entry.record)
+        for judged in state.entries.values where judged.entry.state == .offline {
+            let row = judged.entry.record
+            if full.contains(row.carousel) { offline[row.carousel, default: []].append(row) }
         }
         for (carousel, rows) in offline {
             state.makingRoom[carousel] = rows.sorted { $0.lastSeen > $1.lastSeen }.map(\.key)
@@ -651,7 +646,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     }
 
     /// Screens no longer stored no longer count against `maxScreens`, unless heard here since.
-    private static func forget(_ keys: [ScreenRecord.Key], in state: inout State) {
+    private static func forget(_ keys: [ScreenRecord.Key], in state: inout FleetState) {
         for key in keys where state.pending[key] == nil && state.streams[key] == nil {
             state.known[key.carousel]?.remove(key.id)
         }
@@ -682,7 +677,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         let (entries, lateness, transitions) = state.withLock { ($0.entries, $0.lateness, $0.transitions) }
         var counts: [String: [String: Int]] = [:]
         for carousel in directory.all { counts[carousel.name] = [:] }
-        for entry in entries.values { counts[entry.carousel, default: [:]][entry.state.name, default: 0] += 1 }
+        for judged in entries.values {
+            counts[judged.entry.carousel, default: [:]][judged.entry.state.name, default: 0] += 1
+        }
         text += "# HELP banner_screens Screens by carousel and state, as this process last judged them.\n"
         text += "# TYPE banner_screens gauge\n"
         for (carousel, states) in counts.sorted(by: { $0.key < $1.key }) {
@@ -698,6 +695,109 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         text += "# TYPE banner_screen_transitions_total counter\n"
         for name in ["online", "offline", "out-of-step"] {
             text += "banner_screen_transitions_total{to=\"\(name)\"} \(transitions[name] ?? 0)\n"
+        }
+    }
+}
+
+// The fleet's own types, outside the generic class: a type nested in `Fleet<Outlets>` is generic
+// too, and code not specialised for it copies its values through value witnesses and looks up
+// its metadata at run time (a fifth of a tick's instructions once).
+
+private struct FleetState {
+    /// Heard since the last write, one sighting per screen.
+    var pending: [ScreenRecord.Key: ScreenSighting] = [:]
+    /// Event streams held by this process, by screen.
+    var streams: [ScreenRecord.Key: StreamHold] = [:]
+    var streamsHeardAt: Timestamp?
+    /// Every screen as last judged.
+    var entries: [ScreenRecord.Key: Judged] = [:]
+    /// Each served carousel's history generation at the last judging (`Judged.recheckAt`).
+    var historyGenerations: [Int64: UInt64] = [:]
+    /// Each carousel's screens, stored or pending: what `maxScreens` counts.
+    var known: [Int64: Set<ScreenID>] = [:]
+    /// Each carousel's offline screens as last judged, the longest unheard last: who makes room
+    /// for a new screen past `maxScreens`.
+    var makingRoom: [Int64: [ScreenRecord.Key]] = [:]
+    /// Screens that made room, to delete from the store at the next tick.
+    var madeRoom: Set<ScreenRecord.Key> = []
+    var observers: [@Sendable (ScreenEntry) -> Void] = []
+    /// Told of the screens that changed state, all of a judging at once (a start's first judging
+    /// is not a change: nothing is told then).
+    var transitionObservers: [@Sendable ([ScreenEntry]) -> Void] = []
+    var lateness = Histogram(bounds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+    var transitions: [String: UInt64] = [:]
+}
+
+/// A screen as last judged, and when it must be judged again though no new row of it comes
+/// and its carousel's history does not move: it goes offline, or it is frozen, at that
+/// instant at the earliest. A tick judges only the screens due (docs/SCREENS.md, "The fleet"):
+/// with 10,000 screens, a judging of each every second was most of the fleet's work.
+private struct Judged {
+    var entry: ScreenEntry
+    var recheckAt: Timestamp
+
+    /// A new or changed row: judged at the next judging.
+    static func due(_ entry: ScreenEntry) -> Judged { Judged(entry: entry, recheckAt: .distantPast) }
+}
+
+private struct StreamHold {
+    var count: Int
+    var userAgent: String
+    var audience: String?
+    var claim: ScreenKey?
+
+    /// The screen heard at `now` through the stream it holds.
+    func sighting(of key: ScreenRecord.Key, at now: Timestamp) -> ScreenSighting {
+        ScreenSighting(
+            key: key, heardAt: now, via: .stream, userAgent: userAgent, audience: audience, receipt: nil,
+            claim: claim)
+    }
+}
+
+/// The screens of one audience (nil: of none) of a carousel (by serial): whom one walk over
+/// the changes judges frozen or not.
+private struct Viewers: Hashable {
+    let carousel: Int64
+    let audience: String?
+}
+
+private struct TickState {
+    var judgedOnce = false
+    var lastForget: Timestamp?
+    /// Whether the last write or read failed, so that a store that stays down is logged once.
+    var failing = false
+    /// Whether `FleetState.entries` hold every stored row, on a store no other process writes: a
+    /// tick then merges what it wrote into them rather than reading every row back
+    /// (docs/SCREENS.md, "The fleet").
+    var mirrorsStore = false
+    /// On such a store the rows are kept for the next start only, and a screen's row is written
+    /// at most every third of the timeout: what was heard of it meanwhile waits here, merged
+    /// (10,000 screens reporting every 5 s wrote 2,000 rows a second, most of the fleet's work).
+    var held: [ScreenRecord.Key: ScreenSighting] = [:]
+    /// When each screen's row was last written, on such a store.
+    var rowWrittenAt: [ScreenRecord.Key: Timestamp] = [:]
+
+    /// Screens whose rows were deleted: nothing held of them may write them again.
+    mutating func forgetRows(_ keys: [ScreenRecord.Key]) {
+        for key in keys {
+            held[key] = nil
+            rowWrittenAt[key] = nil
+        }
+    }
+}
+
+/// How the stored rows changed since the last judging.
+private enum RowChange {
+    /// Every row, as read back.
+    case all([ScreenRecord])
+    /// What this process wrote, merged by the store's rule, and the rows silent since before
+    /// `forgottenBefore` deleted: what a store with no other writer now holds.
+    case written([ScreenSighting], forgottenBefore: Timestamp?)
+
+    var isEmpty: Bool {
+        switch self {
+        case .all(let rows): rows.isEmpty
+        case .written(let sightings, _): sightings.isEmpty
         }
     }
 }

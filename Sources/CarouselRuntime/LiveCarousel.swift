@@ -335,7 +335,7 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
     /// What a screen's receipt says of it, against what the carousel showed at its instant
     /// (docs/SCREENS.md, "Judging a screen").
     public func check(_ receipt: Receipt, tolerance: Duration, audience: String? = nil) -> StepVerdict {
-        history.withLock { $0.check(receipt, tolerance: tolerance, audience: audience) }
+        history.withLock { $0.checkRemembering(receipt, tolerance: tolerance, audience: audience) }
     }
 
     /// Whether a screen may have shown banner `id` at `instant`: a banner of the carousel or of
@@ -351,10 +351,14 @@ public final class LiveCarousel<Outlet: CarouselOutlet>: Sendable {
         history.withLock { $0.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace, audience: audience) }
     }
 
-    /// `isFrozen` for many screens of `audience` whose latest receipts are at `earliest` or after.
-    public func frozenCheck(earliest: Timestamp, now: Timestamp, grace: Duration, audience: String?) -> FrozenCheck {
-        history.withLock { $0.frozenCheck(earliest: earliest, now: now, grace: grace, audience: audience) }
+    /// `isFrozen` for many screens of `audience` whose latest receipts are at `earliest` or after,
+    /// walked on to `through` (`ShowHistory.frozenCheck`).
+    func frozenCheck(earliest: Timestamp, through: Timestamp, grace: Duration, audience: String?) -> FrozenCheck {
+        history.withLock { $0.frozenCheck(earliest: earliest, through: through, grace: grace, audience: audience) }
     }
+
+    /// Moves whenever the history does: what was worked out from it before may no longer hold.
+    var historyGeneration: UInt64 { history.withLock { $0.generation } }
 
     /// Starts the timer; what is shown from now on is counted as played.
     func start() {

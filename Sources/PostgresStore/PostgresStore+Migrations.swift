@@ -231,6 +231,11 @@ extension PostgresStore {
         Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim text;"),
         // Each attempt of a delivery (docs/WEBHOOKS.md), JSON: `[[at, status, error], …]`.
         Migration("delivery-attempt-log", "ALTER TABLE deliveries ADD COLUMN attempt_log jsonb;"),
+        // Screens' rows are rewritten thousands of times a second (docs/SCREENS.md, "The fleet"):
+        // with no index on a column they change, PostgreSQL updates them in place (HOT); the
+        // delete by last_seen once a minute reads the table through. (SQLite's step of this name
+        // also keeps the rows in their key's order.)
+        Migration("screens-by-key", "DROP INDEX screens_by_last_seen;"),
     ]
 
     /// Brings the database to this build's schema, in one transaction under an advisory lock (so

@@ -251,6 +251,38 @@ extension SQLiteStore {
         Migration("screen-claims", "ALTER TABLE screens ADD COLUMN claim TEXT;"),
         // Each attempt of a delivery (docs/WEBHOOKS.md), JSON: `[[at, status, error], …]`.
         Migration("delivery-attempt-log", "ALTER TABLE deliveries ADD COLUMN attempt_log TEXT;"),
+        // Screens' rows are rewritten thousands of times a second (docs/SCREENS.md, "The fleet"):
+        // kept in their key's order (one B-tree to find a row, not a key index and then the table),
+        // and without the index on last_seen, which each write moved for a delete once a minute
+        // that reads the table through (docs/PERFORMANCE.md, "The fleet").
+        Migration(
+            "screens-by-key",
+            """
+            CREATE TABLE screens_by_key (
+                carousel INTEGER NOT NULL,
+                id TEXT NOT NULL,
+                last_seen INTEGER NOT NULL,
+                heard_since INTEGER NOT NULL,
+                via TEXT NOT NULL,
+                user_agent TEXT NOT NULL,
+                banner TEXT,
+                version INTEGER,
+                shown_at INTEGER,
+                lateness INTEGER,
+                out_of_step TEXT,
+                verdict_since INTEGER,
+                offset_ms INTEGER,
+                rtt_ms INTEGER,
+                audience TEXT,
+                claim TEXT,
+                PRIMARY KEY (carousel, id)
+            ) WITHOUT ROWID;
+            INSERT INTO screens_by_key SELECT carousel, id, last_seen, heard_since, via, user_agent, banner,
+                version, shown_at, lateness, out_of_step, verdict_since, offset_ms, rtt_ms, audience, claim
+                FROM screens;
+            DROP TABLE screens;
+            ALTER TABLE screens_by_key RENAME TO screens;
+            """),
     ]
 
     /// Brings the store to this build's schema; returns its identity. A store on the current

@@ -14,54 +14,57 @@ extension SQLiteStore: ScreenStore {
         guard !sightings.isEmpty else { return }
         try on(commands) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
+                // Looked up once: the cache finds a statement by its text, which is long.
+                let save = try connection.statement(Self.saveScreen)
                 for sighting in sightings {
-                    let carousel = SQLiteValue.integer(sighting.key.carousel)
-                    let id = SQLiteValue.text(sighting.key.id.rawValue)
-                    let claim = sighting.claim.map { SQLiteValue.text($0.digest) }
-                    // `ScreenSighting.merged(into:timeout:)`, in SQL: another key's sighting changes nothing.
-                    try connection.statement(
-                        """
-                        INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent, audience, claim)
-                        SELECT ?1, ?2, ?3, ?3, ?4, ?5, ?7, ?8 WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
-                        ON CONFLICT (carousel, id) DO UPDATE SET
-                            claim = coalesce(claim, excluded.claim),
-                            heard_since = CASE WHEN excluded.last_seen - last_seen > ?6
-                                THEN excluded.last_seen ELSE heard_since END,
-                            via = CASE WHEN excluded.last_seen >= last_seen THEN excluded.via ELSE via END,
-                            user_agent = CASE WHEN excluded.last_seen >= last_seen
-                                THEN excluded.user_agent ELSE user_agent END,
-                            audience = CASE WHEN excluded.last_seen >= last_seen
-                                THEN excluded.audience ELSE audience END,
-                            last_seen = max(last_seen, excluded.last_seen)
-                        WHERE claim IS NULL OR claim = excluded.claim
-                        """
-                    ).bind(
-                        carousel, id, .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
+                    let receipt = sighting.receipt
+                    save.reset()
+                    try save.bind(
+                        .integer(sighting.key.carousel), .text(sighting.key.id.rawValue),
+                        .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
                         .text(sighting.userAgent), .integer(timeout.nanoseconds), sighting.audience.map { .text($0) },
-                        claim
-                    ).run()
-                    guard let receipt = sighting.receipt else { continue }
-                    try connection.statement(
-                        """
-                        UPDATE screens SET banner = ?3, version = ?4, shown_at = ?5, lateness = ?6,
-                            verdict_since = CASE WHEN shown_at IS NOT NULL AND out_of_step IS ?7
-                                THEN verdict_since ELSE ?8 END,
-                            out_of_step = ?7, offset_ms = ?9, rtt_ms = ?10
-                        WHERE carousel = ?1 AND id = ?2 AND (shown_at IS NULL OR shown_at <= ?5)
-                            AND (claim IS NULL OR claim = ?11)
-                        """
-                    ).bind(
-                        carousel, id, .text(receipt.banner), .integer(Int64(clamping: receipt.version)),
-                        .integer(receipt.shownAt.nanosecondsSinceEpoch),
-                        receipt.lateness.map { .integer($0.nanoseconds) },
-                        receipt.outOfStep.map { .text($0.rawValue) },
-                        .integer(receipt.verdictSince.nanosecondsSinceEpoch),
-                        receipt.offsetMs.map { .integer($0) }, receipt.rttMs.map { .integer($0) }, claim
+                        sighting.claim.map { .text($0.digest) }, receipt.map { .text($0.banner) },
+                        receipt.map { .integer(Int64(clamping: $0.version)) },
+                        receipt.map { .integer($0.shownAt.nanosecondsSinceEpoch) },
+                        receipt?.lateness.map { .integer($0.nanoseconds) },
+                        receipt?.outOfStep.map { .text($0.rawValue) },
+                        receipt.map { .integer($0.verdictSince.nanosecondsSinceEpoch) },
+                        receipt?.offsetMs.map { .integer($0) }, receipt?.rttMs.map { .integer($0) }
                     ).run()
                 }
             }
         }
     }
+
+    /// `ScreenSighting.merged(into:timeout:)` in one statement: the screen's presence, then its
+    /// receipt when it has one no older than the row's; a sighting with another key than the
+    /// screen's claim changes nothing, and one of a carousel no longer stored adds nothing.
+    private static let saveScreen = {
+        let receiptTaken = "(excluded.shown_at IS NOT NULL AND (shown_at IS NULL OR shown_at <= excluded.shown_at))"
+        let receiptColumns = ["banner", "version", "shown_at", "lateness", "out_of_step", "offset_ms", "rtt_ms"]
+        return """
+            INSERT INTO screens (carousel, id, last_seen, heard_since, via, user_agent, audience, claim,
+                banner, version, shown_at, lateness, out_of_step, verdict_since, offset_ms, rtt_ms)
+            SELECT ?1, ?2, ?3, ?3, ?4, ?5, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+            WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
+            ON CONFLICT (carousel, id) DO UPDATE SET
+                claim = coalesce(claim, excluded.claim),
+                heard_since = CASE WHEN excluded.last_seen - last_seen > ?6
+                    THEN excluded.last_seen ELSE heard_since END,
+                via = CASE WHEN excluded.last_seen >= last_seen THEN excluded.via ELSE via END,
+                user_agent = CASE WHEN excluded.last_seen >= last_seen
+                    THEN excluded.user_agent ELSE user_agent END,
+                audience = CASE WHEN excluded.last_seen >= last_seen
+                    THEN excluded.audience ELSE audience END,
+                last_seen = max(last_seen, excluded.last_seen),
+                verdict_since = CASE WHEN NOT \(receiptTaken) THEN verdict_since
+                    WHEN shown_at IS NOT NULL AND out_of_step IS excluded.out_of_step THEN verdict_since
+                    ELSE excluded.verdict_since END,
+                \(receiptColumns.map { "\($0) = CASE WHEN \(receiptTaken) THEN excluded.\($0) ELSE \($0) END" }
+                    .joined(separator: ",\n    "))
+            WHERE claim IS NULL OR claim = excluded.claim
+            """
+    }()
 
     public func screens() throws(StoreError) -> [ScreenRecord] {
         try on(admin) { connection throws(SQLiteError) in

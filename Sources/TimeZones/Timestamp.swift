@@ -14,6 +14,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         nanosecondsSinceEpoch = seconds * 1_000_000_000
     }
 
+    /// Before and after every instant a clock reads: "at once" and "never" where an instant is due.
+    public static let distantPast = Timestamp(nanosecondsSinceEpoch: .min)
+    public static let distantFuture = Timestamp(nanosecondsSinceEpoch: .max)
+
     /// The system's real-time clock (CLOCK_REALTIME), the clock RFC 3339 times are read on.
     @Sendable public static func now() -> Timestamp {
         var time = timespec()

@@ -133,6 +133,47 @@ struct FleetMirrorTests {
         #expect(tick() == ["e": .online])
     }
 
+    /// A tick judges only the screens that may have changed state (docs/SCREENS.md, "The fleet"):
+    /// each is judged again when it goes offline or is frozen, and every screen of a carousel
+    /// whose history moved at once. Ticking every quarter second, it must see each change at the
+    /// same tick as the fleet that reads every row back and judges them all.
+    @Test func judgingOnlyTheScreensDueSeesEveryChangeAtItsTick() async throws {
+        at(1)
+        let streams = [mirrored, readBack].map { side in
+            try! side.fleet.hold(ScreenID("s")!, on: side.carousel("lobby"), userAgent: "TV", audience: nil)
+        }
+        hear("a", on: "hall")
+        report("s", on: "lobby", "b0", at: 0.01)  // in step; lobby changes at 4, 8: frozen from 16
+        at(4.5)
+        report("h", on: "hall", "b1", at: 4.01)  // hall changes at 8, 12: frozen from 20
+        at(9.5)
+        report("t", on: "lobby", "b2", at: 8.01)  // 12, 16 would make it frozen from 24…
+        var firstSeen: [String: Double] = [:]
+        func tick(through seconds: Double, from start: Double) {
+            for quarter in Int(start * 4)...Int(seconds * 4) {
+                let instant = Double(quarter) / 4
+                at(instant)
+                for (id, state) in self.tick() where firstSeen["\(id) \(state)"] == nil {
+                    firstSeen["\(id) \(state)"] = instant
+                }
+            }
+        }
+        tick(through: 10, from: 9.75)
+        // …but a command at 10 moves lobby's history: b0 from 10, b1 from 14: frozen from 22.
+        for side in [mirrored, readBack] { _ = try await side.carousel("lobby").perform(.next, by: tester) }
+        tick(through: 30, from: 10.25)
+        // The stream ends at 30: s is last heard then, offline past 60.
+        for (side, stream) in zip([mirrored, readBack], streams) { side.fleet.release(stream) }
+        tick(through: 61, from: 30.25)
+        #expect(firstSeen["s outOfStep(Carousel.OutOfStepReason.frozen)"] == 16)
+        #expect(firstSeen["h outOfStep(Carousel.OutOfStepReason.frozen)"] == 20)
+        #expect(firstSeen["t outOfStep(Carousel.OutOfStepReason.frozen)"] == 22)
+        #expect(firstSeen["a offline"] == 31.25)  // heard at 1: offline once more than 30 s past it
+        #expect(firstSeen["h offline"] == 34.75)
+        #expect(firstSeen["t offline"] == 39.75)
+        #expect(firstSeen["s offline"] == 60.25)
+    }
+
     @Test func aFleetStartingListsWhatTheStoreKept() throws {
         at(1)
         hear("a", on: "lobby")

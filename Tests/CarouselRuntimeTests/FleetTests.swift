@@ -63,6 +63,39 @@ struct FleetTests {
         #expect(told.withLock { $0.map(\.1) } == [.online, .offline])
     }
 
+    /// On a store no other process reads, a screen's row is kept for the next start and written
+    /// at most every third of the timeout (docs/SCREENS.md, "The fleet"): the list has every word
+    /// at once, the row catches up within 10 s, what is held is written when the fleet stops,
+    /// and a screen forgotten meanwhile is not written back.
+    @Test func aRowIsWrittenAtMostEveryThirdOfTheTimeoutAndWhatIsHeldAtStop() throws {
+        let (wall, gone) = (ScreenID("wall-1")!, ScreenID("wall-2")!)
+        func stored(_ id: ScreenID) throws -> Timestamp? { try store.screens().first { $0.id == id }?.lastSeen }
+        func listed(_ id: ScreenID) -> Timestamp? { fleet.entries().first { $0.record.id == id }?.record.lastSeen }
+        func heard(at seconds: Double) throws {
+            at(seconds)
+            try fleet.hear(wall, on: lobby, userAgent: "Kiosk/1", audience: nil)
+            fleet.tick()
+        }
+        try heard(at: 1)  // the first tick reads every row back, then keeps them
+        try heard(at: 2)
+        #expect(try stored(wall) == t0 + .seconds(2))
+        for second in stride(from: 3.0, through: 11.5, by: 0.5) { try heard(at: second) }
+        #expect(listed(wall) == t0 + .milliseconds(11_500))
+        #expect(try stored(wall) == t0 + .seconds(2), "written 9.5 s ago: held")
+        try heard(at: 12)
+        #expect(try stored(wall) == t0 + .seconds(12))
+        try heard(at: 13)
+        try fleet.hear(gone, on: lobby, userAgent: "Kiosk/2", audience: nil)
+        fleet.tick()  // gone's first row, written at once
+        at(14)
+        try fleet.hear(gone, on: lobby, userAgent: "Kiosk/2", audience: nil)
+        fleet.tick()  // held
+        #expect(try fleet.forget(gone, of: lobby, by: byTests))
+        fleet.stop()
+        #expect(try stored(wall) == t0 + .seconds(13))
+        #expect(try stored(gone) == nil, "forgotten: what was held of it is not written")
+    }
+
     @Test func receiptsSetTheStateByTheirVerdict() throws {
         let wall = ScreenID("wall-1")!
         at(4.5)

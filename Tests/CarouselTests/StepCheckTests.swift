@@ -97,21 +97,97 @@ struct StepCheckTests {
         history.record(state, from: at(5))
         let grace: Duration = .seconds(5)
         let now = at(40)
-        let check = history.frozenCheck(earliest: at(3), now: now, grace: grace)
+        let check = history.frozenCheck(earliest: at(3), through: now - grace, grace: grace)
         for tenths in stride(from: 30, through: 400, by: 5) {
             let lastShownAt = at(Double(tenths) / 10)
             #expect(
-                check.isFrozen(lastShownAt: lastShownAt)
+                check.isFrozen(lastShownAt: lastShownAt, now: now)
                     == history.isFrozen(lastShownAt: lastShownAt, now: now, grace: grace), "at \(tenths / 10) s")
         }
-        #expect(check.isFrozen(lastShownAt: at(2.9)) == nil, "before the walk began")
+        #expect(check.isFrozen(lastShownAt: at(2.9), now: now) == nil, "before the walk began")
         // A walk cut short (1,000 changes, four an hour… here every 4 s for over an hour) still
         // says frozen where it saw two changes, and nothing past the changes it saw.
         let long = ShowHistory(initial: fiveBanners(), from: t0, span: .seconds(7200))
-        let cut = long.frozenCheck(earliest: at(0), now: at(5000), grace: grace)
-        #expect(cut.isFrozen(lastShownAt: at(100)) == true)
-        #expect(cut.isFrozen(lastShownAt: at(4500)) == nil)
+        let cut = long.frozenCheck(earliest: at(0), through: at(5000) - grace, grace: grace)
+        #expect(cut.isFrozen(lastShownAt: at(100), now: at(5000)) == true)
+        #expect(cut.isFrozen(lastShownAt: at(4500), now: at(5000)) == nil)
         #expect(long.isFrozen(lastShownAt: at(4500), now: at(5000), grace: grace))
+    }
+
+    /// A walk on into the future says when each screen will be frozen: the instant the history's
+    /// own answer turns, and nothing later than the walk saw (the fleet judges a screen again
+    /// then, not every second).
+    @Test func aWalkAheadTellsWhenAScreenWillBeFrozen() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        var state = fiveBanners()
+        try state.apply(.jump(to: 4), at: at(5))
+        history.record(state, from: at(5))
+        let grace: Duration = .seconds(5)
+        let check = history.frozenCheck(earliest: at(3), through: at(60), grace: grace)
+        for tenths in stride(from: 30, through: 500, by: 5) {
+            let lastShownAt = at(Double(tenths) / 10)
+            guard case .at(let onset) = check.frozenFrom(lastShownAt: lastShownAt) else {
+                Issue.record("no onset for a receipt at \(tenths / 10) s, with changes every 4 s walked to 60 s")
+                continue
+            }
+            #expect(!history.isFrozen(lastShownAt: lastShownAt, now: onset - .nanoseconds(1), grace: grace))
+            #expect(history.isFrozen(lastShownAt: lastShownAt, now: onset, grace: grace))
+        }
+        // Past the walk's end: not frozen through it plus the grace, and no later instant promised.
+        #expect(check.frozenFrom(lastShownAt: at(57)) == .after(at(65)))
+        #expect(!history.isFrozen(lastShownAt: at(57), now: at(65), grace: grace))
+        // A paused carousel's screens: not through the walk's end, however far it goes.
+        var paused = fiveBanners()
+        try paused.apply(.pause(for: nil), at: at(1))
+        var still = ShowHistory(initial: fiveBanners(), from: t0)
+        still.record(paused, from: at(1))
+        #expect(
+            still.frozenCheck(earliest: at(0), through: at(600), grace: grace).frozenFrom(lastShownAt: at(0))
+                == .after(at(605)))
+    }
+
+    /// Remembering what was shown for the instants it holds answers what working it out each
+    /// time answers: receipts in order, back and forth, from audiences in turn, across a command.
+    @Test func aRememberedAnswerIsTheAnswer() throws {
+        let shop = Lineup(
+            banners: [
+                Banner(id: "a", image: "https://cdn.example.com/a.png"),
+                Banner(id: "b", image: "https://cdn.example.com/b.png", audiences: ["de"]),
+                Banner(id: "c", image: "https://cdn.example.com/c.png", audiences: ["fr"]),
+            ], interval: .seconds(1))
+        var state = Carousel(lineup: shop, now: t0)
+        var history = ShowHistory(initial: state, from: t0)
+        let tolerance: Duration = .milliseconds(50)
+        func compare(_ tenths: [Int], _ audiences: [String?]) {
+            for (step, tenth) in tenths.enumerated() {
+                let audience = audiences[step % audiences.count]
+                for banner in ["a", "b", "c"] {
+                    let receipt = receipt(banner, Int64(tenth) * 100)
+                    #expect(
+                        history.checkRemembering(receipt, tolerance: tolerance, audience: audience)
+                            == history.check(receipt, tolerance: tolerance, audience: audience),
+                        "\(banner) at \(tenth) tenths for \(audience ?? "everyone")")
+                }
+            }
+        }
+        let forth = Array(0...120)
+        for audience in [nil, "de", "fr"] { compare(forth, [audience]) }
+        compare(forth.reversed(), ["de"])
+        compare(forth, ["de", "fr", nil])
+        _ = history.checkRemembering(receipt("a", 6500), tolerance: tolerance)  // remembered from 0 s on
+        try state.apply(.pause(for: nil), at: at(6.25))  // the history moves: what was remembered is not
+        history.record(state, from: at(6.25))
+        for audience in [nil, "de", "fr"] { compare(forth, [audience]) }
+        compare(forth.reversed(), ["de"])
+    }
+
+    @Test func recordingMovesTheGeneration() throws {
+        var history = ShowHistory(initial: fiveBanners(), from: t0)
+        let before = history.generation
+        var state = fiveBanners()
+        try state.apply(.next, at: at(2))
+        history.record(state, from: at(2))
+        #expect(history.generation != before)
     }
 
     @Test func statesOlderThanTheSpanGoButTheOneInEffectThenStays() throws {

@@ -55,8 +55,16 @@ public struct ScreenEntry: Sendable, Equatable {
 
     /// Offline and out-of-step first (what needs an operator), then by carousel and id.
     static func listedBefore(_ a: ScreenEntry, _ b: ScreenEntry) -> Bool {
-        let (rankA, rankB) = (a.state == .online ? 1 : 0, b.state == .online ? 1 : 0)
-        return (rankA, a.carousel, a.record.id.rawValue) < (rankB, b.carousel, b.record.id.rawValue)
+        let (onlineA, onlineB) = (a.state == .online, b.state == .online)
+        if onlineA != onlineB { return onlineB }
+        if a.carousel != b.carousel { return a.carousel < b.carousel }
+        return a.record.id.rawValue < b.record.id.rawValue
+    }
+
+    /// `entries` in the order `listedBefore` lists them, sorted by their positions: moving each
+    /// entry (a row of strings) at every step of the sort was most of its cost.
+    static func listed(_ entries: [ScreenEntry]) -> [ScreenEntry] {
+        entries.indices.sorted { listedBefore(entries[$0], entries[$1]) }.map { entries[$0] }
     }
 }
 
@@ -309,7 +317,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// out-of-step first.
     public func entries(of name: String? = nil) -> [ScreenEntry] {
         let all = state.withLock { $0.entries.values.map(\.entry) }
-        return all.filter { name == nil || $0.carousel == name }.sorted(by: ScreenEntry.listedBefore)
+        return ScreenEntry.listed(all.filter { name == nil || $0.carousel == name })
     }
 
     /// Calls `handler`, on the fleet's thread, with each screen that appeared or changed state.
@@ -361,8 +369,6 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 do throws(StoreError) {
                     let forgotten = try store.forgetScreens(silentSince: cutoff)
                     forgottenBefore = cutoff
-                    // A row written before the cutoff was last seen before it: it is gone.
-                    ticking.rowWrittenAt = ticking.rowWrittenAt.filter { $0.value >= cutoff }
                     if forgotten > 0 {
                         logger.info(
                             "forgot \(forgotten) screen\(forgotten == 1 ? "" : "s") silent for over \(settings.screenRetention.seconds) s"
@@ -391,7 +397,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// due of it (`everything`: all of it, when stopping); returns what was heard, for the rows
     /// this process lists (nothing when the write failed: it waits for the next tick).
     private func write(at now: Timestamp, _ ticking: inout TickState, everything: Bool = false) -> [ScreenSighting] {
-        let batch = state.withLock { state in
+        let (batch, new) = state.withLock { state in
             // Streams held are heard every third of the timeout: well before it runs out.
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
                 state.streamsHeardAt = now
@@ -400,9 +406,19 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                 }
             }
             defer { state.pending = [:] }
-            return Array(state.pending.values)
+            let batch = Array(state.pending.values)
+            // Written at once: a new screen's row, and one heard again after a silence (merged into
+            // later words, it would date its return from them).
+            let (entries, timeout) = (state.entries, settings.screenTimeout)
+            let new = batch.filter { sighting in
+                entries[sighting.key].map { sighting.heardAt - $0.entry.record.lastSeen > timeout } ?? true
+            }
+            return (batch, new.map(\.key))
         }
         var due = batch
+        // A round every third of the timeout at most: a row's two writes are never so far apart
+        // that the store's rule would take its screen for one heard again after a silence.
+        let round = everything || ticking.lastRound.map { now - $0 >= settings.screenTimeout / 3 } ?? true
         if ticking.mirrorsStore {
             for sighting in batch {
                 if ticking.held[sighting.key] == nil {
@@ -411,19 +427,16 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     ticking.held[sighting.key]!.absorb(sighting)
                 }
             }
-            // A row written a third of the timeout ago at most: two writes are never so far apart
-            // that the store's rule would take the screen for one heard again after a silence.
-            let every = settings.screenTimeout / 3
-            due = ticking.held.values.filter { sighting in
-                everything || ticking.rowWrittenAt[sighting.key].map { now - $0 >= every } ?? true
-            }
+            due = round ? Array(ticking.held.values) : new.map { ticking.held[$0]! }
         }
         do throws(StoreError) {
             try store.saveScreens(due, timeout: settings.screenTimeout)
             if ticking.mirrorsStore {
-                for sighting in due {
-                    ticking.held[sighting.key] = nil
-                    ticking.rowWrittenAt[sighting.key] = now
+                if round {
+                    ticking.held = [:]
+                    ticking.lastRound = now
+                } else {
+                    for key in new { ticking.held[key] = nil }
                 }
             }
             if ticking.failing {
@@ -573,7 +586,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             return (changed, state.observers)
         }
-        let sorted = changed.sorted(by: ScreenEntry.listedBefore)
+        let sorted = ScreenEntry.listed(changed)
         for entry in sorted {
             for observer in observers { observer(entry) }
         }
@@ -770,19 +783,16 @@ private struct TickState {
     /// tick then merges what it wrote into them rather than reading every row back
     /// (docs/SCREENS.md, "The fleet").
     var mirrorsStore = false
-    /// On such a store the rows are kept for the next start only, and a screen's row is written
-    /// at most every third of the timeout: what was heard of it meanwhile waits here, merged
-    /// (10,000 screens reporting every 5 s wrote 2,000 rows a second, most of the fleet's work).
+    /// On such a store the rows are kept for the next start only: a new screen's is written at
+    /// once, the others' in a round every third of the timeout, and what was heard of a screen
+    /// meanwhile waits here, merged (10,000 screens reporting every 5 s wrote 3,000 rows a second,
+    /// most of the fleet's work).
     var held: [ScreenRecord.Key: ScreenSighting] = [:]
-    /// When each screen's row was last written, on such a store.
-    var rowWrittenAt: [ScreenRecord.Key: Timestamp] = [:]
+    var lastRound: Timestamp?
 
     /// Screens whose rows were deleted: nothing held of them may write them again.
     mutating func forgetRows(_ keys: [ScreenRecord.Key]) {
-        for key in keys {
-            held[key] = nil
-            rowWrittenAt[key] = nil
-        }
+        for key in keys { held[key] = nil }
     }
 }
 

@@ -96,6 +96,27 @@ struct FleetTests {
         #expect(try stored(gone) == nil, "forgotten: what was held of it is not written")
     }
 
+    /// A screen heard again after a silence has its row written at the next tick, not at the next
+    /// round: merged into its later words, the row would date its return from them.
+    @Test func aScreenHeardAgainAfterASilenceIsWrittenAtOnce() throws {
+        let wall = ScreenID("wall-1")!
+        func row() throws -> ScreenRecord? { try store.screens().first { $0.id == wall } }
+        func heard(at seconds: Double) throws {
+            at(seconds)
+            try fleet.hear(wall, on: lobby, userAgent: "Kiosk/1", audience: nil)
+            fleet.tick()
+        }
+        try heard(at: 1)
+        try heard(at: 2)  // the first round
+        at(33)
+        fleet.tick()  // a round with nothing to write: the next is due at 43
+        try heard(at: 35)
+        #expect(try row()?.lastSeen == t0 + .seconds(35) && row()?.heardSince == t0 + .seconds(35))
+        try heard(at: 36)
+        #expect(try row()?.lastSeen == t0 + .seconds(35), "36 waits for the round")
+        #expect(fleet.entries().first?.record.heardSince == t0 + .seconds(35))
+    }
+
     @Test func receiptsSetTheStateByTheirVerdict() throws {
         let wall = ScreenID("wall-1")!
         at(4.5)

@@ -216,7 +216,7 @@ bench/out/screens_load: bench/tools/screens_load.c bench/tools/net.h
 	@mkdir -p bench/out
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals bench/out/sse_reference
+BENCH_BINARIES := bench/out/reference bench/out/sse_fanout bench/out/sse_arrivals bench/out/sse_reference bench/out/screens_load
 
 ## bench: GET /banner against nginx and the C reference, POST, memory, latency, event-stream
 ## fan-out and timing -> bench/results.md; then the fleet of screens (bench-screens) and offline

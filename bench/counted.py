@@ -274,7 +274,8 @@ def per_fleet_receipt(screens, seconds, binary=SERVICE):
 
 def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
     """Every count, by name: instructions per read, per command (memory and SQLite store), per
-    receipt (also with the fast paths off), per automatic advance and per screen kept a second. `smoke`: the harness checked, not the numbers (the read and
+    receipt (also with the fast paths off), per automatic advance, per screen kept a second and the
+    fleet's own per receipt, all in. `smoke`: the harness checked, not the numbers (the read and
     the SQLite command left out: the same code as the memory command's)."""
     results = {"requests": requests}
     if not smoke:
@@ -291,6 +292,7 @@ def measure(requests, advance_seconds, smoke=False, binary=SERVICE):
     results.update(per_advance(advance_seconds, binary=binary))
     if not smoke:
         results["screen_second"] = per_screen_second(1000, advance_seconds / 2, binary=binary)
+        results["fleet_receipt"], results["fleet_receipts"] = per_fleet_receipt(1000, advance_seconds, binary=binary)
     return results
 
 

@@ -999,7 +999,10 @@ def counted_costs(costs):
         f"automatic advance (every 50 ms, no client; {costs['advances']:,} of them, less the same window with "
         f"autoplay off, {costs['idle_per_second']:,.0f} a second) **{costs['advance']:,.0f}**"
         + (f"; a screen the fleet keeps, a second (1,000 screens heard once, the ticks that judge them, less a "
-           f"service with none) **{costs['screen_second']:,.0f}**" if "screen_second" in costs else "") + ".",
+           f"service with none) **{costs['screen_second']:,.0f}**" if "screen_second" in costs else "")
+        + (f"; the fleet's own per receipt, all in (1,000 streams on SQLite sending a receipt a flip, "
+           f"{costs['fleet_receipts']:,} receipts, less the same traffic naming no screen: docs/PERFORMANCE.md, "
+           f"\"The fleet's own cost\") **{costs['fleet_receipt']:,.0f}**" if "fleet_receipt" in costs else "") + ".",
         "",
     ]
 

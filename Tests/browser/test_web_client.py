@@ -7,6 +7,7 @@ Run by `make test-browser` (part of `make test`). Screenshots of every test land
 here needs the network.
 """
 
+import atexit
 import base64
 import http.server
 import json
@@ -29,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 from delaying_proxy import DelayingProxy
 from offline_probes import KEPT_IMAGES, QUEUED_REPORTS, READY_OFFLINE
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -239,6 +240,62 @@ class ShopPage:
         return self.origin + "/"
 
 
+# One Chromium per process (a shard, Tests/browser/run_shards.py), a new tab for each test: starting
+# a Chromium for each of about a hundred tests was over a minute of `make test`. A test's tab is
+# fresh (its scripts, emulation and window its own), its service on a port of its own (its
+# origin's storage, service worker and caches its own); cookies and the HTTP cache, which the
+# browser shares between tabs, are cleared for each test.
+_shared = {"browser": None}
+
+
+def _launch_browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,860", "--force-device-scale-factor=1"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def _quit_shared_browser():
+    if _shared["browser"] is not None:
+        _shared["browser"].quit()
+        _shared["browser"] = None
+
+
+atexit.register(_quit_shared_browser)
+
+
+def _fresh_tab(browser):
+    """`browser` on a new tab, every other closed, what the browser shares between tabs cleared.
+    False when the browser no longer answers (it is then started again)."""
+    try:
+        old = browser.window_handles
+        browser.switch_to.new_window("tab")
+        fresh = browser.current_window_handle
+        for handle in old:
+            browser.switch_to.window(handle)
+            browser.close()
+        browser.switch_to.window(fresh)
+        browser.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+        browser.set_window_size(1280, 860)
+        browser.get_log("browser")  # what the closed tabs said is not this test's
+        return True
+    except WebDriverException:
+        return False
+
+
+def _record_shown_banners(browser):
+    """Every banner the tab's pages show, as they announce them (before their own scripts run)."""
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.shownBanners = [];
+        document.addEventListener("banner-carousel:shown", (event) =>
+            window.shownBanners.push({...event.detail, element: event.target.id ?? null}));
+    """})
+
+
 class WebClientTest(unittest.TestCase):
     token = None
     admin_token = None
@@ -255,26 +312,29 @@ class WebClientTest(unittest.TestCase):
         self.service = BannerServer(self.images, token=self.token, interval=self.interval,
                                     cors_origins=self.cors_origins, admin_token=self.admin_token,
                                     environment=self.environment)
-        self.browser = self.new_browser()
+        self.browser = self.shared_browser()
         self.prepare_browser()
         self.browser.get(self.page_url())
         self.wait_for_page()
 
+    def shared_browser(self):
+        """This process's Chromium on a fresh tab, its pages recording what they show."""
+        browser = _shared["browser"]
+        if browser is None or not _fresh_tab(browser):
+            if browser is not None:
+                try:
+                    browser.quit()
+                except WebDriverException:
+                    pass
+            browser = _shared["browser"] = _launch_browser()
+        _record_shown_banners(browser)
+        return browser
+
     def new_browser(self):
-        """A headless Chromium of its own (profile, window), its pages recording what they show."""
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1280,860", "--force-device-scale-factor=1"]:
-            options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        # Every banner the page shows, as it announces them (before its own scripts run).
-        browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
-            window.shownBanners = [];
-            document.addEventListener("banner-carousel:shown", (event) =>
-                window.shownBanners.push({...event.detail, element: event.target.id ?? null}));
-        """})
+        """A headless Chromium of its own (profile, window), its pages recording what they show;
+        the test quits it."""
+        browser = _launch_browser()
+        _record_shown_banners(browser)
         return browser
 
     def wait_for_page(self):
@@ -300,7 +360,6 @@ class WebClientTest(unittest.TestCase):
         self.browser.save_screenshot(str(ARTIFACTS / f"{self._testMethodName}.png"))
         errors = [entry for entry in self.browser.get_log("browser")
                   if entry["level"] == "SEVERE" and entry.get("source") != "network"]
-        self.browser.quit()
         self.service.stop()
         # Failed requests while the service is down are expected (source "network"); anything
         # else SEVERE (a script error, a CSP violation, console.error) is a defect.

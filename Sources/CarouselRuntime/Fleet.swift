@@ -395,7 +395,9 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     /// Writes what is pending, or on a store no other process reads (`TickState.held`), what is
     /// due of it (`everything`: all of it, when stopping); returns what was heard, for the rows
-    /// this process lists (nothing when the write failed: it waits for the next tick).
+    /// this process lists. When the write fails, on a shared store nothing is returned (it waits
+    /// for the next tick, and the list stays as last read); on the other, what was heard is
+    /// listed all the same and its rows wait to be written.
     private func write(at now: Timestamp, _ ticking: inout TickState, everything: Bool = false) -> [ScreenSighting] {
         let (batch, new) = state.withLock { state in
             // Streams held are heard every third of the timeout: well before it runs out.
@@ -416,29 +418,51 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             return (batch, new.map(\.key))
         }
         var due = batch
-        // A round every third of the timeout at most: a row's two writes are never so far apart
-        // that the store's rule would take its screen for one heard again after a silence.
-        let round = everything || ticking.lastRound.map { now - $0 >= settings.screenTimeout / 3 } ?? true
         if ticking.mirrorsStore {
+            // A tick for each share over a third of the timeout: a row's two writes are never so
+            // far apart that the store's rule would take its screen for one heard again after a
+            // silence.
+            let shares = max(1, Int(settings.screenTimeout / 3 / FleetSettings.tick))
+            if ticking.held.count != shares { ticking.held = Array(repeating: [:], count: shares) }
+            func share(_ key: ScreenRecord.Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(shares)) }
             for sighting in batch {
-                if ticking.held[sighting.key] == nil {
-                    ticking.held[sighting.key] = sighting
+                let key = sighting.key
+                if ticking.held[share(key)][key] == nil {
+                    ticking.held[share(key)][key] = sighting
                 } else {
-                    ticking.held[sighting.key]!.absorb(sighting)
+                    ticking.held[share(key)][key]!.absorb(sighting)
                 }
             }
-            due = round ? Array(ticking.held.values) : new.map { ticking.held[$0]! }
+            let next = ticking.nextShare % shares
+            due =
+                everything
+                ? ticking.held.flatMap(\.values)
+                : Array(ticking.held[next].values)
+                    + new.filter { share($0) != next }.map { ticking.held[share($0)][$0]! }
+            do throws(StoreError) {
+                try store.saveScreens(due, timeout: settings.screenTimeout)
+            } catch {
+                // Kept where they are, the share not moved on: written at the next tick.
+                failed(
+                    "writing \(due.count) screen\(due.count == 1 ? "" : "s")", error, &ticking,
+                    meanwhile: "screens are listed as heard, and written when the store is back")
+                return batch
+            }
+            if everything {
+                ticking.held = Array(repeating: [:], count: shares)
+            } else {
+                ticking.held[next] = [:]
+                for key in new { ticking.held[share(key)][key] = nil }
+                ticking.nextShare = (next + 1) % shares
+            }
+            if ticking.failing {
+                ticking.failing = false
+                logger.notice("screens are written to \(store.description) again")
+            }
+            return batch
         }
         do throws(StoreError) {
             try store.saveScreens(due, timeout: settings.screenTimeout)
-            if ticking.mirrorsStore {
-                if round {
-                    ticking.held = [:]
-                    ticking.lastRound = now
-                } else {
-                    for key in new { ticking.held[key] = nil }
-                }
-            }
             if ticking.failing {
                 ticking.failing = false
                 logger.notice("screens are written to \(store.description) again")
@@ -479,10 +503,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         }
     }
 
-    private func failed(_ what: String, _ error: StoreError, _ ticking: inout TickState) {
+    private func failed(
+        _ what: String, _ error: StoreError, _ ticking: inout TickState,
+        meanwhile: String = "screens are listed as last known until the store is back"
+    ) {
         guard !ticking.failing else { return }
         ticking.failing = true
-        logger.error("\(what) failed: \(error); screens are listed as last known until the store is back")
+        logger.error("\(what) failed: \(error); \(meanwhile)")
     }
 
     /// Brings every entry's row up to date, then judges in place each screen of a carousel served
@@ -783,16 +810,20 @@ private struct TickState {
     /// tick then merges what it wrote into them rather than reading every row back
     /// (docs/SCREENS.md, "The fleet").
     var mirrorsStore = false
-    /// On such a store the rows are kept for the next start only: a new screen's is written at
-    /// once, the others' in a round every third of the timeout, and what was heard of a screen
-    /// meanwhile waits here, merged (10,000 screens reporting every 5 s wrote 3,000 rows a second,
-    /// most of the fleet's work).
-    var held: [ScreenRecord.Key: ScreenSighting] = [:]
-    var lastRound: Timestamp?
+    /// On such a store the rows are kept for the next start only, and what this process lists is
+    /// merged into them (10,000 screens reporting every 5 s wrote 3,000 rows a second, most of the
+    /// fleet's work): a new screen's row is written at the next tick; what is heard of the others
+    /// waits here, merged, in one of as many shares (by the key's hash) as there are ticks in a
+    /// third of the timeout, and each tick writes the next share: a screen's row every 10 s, a
+    /// tenth of the screens at each tick rather than all at once.
+    var held: [[ScreenRecord.Key: ScreenSighting]] = []
+    var nextShare = 0
 
     /// Screens whose rows were deleted: nothing held of them may write them again.
     mutating func forgetRows(_ keys: [ScreenRecord.Key]) {
-        for key in keys { held[key] = nil }
+        for key in keys {
+            for share in held.indices { held[share][key] = nil }
+        }
     }
 }
 

@@ -180,7 +180,11 @@ public struct ScreenSighting: Sendable, Equatable {
         self.key = key
         self.heardAt = heardAt
         self.via = via
-        self.userAgent = String(userAgent.prefix(ScreenRecord.userAgentLimit))
+        // No more characters than bytes: most user agents are shorter than the limit in bytes, and
+        // are kept without walking their characters (a sighting is made for every receipt).
+        self.userAgent =
+            userAgent.utf8.count <= ScreenRecord.userAgentLimit
+            ? userAgent : String(userAgent.prefix(ScreenRecord.userAgentLimit))
         self.audience = audience
         self.receipt = receipt
         self.claim = claim

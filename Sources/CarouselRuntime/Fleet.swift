@@ -351,7 +351,16 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             state.streams = [:]
         }
-        ticking.withLock { ticking in _ = write(at: now, &ticking, everything: true) }
+        ticking.withLock { ticking in
+            let (heard, new) = write(at: now, &ticking)
+            guard ticking.mirrorsStore else { return }
+            state.withLock { state in
+                _ = Self.apply(
+                    .written(heard, forgottenBefore: nil), to: &state, carousels: directory.bySerial,
+                    timeout: settings.screenTimeout, now: now)
+            }
+            keepRows(new: new, &ticking, everything: true)
+        }
     }
 
     /// Writes what was heard, forgets screens past their retention now and then, and judges
@@ -361,7 +370,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         ticking.withLock { ticking in
             let now = clock()
             makeRoom(&ticking)
-            let written = write(at: now, &ticking)
+            let (written, new) = write(at: now, &ticking)
             var forgottenBefore: Timestamp?
             if ticking.lastForget.map({ now - $0 >= FleetSettings.forgetEvery }) ?? true {
                 ticking.lastForget = now
@@ -390,15 +399,17 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             judge(change, at: now, countTransitions: ticking.judgedOnce)
             ticking.judgedOnce = true
+            if ticking.mirrorsStore { keepRows(new: new, &ticking) }
         }
     }
 
-    /// Writes what is pending, or on a store no other process reads (`TickState.held`), what is
-    /// due of it (`everything`: all of it, when stopping); returns what was heard, for the rows
-    /// this process lists. When the write fails, on a shared store nothing is returned (it waits
-    /// for the next tick, and the list stays as last read); on the other, what was heard is
-    /// listed all the same and its rows wait to be written.
-    private func write(at now: Timestamp, _ ticking: inout TickState, everything: Bool = false) -> [ScreenSighting] {
+    /// Takes what is pending; on a store other processes read too, writes it (`saveScreens`),
+    /// else notes whose rows to write (`keepRows`, after the judging). Returns what was heard, for
+    /// the rows this process lists, and the screens whose rows are new; when a shared store's
+    /// write fails, nothing (it waits for the next tick, and the list stays as last read).
+    private func write(at now: Timestamp, _ ticking: inout TickState) -> (
+        heard: [ScreenSighting], new: [ScreenRecord.Key]
+    ) {
         let (batch, new) = state.withLock { state in
             // Streams held are heard every third of the timeout: well before it runs out.
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
@@ -409,65 +420,23 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             defer { state.pending = [:] }
             let batch = Array(state.pending.values)
-            // Written at once: a new screen's row, and one heard again after a silence (merged into
-            // later words, it would date its return from them).
-            let (entries, timeout) = (state.entries, settings.screenTimeout)
-            let new = batch.filter { sighting in
-                entries[sighting.key].map { sighting.heardAt - $0.entry.record.lastSeen > timeout } ?? true
-            }
-            return (batch, new.map(\.key))
+            let entries = state.entries
+            return (batch, batch.map(\.key).filter { entries[$0] == nil })
         }
-        var due = batch
         if ticking.mirrorsStore {
-            // A tick for each share over a third of the timeout: a row's two writes are never so
-            // far apart that the store's rule would take its screen for one heard again after a
-            // silence.
-            let shares = max(1, Int(settings.screenTimeout / 3 / FleetSettings.tick))
-            if ticking.held.count != shares { ticking.held = Array(repeating: [:], count: shares) }
-            func share(_ key: ScreenRecord.Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(shares)) }
-            for sighting in batch {
-                let key = sighting.key
-                if ticking.held[share(key)][key] == nil {
-                    ticking.held[share(key)][key] = sighting
-                } else {
-                    ticking.held[share(key)][key]!.absorb(sighting)
-                }
+            if ticking.held.count != ticking.shares(settings) {
+                ticking.held = Array(repeating: [], count: ticking.shares(settings))
             }
-            let next = ticking.nextShare % shares
-            due =
-                everything
-                ? ticking.held.flatMap(\.values)
-                : Array(ticking.held[next].values)
-                    + new.filter { share($0) != next }.map { ticking.held[share($0)][$0]! }
-            do throws(StoreError) {
-                try store.saveScreens(due, timeout: settings.screenTimeout)
-            } catch {
-                // Kept where they are, the share not moved on: written at the next tick.
-                failed(
-                    "writing \(due.count) screen\(due.count == 1 ? "" : "s")", error, &ticking,
-                    meanwhile: "screens are listed as heard, and written when the store is back")
-                return batch
-            }
-            if everything {
-                ticking.held = Array(repeating: [:], count: shares)
-            } else {
-                ticking.held[next] = [:]
-                for key in new { ticking.held[share(key)][key] = nil }
-                ticking.nextShare = (next + 1) % shares
-            }
-            if ticking.failing {
-                ticking.failing = false
-                logger.notice("screens are written to \(store.description) again")
-            }
-            return batch
+            for sighting in batch { ticking.held[ticking.share(of: sighting.key)].insert(sighting.key) }
+            return (batch, new)
         }
         do throws(StoreError) {
-            try store.saveScreens(due, timeout: settings.screenTimeout)
+            try store.saveScreens(batch, timeout: settings.screenTimeout)
             if ticking.failing {
                 ticking.failing = false
                 logger.notice("screens are written to \(store.description) again")
             }
-            return batch
+            return (batch, new)
         } catch {
             // Kept for the next tick, under what was heard meanwhile.
             state.withLock { state in
@@ -477,8 +446,41 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     if let newer { Self.note(newer, in: &state) }
                 }
             }
-            failed("writing \(due.count) screen\(due.count == 1 ? "" : "s")", error, &ticking)
-            return []
+            failed("writing \(batch.count) screen\(batch.count == 1 ? "" : "s")", error, &ticking)
+            return ([], [])
+        }
+    }
+
+    /// On a store no other process reads, writes whole, as the judging left them, the rows of the
+    /// new screens and of the next share (`everything`: of every screen heard since its last write,
+    /// when stopping). When the store fails they wait, listed all the same.
+    private func keepRows(new: [ScreenRecord.Key], _ ticking: inout TickState, everything: Bool = false) {
+        guard !ticking.held.isEmpty else { return }
+        let next = ticking.nextShare % ticking.held.count
+        let keys =
+            everything
+            ? ticking.held.flatMap { $0 } : Array(ticking.held[next]) + new.filter { ticking.share(of: $0) != next }
+        if !keys.isEmpty {
+            let rows = state.withLock { state in keys.compactMap { state.entries[$0]?.entry.record } }
+            do throws(StoreError) {
+                try store.keepScreens(rows)
+            } catch {
+                failed(
+                    "writing \(rows.count) screen\(rows.count == 1 ? "" : "s")", error, &ticking,
+                    meanwhile: "screens are listed as heard, and written when the store is back")
+                return
+            }
+            if ticking.failing {
+                ticking.failing = false
+                logger.notice("screens are written to \(store.description) again")
+            }
+        }
+        if everything {
+            ticking.held = Array(repeating: [], count: ticking.held.count)
+        } else {
+            ticking.held[next] = []
+            for key in new { ticking.held[ticking.share(of: key)].remove(key) }
+            ticking.nextShare = (next + 1) % ticking.held.count
         }
     }
 
@@ -810,20 +812,23 @@ private struct TickState {
     /// tick then merges what it wrote into them rather than reading every row back
     /// (docs/SCREENS.md, "The fleet").
     var mirrorsStore = false
-    /// On such a store the rows are kept for the next start only, and what this process lists is
-    /// merged into them (10,000 screens reporting every 5 s wrote 3,000 rows a second, most of the
-    /// fleet's work): a new screen's row is written at the next tick; what is heard of the others
-    /// waits here, merged, in one of as many shares (by the key's hash) as there are ticks in a
-    /// third of the timeout, and each tick writes the next share: a screen's row every 10 s, a
-    /// tenth of the screens at each tick rather than all at once.
-    var held: [[ScreenRecord.Key: ScreenSighting]] = []
+    /// On such a store the rows are kept for the next start only: the fleet writes them whole as
+    /// it lists them (10,000 screens reporting every 5 s merged 3,000 sightings a second into rows
+    /// in SQL, most of the fleet's work). A new screen's row is written at the next tick; a screen
+    /// heard since its row was written waits here, in one of as many shares (by the key's hash) as
+    /// there are ticks in a third of the timeout, and each tick writes the next share: a screen's
+    /// row every 10 s, a tenth of the screens at each tick rather than all of them at once.
+    var held: [Set<ScreenRecord.Key>] = []
     var nextShare = 0
+
+    func shares(_ settings: FleetSettings) -> Int { max(1, Int(settings.screenTimeout / 3 / FleetSettings.tick)) }
+
+    func share(of key: ScreenRecord.Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(held.count)) }
 
     /// Screens whose rows were deleted: nothing held of them may write them again.
     mutating func forgetRows(_ keys: [ScreenRecord.Key]) {
-        for key in keys {
-            for share in held.indices { held[share][key] = nil }
-        }
+        guard !held.isEmpty else { return }
+        for key in keys { held[share(of: key)].remove(key) }
     }
 }
 

@@ -106,6 +106,10 @@ final class TimedStore: CarouselStore {
         try metrics.timing(.screens) { () throws(StoreError) in try store.saveScreens(sightings, timeout: timeout) }
     }
 
+    func keepScreens(_ rows: [ScreenRecord]) throws(StoreError) {
+        try metrics.timing(.screens) { () throws(StoreError) in try store.keepScreens(rows) }
+    }
+
     func screens() throws(StoreError) -> [ScreenRecord] {
         try metrics.timing(.screens) { () throws(StoreError) in try store.screens() }
     }

@@ -62,6 +62,41 @@ extension PostgresStore: ScreenStore {
         }
     }
 
+    public func keepScreens(_ rows: [ScreenRecord]) throws(StoreError) {
+        guard !rows.isEmpty else { return }
+        let rows = rows.sorted { ($0.carousel, $0.id.rawValue) < ($1.carousel, $1.id.rawValue) }
+        try on(commands) { connection throws(PostgresError) in
+            try Self.transaction(connection) { () throws(PostgresError) in
+                for row in rows {
+                    let receipt = row.receipt
+                    try connection.execute(
+                        """
+                        INSERT INTO screens (\(ScreenRecord.columns))
+                        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
+                        WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = $1)
+                        ON CONFLICT (carousel, id) DO UPDATE SET
+                            last_seen = excluded.last_seen, heard_since = excluded.heard_since, via = excluded.via,
+                            user_agent = excluded.user_agent, banner = excluded.banner, version = excluded.version,
+                            shown_at = excluded.shown_at, lateness = excluded.lateness,
+                            out_of_step = excluded.out_of_step, verdict_since = excluded.verdict_since,
+                            offset_ms = excluded.offset_ms, rtt_ms = excluded.rtt_ms, audience = excluded.audience,
+                            claim = excluded.claim
+                        """,
+                        [
+                            String(row.carousel), row.id.rawValue, String(row.lastSeen.nanosecondsSinceEpoch),
+                            String(row.heardSince.nanosecondsSinceEpoch), row.via.rawValue, row.userAgent,
+                            receipt?.banner, receipt.map { String($0.version) },
+                            receipt.map { String($0.shownAt.nanosecondsSinceEpoch) },
+                            receipt?.lateness.map { String($0.nanoseconds) }, receipt?.outOfStep?.rawValue,
+                            receipt.map { String($0.verdictSince.nanosecondsSinceEpoch) },
+                            receipt?.offsetMs.map { String($0) }, receipt?.rttMs.map { String($0) }, row.audience,
+                            row.claim?.digest,
+                        ])
+                }
+            }
+        }
+    }
+
     public func screens() throws(StoreError) -> [ScreenRecord] {
         try on(admin) { connection throws(PostgresError) in
             try connection.execute("SELECT \(ScreenRecord.columns) FROM screens").compactMap { row in

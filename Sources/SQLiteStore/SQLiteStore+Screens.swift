@@ -36,6 +36,35 @@ extension SQLiteStore: ScreenStore {
         }
     }
 
+    public func keepScreens(_ rows: [ScreenRecord]) throws(StoreError) {
+        guard !rows.isEmpty else { return }
+        try on(commands) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                let keep = try connection.statement(
+                    """
+                    INSERT OR REPLACE INTO screens (\(ScreenRecord.columns))
+                    SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+                    WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
+                    """)
+                for row in rows {
+                    let receipt = row.receipt
+                    keep.reset()
+                    try keep.bind(
+                        .integer(row.carousel), .text(row.id.rawValue), .integer(row.lastSeen.nanosecondsSinceEpoch),
+                        .integer(row.heardSince.nanosecondsSinceEpoch), .text(row.via.rawValue), .text(row.userAgent),
+                        receipt.map { .text($0.banner) }, receipt.map { .integer(Int64(clamping: $0.version)) },
+                        receipt.map { .integer($0.shownAt.nanosecondsSinceEpoch) },
+                        receipt?.lateness.map { .integer($0.nanoseconds) },
+                        receipt?.outOfStep.map { .text($0.rawValue) },
+                        receipt.map { .integer($0.verdictSince.nanosecondsSinceEpoch) },
+                        receipt?.offsetMs.map { .integer($0) }, receipt?.rttMs.map { .integer($0) },
+                        row.audience.map { .text($0) }, row.claim.map { .text($0.digest) }
+                    ).run()
+                }
+            }
+        }
+    }
+
     /// `ScreenSighting.merged(into:timeout:)` in one statement: the screen's presence, then its
     /// receipt when it has one no older than the row's; a sighting with another key than the
     /// screen's claim changes nothing, and one of a carousel no longer stored adds nothing.

@@ -13,6 +13,13 @@ extension MemoryStore: ScreenStore {
         }
     }
 
+    public func keepScreens(_ rows: [ScreenRecord]) throws(StoreError) {
+        contents.withLock { contents in
+            let serials = Set(contents.carousels.values.map(\.serial))
+            for row in rows where serials.contains(row.carousel) { contents.screens[row.key] = row }
+        }
+    }
+
     public func screens() throws(StoreError) -> [ScreenRecord] {
         contents.withLock { Array($0.screens.values) }
     }

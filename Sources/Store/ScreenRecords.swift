@@ -267,6 +267,12 @@ public protocol ScreenStore: AnyObject, Sendable {
     /// killed. A sighting of a carousel no longer stored is dropped.
     func saveScreens(_ sightings: [ScreenSighting], timeout: Duration) throws(StoreError)
 
+    /// Writes `rows` whole, in one transaction, for the fleet of the one process that writes this
+    /// store (`CarouselStore.isShared` false), which keeps the rows merged by the rule above and
+    /// needs no merge here (docs/SCREENS.md, "One process, no read-back"). A row of a carousel no
+    /// longer stored is dropped.
+    func keepScreens(_ rows: [ScreenRecord]) throws(StoreError)
+
     /// Every screen's row, of every carousel stored.
     func screens() throws(StoreError) -> [ScreenRecord]
 

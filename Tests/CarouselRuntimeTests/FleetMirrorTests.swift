@@ -244,6 +244,8 @@ final class SharedMemoryStore: CarouselStore {
         try store.saveScreens(sightings, timeout: timeout)
     }
 
+    func keepScreens(_ rows: [ScreenRecord]) throws(StoreError) { try store.keepScreens(rows) }
+
     func screens() throws(StoreError) -> [ScreenRecord] { try store.screens() }
 
     func forgetScreens(silentSince cutoff: Timestamp) throws(StoreError) -> Int {

@@ -37,6 +37,35 @@ struct ScreenStoreTests {
         return stored
     }
 
+    /// The fleet of a store no other process writes keeps rows as the rule made them and writes
+    /// them whole: each row as given (receipt, claim and audience or none), replacing the stored
+    /// one; a row of a carousel no longer stored is dropped.
+    @Test(arguments: StoreKind.allCases)
+    func rowsKeptAreWrittenWhole(_ kind: StoreKind) async throws {
+        let store = try await kind.make()
+        let serial = try store.create(lobby, anchor: playing, by: byTests).serial
+        let (wall, hall) = (
+            ScreenRecord.Key(carousel: serial, id: ScreenID("wall-1")!),
+            ScreenRecord.Key(carousel: serial, id: ScreenID("hall-1")!)
+        )
+        let claimed = sighting(
+            wall, at: 5, via: .poll, receipt: receipt("b1", shownAt: 4, .late, arrived: 5),
+            claim: ScreenKey("key-of-wall-1-0123456789")!)
+        var first = claimed.merged(into: nil, timeout: timeout)
+        first.audience = "de"
+        let plain = sighting(hall, at: 7).merged(into: nil, timeout: timeout)
+        let elsewhere = sighting(ScreenRecord.Key(carousel: serial + 100, id: ScreenID("x")!), at: 7)
+            .merged(into: nil, timeout: timeout)
+        try store.keepScreens([first, plain, elsewhere])
+        var stored = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
+        #expect(stored == [wall: first, hall: plain])
+        // Replaced whole: the receipt, the claim and the audience go with the row given.
+        let later = sighting(wall, at: 9).merged(into: nil, timeout: timeout)
+        try store.keepScreens([later])
+        stored = Dictionary(uniqueKeysWithValues: try store.screens().map { ($0.key, $0) })
+        #expect(stored == [wall: later, hall: plain])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func presenceIsTheLatestSightingAndBeginsAgainAfterASilence(_ kind: StoreKind) async throws {
         let store = try await kind.make()

@@ -123,13 +123,4 @@ public struct FrozenCheck: Sendable {
         if changes.count - low >= 2 { return .at(changes[low + 1] + grace) }
         return complete ? .after(through + grace) : nil
     }
-
-    /// What `ShowHistory.isFrozen` answers at `now`; nil when the changes walked do not tell.
-    public func isFrozen(lastShownAt: Timestamp, now: Timestamp) -> Bool? {
-        switch frozenFrom(lastShownAt: lastShownAt) {
-        case .at(let onset): onset <= now
-        case .after(let instant): now <= instant ? false : nil
-        case nil: nil
-        }
-    }
 }

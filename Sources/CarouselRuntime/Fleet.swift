@@ -110,7 +110,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     private let state = Lock(FleetState())
     /// Held for a whole tick: one at a time, so that what a failed write puts back is never
     /// overtaken by a later one.
-    private let ticking = Lock(TickState())
+    private let ticking: Lock<TickState>
     /// Dispatch sources are thread-safe; the `DispatchSourceTimer` protocol just is not Sendable.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
 
@@ -123,6 +123,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
         self.settings = settings
         self.logger = logger
         self.clock = clock
+        ticking = Lock(TickState(shares: max(1, Int(settings.screenTimeout / 3 / FleetSettings.tick))))
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "carousel.fleet"))
         timer.schedule(deadline: .distantFuture)
         // Resumed at once, unarmed: Dispatch aborts when a source is released while suspended.
@@ -405,12 +406,14 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
 
     /// Takes what is pending; on a store other processes read too, writes it (`saveScreens`),
     /// else notes whose rows to write (`keepRows`, after the judging). Returns what was heard, for
-    /// the rows this process lists, and the screens whose rows are new; when a shared store's
+    /// the rows this process lists, and (on a store no other process reads) the screens whose rows
+    /// are new; when a shared store's
     /// write fails, nothing (it waits for the next tick, and the list stays as last read).
     private func write(at now: Timestamp, _ ticking: inout TickState) -> (
         heard: [ScreenSighting], new: [ScreenRecord.Key]
     ) {
-        let (batch, new) = state.withLock { state in
+        let mirrored = ticking.mirrorsStore
+        let (batch, new) = state.withLock { state -> ([ScreenSighting], [ScreenRecord.Key]) in
             // Streams held are heard every third of the timeout: well before it runs out.
             if state.streamsHeardAt.map({ now - $0 >= settings.screenTimeout / 3 }) ?? true {
                 state.streamsHeardAt = now
@@ -420,22 +423,17 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             defer { state.pending = [:] }
             let batch = Array(state.pending.values)
+            guard mirrored else { return (batch, []) }
             let entries = state.entries
             return (batch, batch.map(\.key).filter { entries[$0] == nil })
         }
-        if ticking.mirrorsStore {
-            if ticking.held.count != ticking.shares(settings) {
-                ticking.held = Array(repeating: [], count: ticking.shares(settings))
-            }
+        if mirrored {
             for sighting in batch { ticking.held[ticking.share(of: sighting.key)].insert(sighting.key) }
             return (batch, new)
         }
         do throws(StoreError) {
             try store.saveScreens(batch, timeout: settings.screenTimeout)
-            if ticking.failing {
-                ticking.failing = false
-                logger.notice("screens are written to \(store.description) again")
-            }
+            wrote(&ticking)
             return (batch, new)
         } catch {
             // Kept for the next tick, under what was heard meanwhile.
@@ -455,8 +453,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
     /// new screens and of the next share (`everything`: of every screen heard since its last write,
     /// when stopping). When the store fails they wait, listed all the same.
     private func keepRows(new: [ScreenRecord.Key], _ ticking: inout TickState, everything: Bool = false) {
-        guard !ticking.held.isEmpty else { return }
-        let next = ticking.nextShare % ticking.held.count
+        let next = ticking.nextShare
         let keys =
             everything
             ? ticking.held.flatMap { $0 } : Array(ticking.held[next]) + new.filter { ticking.share(of: $0) != next }
@@ -470,10 +467,7 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
                     meanwhile: "screens are listed as heard, and written when the store is back")
                 return
             }
-            if ticking.failing {
-                ticking.failing = false
-                logger.notice("screens are written to \(store.description) again")
-            }
+            wrote(&ticking)
         }
         if everything {
             ticking.held = Array(repeating: [], count: ticking.held.count)
@@ -503,6 +497,13 @@ public final class Fleet<Outlets: CarouselOutlets>: Sendable {
             }
             failed("forgetting \(gone.count) screens that made room for new ones", error, &ticking)
         }
+    }
+
+    /// A write went through: said once after a store that failed is back.
+    private func wrote(_ ticking: inout TickState) {
+        guard ticking.failing else { return }
+        ticking.failing = false
+        logger.notice("screens are written to \(store.description) again")
     }
 
     private func failed(
@@ -818,16 +819,17 @@ private struct TickState {
     /// heard since its row was written waits here, in one of as many shares (by the key's hash) as
     /// there are ticks in a third of the timeout, and each tick writes the next share: a screen's
     /// row every 10 s, a tenth of the screens at each tick rather than all of them at once.
-    var held: [Set<ScreenRecord.Key>] = []
+    var held: [Set<ScreenRecord.Key>]
     var nextShare = 0
 
-    func shares(_ settings: FleetSettings) -> Int { max(1, Int(settings.screenTimeout / 3 / FleetSettings.tick)) }
+    init(shares: Int) {
+        held = Array(repeating: [], count: shares)
+    }
 
     func share(of key: ScreenRecord.Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(held.count)) }
 
     /// Screens whose rows were deleted: nothing held of them may write them again.
     mutating func forgetRows(_ keys: [ScreenRecord.Key]) {
-        guard !held.isEmpty else { return }
         for key in keys { held[share(of: key)].remove(key) }
     }
 }

@@ -17,19 +17,14 @@ extension SQLiteStore: ScreenStore {
                 // Looked up once: the cache finds a statement by its text, which is long.
                 let save = try connection.statement(Self.saveScreen)
                 for sighting in sightings {
-                    let receipt = sighting.receipt
                     save.reset()
                     try save.bind(
-                        .integer(sighting.key.carousel), .text(sighting.key.id.rawValue),
-                        .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
-                        .text(sighting.userAgent), .integer(timeout.nanoseconds), sighting.audience.map { .text($0) },
-                        sighting.claim.map { .text($0.digest) }, receipt.map { .text($0.banner) },
-                        receipt.map { .integer(Int64(clamping: $0.version)) },
-                        receipt.map { .integer($0.shownAt.nanosecondsSinceEpoch) },
-                        receipt?.lateness.map { .integer($0.nanoseconds) },
-                        receipt?.outOfStep.map { .text($0.rawValue) },
-                        receipt.map { .integer($0.verdictSince.nanosecondsSinceEpoch) },
-                        receipt?.offsetMs.map { .integer($0) }, receipt?.rttMs.map { .integer($0) }
+                        [
+                            .integer(sighting.key.carousel), .text(sighting.key.id.rawValue),
+                            .integer(sighting.heardAt.nanosecondsSinceEpoch), .text(sighting.via.rawValue),
+                            .text(sighting.userAgent), .integer(timeout.nanoseconds),
+                            sighting.audience.map { .text($0) }, sighting.claim.map { .text($0.digest) },
+                        ] + Self.values(of: sighting.receipt)
                     ).run()
                 }
             }
@@ -47,22 +42,33 @@ extension SQLiteStore: ScreenStore {
                     WHERE EXISTS (SELECT 1 FROM carousels WHERE serial = ?1)
                     """)
                 for row in rows {
-                    let receipt = row.receipt
                     keep.reset()
                     try keep.bind(
-                        .integer(row.carousel), .text(row.id.rawValue), .integer(row.lastSeen.nanosecondsSinceEpoch),
-                        .integer(row.heardSince.nanosecondsSinceEpoch), .text(row.via.rawValue), .text(row.userAgent),
-                        receipt.map { .text($0.banner) }, receipt.map { .integer(Int64(clamping: $0.version)) },
-                        receipt.map { .integer($0.shownAt.nanosecondsSinceEpoch) },
-                        receipt?.lateness.map { .integer($0.nanoseconds) },
-                        receipt?.outOfStep.map { .text($0.rawValue) },
-                        receipt.map { .integer($0.verdictSince.nanosecondsSinceEpoch) },
-                        receipt?.offsetMs.map { .integer($0) }, receipt?.rttMs.map { .integer($0) },
-                        row.audience.map { .text($0) }, row.claim.map { .text($0.digest) }
+                        [
+                            .integer(row.carousel), .text(row.id.rawValue),
+                            .integer(row.lastSeen.nanosecondsSinceEpoch),
+                            .integer(row.heardSince.nanosecondsSinceEpoch), .text(row.via.rawValue),
+                            .text(row.userAgent),
+                        ] + Self.values(of: row.receipt) + [
+                            row.audience.map { .text($0) }, row.claim.map { .text($0.digest) },
+                        ]
                     ).run()
                 }
             }
         }
+    }
+
+    /// A receipt's columns in the order both statements take them: banner, version, shown_at,
+    /// lateness, out_of_step, verdict_since, offset_ms, rtt_ms (all NULL without one).
+    private static func values(of receipt: JudgedReceipt?) -> [SQLiteValue?] {
+        [
+            receipt.map { .text($0.banner) }, receipt.map { .integer(Int64(clamping: $0.version)) },
+            receipt.map { .integer($0.shownAt.nanosecondsSinceEpoch) },
+            receipt?.lateness.map { .integer($0.nanoseconds) },
+            receipt?.outOfStep.map { .text($0.rawValue) },
+            receipt.map { .integer($0.verdictSince.nanosecondsSinceEpoch) },
+            receipt?.offsetMs.map { .integer($0) }, receipt?.rttMs.map { .integer($0) },
+        ]
     }
 
     /// `ScreenSighting.merged(into:timeout:)` in one statement: the screen's presence, then its

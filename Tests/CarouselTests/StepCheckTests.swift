@@ -263,3 +263,15 @@ struct StepCheckTests {
         #expect(history.shown(at: at(31))?.banner?.id == "b1")
     }
 }
+
+extension FrozenCheck {
+    /// What `frozenFrom` says of a screen at `now`, to set beside `ShowHistory.isFrozen`; nil when
+    /// the changes walked do not tell.
+    func isFrozen(lastShownAt: Timestamp, now: Timestamp) -> Bool? {
+        switch frozenFrom(lastShownAt: lastShownAt) {
+        case .at(let onset): onset <= now
+        case .after(let instant): now <= instant ? false : nil
+        case nil: nil
+        }
+    }
+}
